@@ -1,0 +1,294 @@
+// Package sqlite implements the store port on an embedded SQLite database
+// (modernc.org/sqlite, pure Go). WAL journal, a single writer connection,
+// synchronous=FULL: a write that returned has reached the disk and survives
+// kill -9 and power loss.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/vantagepeers/vantagepeers/shared/store"
+)
+
+// Options configures Open.
+type Options struct {
+	// Path of the database file; its folder is created 0700 when missing.
+	Path string
+	// Now is the clock used for TTL checks (time.Now when nil).
+	Now func() time.Time
+	// Synchronous overrides the durability level ("FULL" by default;
+	// "NORMAL" survives a process crash but not a power cut).
+	Synchronous string
+	// ReadConns bounds the reader pool (default 4).
+	ReadConns int
+}
+
+// Store is the SQLite backend.
+type Store struct {
+	w, r *sql.DB
+	now  func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS items (
+	pk TEXT NOT NULL, sk TEXT NOT NULL,
+	g1pk TEXT, g1sk TEXT, g2pk TEXT, g2sk TEXT, g3pk TEXT, g3sk TEXT, g4pk TEXT, g4sk TEXT,
+	expires INTEGER NOT NULL DEFAULT 0,
+	ver INTEGER NOT NULL,
+	data BLOB,
+	PRIMARY KEY (pk, sk)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS items_g1 ON items (g1pk, g1sk, pk, sk) WHERE g1pk IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_g2 ON items (g2pk, g2sk, pk, sk) WHERE g2pk IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_g3 ON items (g3pk, g3sk, pk, sk) WHERE g3pk IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_g4 ON items (g4pk, g4sk, pk, sk) WHERE g4pk IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_expiry ON items (expires) WHERE expires > 0;
+`
+
+// Open opens (creating when needed) the database at opts.Path.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	const op = "store.sqlite.Open"
+	if opts.Path == "" {
+		return nil, fmt.Errorf("%s: empty path", op)
+	}
+	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	sync := opts.Synchronous
+	if sync == "" {
+		sync = "FULL"
+	}
+	dsn := func(extra string) string {
+		return "file:" + opts.Path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+			"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(OFF)" + extra
+	}
+	// Create the file ourselves so that it is 0600 from the first byte.
+	if f, err := os.OpenFile(opts.Path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		_ = f.Close()
+	} else {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	// One writer: SQLite serialises writers anyway; one connection makes
+	// that explicit and keeps busy-waiting out of the write path.
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	if _, err := w.ExecContext(ctx, schema); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("%s: schema: %w", op, err)
+	}
+	r, err := sql.Open("sqlite", dsn("&_pragma=query_only(1)"))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	n := opts.ReadConns
+	if n <= 0 {
+		n = 4
+	}
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		_ = os.Chmod(opts.Path+suffix, 0o600)
+	}
+	return &Store{w: w, r: r, now: now}, nil
+}
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+const columns = `pk, sk, g1pk, g1sk, g2pk, g2sk, g3pk, g3sk, g4pk, g4sk, expires, ver, data`
+
+type scanner interface{ Scan(...any) error }
+
+func scanItem(sc scanner) (store.Item, error) {
+	var it store.Item
+	var g [store.NumGSI * 2]sql.NullString
+	err := sc.Scan(&it.Key.PK, &it.Key.SK, &g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], &g[7],
+		&it.ExpiresAt, &it.Version, &it.Data)
+	for i := range it.GSI {
+		it.GSI[i] = store.Key{PK: g[2*i].String, SK: g[2*i+1].String}
+	}
+	return it, err
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	row := s.r.QueryRowContext(ctx, `SELECT `+columns+` FROM items WHERE pk = ? AND sk = ? AND (expires = 0 OR expires > ?)`,
+		k.PK, k.SK, s.now().Unix())
+	it, err := scanItem(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Item{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Item{}, fmt.Errorf("store.sqlite.Get: %w", err)
+	}
+	return it, nil
+}
+
+// Query implements store.Store.
+func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, error) {
+	if err := store.ValidateQuery(q); err != nil {
+		return nil, err
+	}
+	pkCol, skCol := "pk", "sk"
+	if q.Index != store.Primary {
+		pkCol, skCol = fmt.Sprintf("g%dpk", q.Index), fmt.Sprintf("g%dsk", q.Index)
+	}
+	var where []string
+	args := []any{}
+	where = append(where, pkCol+" = ?")
+	args = append(args, q.PK)
+	switch {
+	case q.SKPrefix != "":
+		// A range on the prefix uses the index; LIKE/GLOB would not with
+		// arbitrary bytes in the prefix.
+		where = append(where, skCol+" >= ?", skCol+" < ?")
+		args = append(args, q.SKPrefix, q.SKPrefix+"\U0010FFFF")
+	default:
+		if q.SKFrom != "" {
+			where = append(where, skCol+" >= ?")
+			args = append(args, q.SKFrom)
+		}
+		if q.SKTo != "" {
+			where = append(where, skCol+" <= ?")
+			args = append(args, q.SKTo)
+		}
+	}
+	cmp, dir := ">", "ASC"
+	if q.Reverse {
+		cmp, dir = "<", "DESC"
+	}
+	order := skCol + " " + dir
+	if q.Index != store.Primary {
+		// Index sort keys need not be unique; the table key breaks ties the
+		// same way on every page.
+		order += ", pk " + dir + ", sk " + dir
+	}
+	if q.After != nil {
+		if q.Index == store.Primary {
+			where = append(where, "sk "+cmp+" ?")
+			args = append(args, q.After.Key.SK)
+		} else {
+			where = append(where, fmt.Sprintf("(%s, pk, sk) %s (?, ?, ?)", skCol, cmp))
+			args = append(args, q.After.Index.SK, q.After.Key.PK, q.After.Key.SK)
+		}
+	}
+	where = append(where, "(expires = 0 OR expires > ?)")
+	args = append(args, s.now().Unix(), q.Limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+columns+` FROM items WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY `+order+` LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store.sqlite.Query: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Item
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store.sqlite.Query: %w", err)
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// Write implements store.Store: all ops run in one IMMEDIATE transaction on
+// the single writer connection.
+func (s *Store) Write(ctx context.Context, ops ...store.Op) error {
+	if err := store.Validate(ops); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store.sqlite.Write: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	now := s.now().Unix()
+	for i, op := range ops {
+		var ver int64
+		var exp int64
+		err := tx.QueryRowContext(ctx, `SELECT ver, expires FROM items WHERE pk = ? AND sk = ?`, op.Key.PK, op.Key.SK).Scan(&ver, &exp)
+		exists := err == nil && store.Live(exp, time.Unix(now, 0))
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store.sqlite.Write: %w", err)
+		}
+		if !holds(op.Cond, exists, ver) {
+			return &store.ConditionError{Index: i, Key: op.Key}
+		}
+		if !exists {
+			ver = 0
+		}
+		switch op.Kind {
+		case store.OpPut:
+			it := op.Item
+			g := make([]any, 0, store.NumGSI*2)
+			for _, k := range it.GSI {
+				if k.IsZero() {
+					g = append(g, nil, nil)
+				} else {
+					g = append(g, k.PK, k.SK)
+				}
+			}
+			args := append([]any{it.Key.PK, it.Key.SK}, g...)
+			args = append(args, it.ExpiresAt, ver+1, it.Data)
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO items (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
+				return fmt.Errorf("store.sqlite.Write: put: %w", err)
+			}
+		case store.OpDelete:
+			if _, err := tx.ExecContext(ctx, `DELETE FROM items WHERE pk = ? AND sk = ?`, op.Key.PK, op.Key.SK); err != nil {
+				return fmt.Errorf("store.sqlite.Write: delete: %w", err)
+			}
+		case store.OpCheck:
+		default:
+			return fmt.Errorf("%w: op %d has no kind", store.ErrInvalid, i)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store.sqlite.Write: commit: %w", err)
+	}
+	return nil
+}
+
+func holds(c store.Cond, exists bool, ver int64) bool {
+	switch c.Kind {
+	case store.CondNotExists:
+		return !exists
+	case store.CondExists:
+		return exists
+	case store.CondVersion:
+		return exists && ver == c.Version
+	}
+	return true
+}
+
+// PurgeExpired deletes up to limit items whose TTL has passed and returns
+// how many it removed. Reads already hide them; this reclaims the space.
+func (s *Store) PurgeExpired(ctx context.Context, limit int) (int64, error) {
+	r, err := s.w.ExecContext(ctx, `DELETE FROM items WHERE (pk, sk) IN (SELECT pk, sk FROM items WHERE expires > 0 AND expires <= ? LIMIT ?)`,
+		s.now().Unix(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("store.sqlite.PurgeExpired: %w", err)
+	}
+	return r.RowsAffected()
+}

@@ -1,0 +1,122 @@
+// Package vp holds the domain vocabulary of VantagePeers: entity types, the
+// caller's Principal, identifiers and the error type every layer speaks.
+// It knows nothing of storage, transports or cloud providers.
+package vp
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Kind classifies an error so that transports can map it (to an MCP tool
+// error, an HTTP status) without parsing messages.
+type Kind uint8
+
+const (
+	KindOther        Kind = iota // unclassified; treated as internal
+	KindInvalid                  // the caller sent something malformed
+	KindNotFound                 // the entity does not exist (or is not visible to the caller)
+	KindConflict                 // a conditional write lost, or the entity is in the wrong state
+	KindForbidden                // the principal may not do this
+	KindUnauthorized             // no or bad credentials
+	KindTooLarge                 // an input exceeds a documented limit
+	KindInternal                 // a bug or an unavailable dependency
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindInvalid:
+		return "invalid_argument"
+	case KindNotFound:
+		return "not_found"
+	case KindConflict:
+		return "conflict"
+	case KindForbidden:
+		return "forbidden"
+	case KindUnauthorized:
+		return "unauthorized"
+	case KindTooLarge:
+		return "too_large"
+	case KindInternal:
+		return "internal"
+	}
+	return "error"
+}
+
+// Error is the error type of the domain. Op names the operation
+// ("send_message", "store.sqlite.Write"), Field the argument at fault, Msg a
+// sentence that tells the caller what to do about it.
+type Error struct {
+	Op    string
+	Kind  Kind
+	Field string
+	Msg   string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Op != "" {
+		b.WriteString(e.Op)
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	if e.Msg != "" {
+		b.WriteString(e.Msg)
+	} else if e.Err == nil {
+		b.WriteString(e.Kind.String())
+	}
+	if e.Err != nil {
+		if e.Msg != "" {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// E builds an *Error. It is a convenience for the common shapes:
+//
+//	vp.E(op, vp.KindInvalid, "limit", "must be between 1 and 200")
+func E(op string, kind Kind, field, msg string) *Error {
+	return &Error{Op: op, Kind: kind, Field: field, Msg: msg}
+}
+
+// Errorf is E with a formatted message.
+func Errorf(op string, kind Kind, field, format string, args ...any) *Error {
+	return &Error{Op: op, Kind: kind, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Wrap attaches an operation (and, when err is not already a *Error, a kind)
+// to err. Wrap(op, kind, nil) returns nil.
+func Wrap(op string, kind Kind, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Op: op, Kind: kind, Err: err}
+}
+
+// KindOf reports the kind of the outermost *Error in err's chain that has
+// one, or KindOther.
+func KindOf(err error) Kind {
+	for err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			return KindOther
+		}
+		if e.Kind != KindOther {
+			return e.Kind
+		}
+		err = e.Err
+	}
+	return KindOther
+}
+
+// IsKind reports whether err has the given kind.
+func IsKind(err error, k Kind) bool { return KindOf(err) == k }

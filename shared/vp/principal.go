@@ -1,0 +1,119 @@
+package vp
+
+import (
+	"strings"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Wildcard grants any orchestrator or any namespace of the principal's tenant.
+const Wildcard = "*"
+
+// SystemCaller is the orchestrator name that server-side jobs act as. Only an
+// admin principal may claim it.
+const SystemCaller = "system"
+
+// DefaultTenant is the tenant of the embedded single-user install and of the
+// master token unless it is told otherwise.
+const DefaultTenant = "default"
+
+// Principal is who is calling, resolved from a bearer token (HTTP) or the
+// environment (stdio). Every domain call takes one; identity never comes from
+// tool arguments alone.
+type Principal struct {
+	Tenant string
+	// Orchestrators this principal may act as; "*" means any orchestrator of
+	// the tenant. The first entry is the default identity.
+	Orchestrators []string
+	// Namespace prefixes; "*" means every namespace of the tenant.
+	ReadPrefixes  []string
+	WritePrefixes []string
+	Scopes        []string
+	Admin         bool
+	// TokenID identifies the credential (never the secret) for audit logs.
+	TokenID string
+}
+
+// NormalizeOrchestrator returns the canonical form of an orchestrator id:
+// trimmed, Unicode NFC, case-folded. Two ids name the same orchestrator
+// exactly when their canonical forms are equal.
+func NormalizeOrchestrator(id string) string {
+	return cases.Fold().String(norm.NFC.String(strings.TrimSpace(id)))
+}
+
+// DefaultOrchestrator is the identity used when a tool argument such as
+// `from` or `createdBy` is omitted. Empty when the principal may act as
+// anyone and named no one first.
+func (p Principal) DefaultOrchestrator() string {
+	for _, o := range p.Orchestrators {
+		if o != Wildcard {
+			return NormalizeOrchestrator(o)
+		}
+	}
+	return ""
+}
+
+// CanActAs reports whether the principal may speak as orchestrator id.
+func (p Principal) CanActAs(id string) bool {
+	n := NormalizeOrchestrator(id)
+	if n == "" {
+		return false
+	}
+	if n == SystemCaller {
+		return p.Admin
+	}
+	if p.Admin {
+		return true
+	}
+	for _, o := range p.Orchestrators {
+		if o == Wildcard || NormalizeOrchestrator(o) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// ActAs resolves the orchestrator a call speaks as: the argument when given
+// (and allowed), else the principal's default identity. field names the
+// argument for error messages.
+func (p Principal) ActAs(op, field, arg string) (string, error) {
+	if strings.TrimSpace(arg) == "" {
+		if d := p.DefaultOrchestrator(); d != "" {
+			return d, nil
+		}
+		return "", Errorf(op, KindInvalid, field, "is required: this token may act as any orchestrator, so name one (for example %q)", "alice")
+	}
+	if !p.CanActAs(arg) {
+		return "", Errorf(op, KindForbidden, field, "this token may not act as %q (it may act as %s)", arg, p.describeOrchestrators())
+	}
+	return NormalizeOrchestrator(arg), nil
+}
+
+func (p Principal) describeOrchestrators() string {
+	if p.Admin {
+		return "anyone"
+	}
+	if len(p.Orchestrators) == 0 {
+		return "no orchestrator"
+	}
+	return strings.Join(p.Orchestrators, ", ")
+}
+
+// CanRead reports whether the principal may read namespace ns.
+func (p Principal) CanRead(ns string) bool { return p.Admin || matchPrefixes(p.ReadPrefixes, ns) }
+
+// CanWrite reports whether the principal may write namespace ns.
+func (p Principal) CanWrite(ns string) bool { return p.Admin || matchPrefixes(p.WritePrefixes, ns) }
+
+// matchPrefixes matches whole path segments: prefix "project/x" grants
+// "project/x" and "project/x/notes" but not "project/xy".
+func matchPrefixes(prefixes []string, ns string) bool {
+	for _, pre := range prefixes {
+		pre = strings.TrimSuffix(pre, "/")
+		if pre == Wildcard || ns == pre || strings.HasPrefix(ns, pre+"/") {
+			return true
+		}
+	}
+	return false
+}
