@@ -565,17 +565,17 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, error) 
 	now := s.now()
 	e := newExpr()
 	kc := e.n(pkA) + " = " + e.v("pk", &types.AttributeValueMemberS{Value: q.PK})
-	sk := e.n(skA)
+	sk := func() string { return e.n(skA) } // named only when used
 	switch {
 	case q.SKPrefix != "":
-		kc += fmt.Sprintf(" AND begins_with(%s, %s)", sk, e.v("prefix", &types.AttributeValueMemberS{Value: q.SKPrefix}))
+		kc += fmt.Sprintf(" AND begins_with(%s, %s)", sk(), e.v("prefix", &types.AttributeValueMemberS{Value: q.SKPrefix}))
 	case q.SKFrom != "" && q.SKTo != "":
-		kc += fmt.Sprintf(" AND %s BETWEEN %s AND %s", sk,
+		kc += fmt.Sprintf(" AND %s BETWEEN %s AND %s", sk(),
 			e.v("from", &types.AttributeValueMemberS{Value: q.SKFrom}), e.v("to", &types.AttributeValueMemberS{Value: q.SKTo}))
 	case q.SKFrom != "":
-		kc += fmt.Sprintf(" AND %s >= %s", sk, e.v("from", &types.AttributeValueMemberS{Value: q.SKFrom}))
+		kc += fmt.Sprintf(" AND %s >= %s", sk(), e.v("from", &types.AttributeValueMemberS{Value: q.SKFrom}))
 	case q.SKTo != "":
-		kc += fmt.Sprintf(" AND %s <= %s", sk, e.v("to", &types.AttributeValueMemberS{Value: q.SKTo}))
+		kc += fmt.Sprintf(" AND %s <= %s", sk(), e.v("to", &types.AttributeValueMemberS{Value: q.SKTo}))
 	}
 	filter := "NOT " + e.expired(now.Unix())
 

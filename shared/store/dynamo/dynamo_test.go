@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -53,7 +54,7 @@ func TestCreateTableIdempotent(t *testing.T) {
 	if err := s.CreateTable(context.Background()); err != nil {
 		t.Fatalf("second CreateTable: %v", err)
 	}
-	out, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws(s.Table())})
+	out, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(s.Table())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +70,12 @@ func TestCreateTableIdempotent(t *testing.T) {
 	}
 }
 
-func aws(s string) *string { return &s }
-
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time         { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 func it(pk, sk, data string) store.Item {
