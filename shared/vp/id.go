@@ -98,3 +98,11 @@ func indexCrockford(c byte) int {
 	}
 	return -1
 }
+
+// IDFloor returns the smallest id with the given prefix minted at or after t:
+// a sort-key bound for "created since".
+func IDFloor(prefix string, t time.Time) string {
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(t.UnixMilli())<<16)
+	return prefix + "_" + encode128(raw)
+}

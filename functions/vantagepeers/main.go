@@ -1,0 +1,104 @@
+// Command vantagepeers is the all-in-one local binary: the MCP server over
+// Streamable HTTP (serve) or stdio (stdio) on an embedded SQLite store, and
+// the admin commands (token). All wiring of adapters happens here.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const usage = `vantagepeers — coordination backend for teams of AI agents (MCP server)
+
+Usage:
+  vantagepeers serve  [--data-dir DIR] [--addr HOST:PORT] [--log-level LEVEL]
+  vantagepeers stdio  [--data-dir DIR] [--log-level LEVEL]
+  vantagepeers token create --tenant T --as alice,bob --read global,project/x --write project/x [--label L] [--ttl 720h]
+  vantagepeers token list   [--tenant T]
+  vantagepeers token revoke ID
+  vantagepeers version
+
+Environment: VP_DATA_DIR (default ~/.vantagepeers), VP_ADDR (default 127.0.0.1:8787),
+VP_LOG_LEVEL (debug|info|warn|error), VP_MASTER_TOKEN (64 hex; overrides the stored
+master token), VP_TOKEN (stdio: act with this token instead of as the local owner).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "vantagepeers:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "stdio":
+		return stdio(ctx, args[1:], stdin, stdout, stderr)
+	case "token":
+		return token(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "vantagepeers", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// common holds the flags every subcommand takes.
+type common struct {
+	dataDir  string
+	logLevel string
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.dataDir, "data-dir", envOr("VP_DATA_DIR", defaultDataDir()), "data directory (env VP_DATA_DIR)")
+	fs.StringVar(&c.logLevel, "log-level", envOr("VP_LOG_LEVEL", "info"), "debug, info, warn or error (env VP_LOG_LEVEL)")
+}
+
+func (c *common) logger(w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", c.logLevel)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+func envOr(key, def string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}
+
+func defaultDataDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".vantagepeers"
+	}
+	return filepath.Join(home, ".vantagepeers")
+}

@@ -1,0 +1,240 @@
+// Package auth turns credentials into a vp.Principal. Bearer secrets are
+// 64 hex characters (32 random bytes); only their SHA-256 is stored, and the
+// master token is compared in constant time.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// ErrInvalidToken is returned for a missing, unknown, revoked or expired token.
+var ErrInvalidToken = errors.New("bearer token is missing or invalid")
+
+// Token is the stored record of a bearer token (never the secret).
+type Token struct {
+	ID            string   `json:"id"`
+	Tenant        string   `json:"tenant"`
+	ActsAs        []string `json:"actsAs"`
+	ReadPrefixes  []string `json:"read"`
+	WritePrefixes []string `json:"write"`
+	Scopes        []string `json:"scopes,omitempty"`
+	Admin         bool     `json:"admin,omitempty"`
+	Label         string   `json:"label,omitempty"`
+	CreatedAt     int64    `json:"createdAt"`
+	ExpiresAt     int64    `json:"expiresAt,omitempty"`
+	RevokedAt     int64    `json:"revokedAt,omitempty"`
+}
+
+// Principal is the identity the token grants.
+func (t Token) Principal() vp.Principal {
+	return vp.Principal{
+		Tenant: t.Tenant, Orchestrators: t.ActsAs, ReadPrefixes: t.ReadPrefixes,
+		WritePrefixes: t.WritePrefixes, Scopes: t.Scopes, Admin: t.Admin, TokenID: t.ID,
+	}
+}
+
+// Options configures Tokens.
+type Options struct {
+	Store store.Store
+	Now   func() time.Time
+	// MasterHash is the SHA-256 of the master token; zero disables it.
+	MasterHash [32]byte
+	IDs        *vp.IDs
+}
+
+// Tokens issues, lists, revokes and resolves bearer tokens.
+type Tokens struct {
+	st     store.Store
+	now    func() time.Time
+	master [32]byte
+	ids    *vp.IDs
+}
+
+// New returns a Tokens.
+func New(o Options) *Tokens {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IDs == nil {
+		o.IDs = vp.NewIDs(o.Now)
+	}
+	return &Tokens{st: o.Store, now: o.Now, master: o.MasterHash, ids: o.IDs}
+}
+
+// Token keys are global: the tenant is what the token tells us.
+func tokenKey(hash string) store.Key { return store.Key{PK: "TOKEN#" + hash, SK: "TOKEN"} }
+
+// NewSecret returns 32 random bytes as 64 hex characters.
+func NewSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("auth: no randomness: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Hash returns the SHA-256 of a secret.
+func Hash(secret string) [32]byte { return sha256.Sum256([]byte(secret)) }
+
+// Spec describes a token to create.
+type Spec struct {
+	Tenant        string
+	ActsAs        []string
+	ReadPrefixes  []string
+	WritePrefixes []string
+	Scopes        []string
+	Label         string
+	TTL           time.Duration // zero: no expiry
+}
+
+// Create stores a new token and returns its secret, which is never stored.
+func (t *Tokens) Create(ctx context.Context, s Spec) (string, Token, error) {
+	const op = "token.create"
+	if !vp.ValidTenant(s.Tenant) {
+		return "", Token{}, vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a tenant id (lower-case letters, digits, '-' and '_', at most 63)", s.Tenant)
+	}
+	for _, a := range s.ActsAs {
+		if a == vp.Wildcard {
+			continue
+		}
+		if err := vp.CheckName(op, "as", a, true); err != nil {
+			return "", Token{}, err
+		}
+		if vp.NormalizeOrchestrator(a) == vp.SystemCaller {
+			return "", Token{}, vp.E(op, vp.KindInvalid, "as", "\"system\" is reserved for the server and the master token")
+		}
+	}
+	secret := NewSecret()
+	h := Hash(secret)
+	now := t.now()
+	tok := Token{
+		ID: t.ids.New("tok"), Tenant: s.Tenant, ActsAs: clean(s.ActsAs), ReadPrefixes: clean(s.ReadPrefixes),
+		WritePrefixes: clean(s.WritePrefixes), Scopes: s.Scopes, Label: s.Label, CreatedAt: now.UnixMilli(),
+	}
+	if s.TTL > 0 {
+		tok.ExpiresAt = now.Add(s.TTL).UnixMilli()
+	}
+	it := store.Item{Key: tokenKey(hex.EncodeToString(h[:]))}
+	it.Data, _ = json.Marshal(tok)
+	it.GSI[0] = store.Key{PK: "TOKENS", SK: tok.ID}
+	it.GSI[1] = store.Key{PK: "TOKENID#" + tok.ID, SK: "TOKEN"}
+	if err := t.st.Write(ctx, store.Put(it, store.IfNotExists)); err != nil {
+		return "", Token{}, vp.Wrap(op, vp.KindInternal, err)
+	}
+	return secret, tok, nil
+}
+
+func clean(v []string) []string {
+	out := []string{}
+	for _, s := range v {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// List returns the tokens of a tenant ("" for every tenant), oldest first.
+func (t *Tokens) List(ctx context.Context, tenant string) ([]Token, error) {
+	var out []Token
+	q := store.Query{Index: store.GSI1, PK: "TOKENS", Limit: 200}
+	for {
+		rows, err := t.st.Query(ctx, q)
+		if err != nil {
+			return nil, vp.Wrap("token.list", vp.KindInternal, err)
+		}
+		for _, it := range rows {
+			var tok Token
+			if err := json.Unmarshal(it.Data, &tok); err != nil {
+				return nil, vp.Wrap("token.list", vp.KindInternal, err)
+			}
+			if tenant == "" || tok.Tenant == tenant {
+				out = append(out, tok)
+			}
+		}
+		if len(rows) < q.Limit {
+			return out, nil
+		}
+		p := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &p
+	}
+}
+
+// Revoke marks a token revoked; it stops working at once.
+func (t *Tokens) Revoke(ctx context.Context, id string) (Token, error) {
+	const op = "token.revoke"
+	for {
+		rows, err := t.st.Query(ctx, store.Query{Index: store.GSI2, PK: "TOKENID#" + id, Limit: 1})
+		if err != nil {
+			return Token{}, vp.Wrap(op, vp.KindInternal, err)
+		}
+		if len(rows) == 0 {
+			return Token{}, vp.Errorf(op, vp.KindNotFound, "id", "no token %q", id)
+		}
+		it := rows[0]
+		var tok Token
+		if err := json.Unmarshal(it.Data, &tok); err != nil {
+			return Token{}, vp.Wrap(op, vp.KindInternal, err)
+		}
+		if tok.RevokedAt != 0 {
+			return tok, nil
+		}
+		tok.RevokedAt = t.now().UnixMilli()
+		it.Data, _ = json.Marshal(tok)
+		err = t.st.Write(ctx, store.Put(it, store.IfVersion(it.Version)))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return Token{}, vp.Wrap(op, vp.KindInternal, err)
+		}
+		return tok, nil
+	}
+}
+
+// MasterPrincipal is what the master token grants: admin of the tenant.
+func MasterPrincipal(tenant string) vp.Principal {
+	return vp.Principal{
+		Tenant: tenant, Orchestrators: []string{vp.Wildcard}, ReadPrefixes: []string{vp.Wildcard},
+		WritePrefixes: []string{vp.Wildcard}, Scopes: []string{"master"}, Admin: true, TokenID: "master",
+	}
+}
+
+// Resolve returns the principal of a bearer secret.
+func (t *Tokens) Resolve(ctx context.Context, secret string) (vp.Principal, error) {
+	if len(secret) != 64 {
+		return vp.Principal{}, ErrInvalidToken
+	}
+	h := Hash(secret)
+	if t.master != ([32]byte{}) && subtle.ConstantTimeCompare(h[:], t.master[:]) == 1 {
+		return MasterPrincipal(vp.DefaultTenant), nil
+	}
+	it, err := t.st.Get(ctx, tokenKey(hex.EncodeToString(h[:])))
+	if errors.Is(err, store.ErrNotFound) {
+		return vp.Principal{}, ErrInvalidToken
+	}
+	if err != nil {
+		return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
+	}
+	var tok Token
+	if err := json.Unmarshal(it.Data, &tok); err != nil {
+		return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
+	}
+	now := t.now().UnixMilli()
+	if tok.RevokedAt != 0 || (tok.ExpiresAt != 0 && tok.ExpiresAt <= now) {
+		return vp.Principal{}, ErrInvalidToken
+	}
+	return tok.Principal(), nil
+}

@@ -1,0 +1,510 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Broadcast is the channel that reaches every orchestrator with a profile
+// except the sender, resolved when the message is sent.
+const Broadcast = "broadcast"
+
+// SendInput is a message to send.
+type SendInput struct {
+	From           string
+	FromInstanceID string
+	Channel        string
+	Content        string
+	// InstanceID restricts delivery to that instance of the channel's roles.
+	InstanceID  string
+	SessionDay  *int64
+	TenantLabel string
+}
+
+// Recipient is one resolved delivery target.
+type Recipient struct {
+	Orchestrator string `json:"recipient"`
+	InstanceID   string `json:"recipientInstanceId,omitempty"`
+	ReceiptID    string `json:"receiptId"`
+}
+
+// SendResult reports what send_message wrote.
+type SendResult struct {
+	MessageID  string      `json:"messageId"`
+	CreatedAt  int64       `json:"createdAt"`
+	Recipients []Recipient `json:"recipients"`
+}
+
+// Send stores a message and one unread receipt per resolved recipient, all in
+// one transaction: either every recipient can see it or none can.
+func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendResult, error) {
+	const op = "send_message"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return SendResult{}, err
+	}
+	for _, c := range []struct {
+		field, v string
+	}{{"from", in.From}, {"fromInstanceId", in.FromInstanceID}, {"instanceId", in.InstanceID}, {"tenantId", in.TenantLabel}} {
+		if err := vp.CheckName(op, c.field, c.v, false); err != nil {
+			return SendResult{}, err
+		}
+	}
+	if err := vp.CheckText(op, "channel", in.Channel, vp.MaxChannelBytes, true); err != nil {
+		return SendResult{}, err
+	}
+	if err := vp.CheckText(op, "content", in.Content, vp.MaxMessageBytes, true); err != nil {
+		return SendResult{}, err
+	}
+	from, err := p.ActAs(op, "from", in.From)
+	if err != nil {
+		return SendResult{}, err
+	}
+	targets, err := s.resolveChannel(ctx, op, tenant, from, in.Channel, in.InstanceID)
+	if err != nil {
+		return SendResult{}, err
+	}
+	now := s.nowMS()
+	msg := vp.Message{
+		ID: s.ids.New("msg"), CreationTime: now, From: from, FromInstanceID: in.FromInstanceID,
+		Channel: normalizeChannel(in.Channel), Content: in.Content, InstanceID: in.InstanceID,
+		SessionDay: in.SessionDay, TenantLabel: in.TenantLabel, Recipients: len(targets), CreatedAt: now,
+	}
+	mi := store.Item{Key: messageKey(tenant, msg.ID), Data: encode(op, msg)}
+	mi.GSI[0] = store.Key{PK: tp(tenant) + "MSGFROM#" + from, SK: msg.ID}
+	mi.GSI[1] = store.Key{PK: tp(tenant) + "MSGCH#" + msg.Channel, SK: msg.ID}
+	mi.GSI[2] = store.Key{PK: tp(tenant) + "MSGS", SK: msg.ID}
+	if in.SessionDay != nil {
+		mi.GSI[3] = store.Key{PK: tp(tenant) + "MSGDAY#" + itoa64(*in.SessionDay), SK: msg.ID}
+	}
+	ops := []store.Op{store.Put(mi, store.IfNotExists)}
+	res := SendResult{MessageID: msg.ID, CreatedAt: now, Recipients: make([]Recipient, 0, len(targets))}
+	for _, t := range targets {
+		r := vp.Receipt{
+			ID: s.ids.New("rcp"), MessageID: msg.ID, Recipient: t.Orchestrator, RecipientInstanceID: t.InstanceID,
+			From: from, FromInstanceID: in.FromInstanceID, Channel: msg.Channel, Content: in.Content,
+			TenantLabel: in.TenantLabel, CreatedAt: now,
+		}
+		ri := store.Item{Key: receiptKey(tenant, r.ID), Data: encode(op, r)}
+		ri.GSI[0] = store.Key{PK: unreadPK(tenant, r.Recipient), SK: r.ID}
+		ri.GSI[1] = store.Key{PK: messageReceiptsPK(tenant, msg.ID), SK: r.Recipient + "#" + r.RecipientInstanceID}
+		ops = append(ops, store.Put(ri, store.IfNotExists))
+		t.ReceiptID = r.ID
+		res.Recipients = append(res.Recipients, t)
+	}
+	if err := s.st.Write(ctx, ops...); err != nil {
+		return SendResult{}, storeErr(op, err)
+	}
+	return res, nil
+}
+
+func normalizeChannel(ch string) string {
+	parts := strings.Split(ch, ",")
+	out := parts[:0]
+	for _, part := range parts {
+		if part = strings.TrimSpace(part); part != "" && !slices.Contains(out, part) {
+			out = append(out, part)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// resolveChannel turns a channel expression into recipients: "broadcast",
+// orchestrator names, and ids of known instances, comma-separated.
+func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel, instance string) ([]Recipient, error) {
+	var out []Recipient
+	seen := map[Recipient]bool{}
+	add := func(r Recipient) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, entry := range strings.Split(normalizeChannel(channel), ",") {
+		if entry == "" {
+			continue
+		}
+		if err := vp.CheckName(op, "channel", entry, true); err != nil {
+			return nil, err
+		}
+		if strings.EqualFold(entry, Broadcast) {
+			all, err := s.orchestrators(ctx, tenant)
+			if err != nil {
+				return nil, storeErr(op, err)
+			}
+			for _, o := range all {
+				if o != from {
+					add(Recipient{Orchestrator: o, InstanceID: instance})
+				}
+			}
+			continue
+		}
+		owners, err := s.instanceOwners(ctx, tenant, entry)
+		if err != nil {
+			return nil, storeErr(op, err)
+		}
+		if len(owners) > 0 {
+			for _, o := range owners {
+				add(Recipient{Orchestrator: o, InstanceID: entry})
+			}
+			continue
+		}
+		add(Recipient{Orchestrator: vp.NormalizeOrchestrator(entry), InstanceID: instance})
+	}
+	if len(out) == 0 {
+		if strings.Contains(strings.ToLower(channel), Broadcast) {
+			return nil, vp.E(op, vp.KindInvalid, "channel", "broadcast reached no one: no other orchestrator has a profile yet (update_profile or set_summary creates one)")
+		}
+		return nil, vp.E(op, vp.KindInvalid, "channel", "names no recipient; use an orchestrator id, a comma-separated list, an instance id or \"broadcast\"")
+	}
+	if len(out) > vp.MaxRecipients {
+		return nil, vp.Errorf(op, vp.KindTooLarge, "channel", "resolves to %d recipients; the limit is %d per message", len(out), vp.MaxRecipients)
+	}
+	return out, nil
+}
+
+// CheckInput selects unread messages.
+type CheckInput struct {
+	Recipient   string
+	InstanceID  string
+	Since       *int64 // Unix ms: only receipts created after it
+	TenantLabel string
+	Limit       int
+}
+
+// Inbox is check_messages' result: unread receipts in the order they arrived.
+type Inbox struct {
+	Messages []vp.Receipt `json:"messages"`
+	Count    int          `json:"count"`
+	// HasMore is true when more unread messages wait beyond Limit.
+	HasMore bool `json:"hasMore"`
+}
+
+const (
+	defaultInboxLimit = 100
+	maxInboxLimit     = 500
+)
+
+// Check returns unread messages for a recipient without marking them.
+func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inbox, error) {
+	const op = "check_messages"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return Inbox{}, err
+	}
+	if err := vp.CheckName(op, "recipient", in.Recipient, false); err != nil {
+		return Inbox{}, err
+	}
+	if err := vp.CheckName(op, "recipientInstanceId", in.InstanceID, false); err != nil {
+		return Inbox{}, err
+	}
+	recipient, err := p.ActAs(op, "recipient", in.Recipient)
+	if err != nil {
+		return Inbox{}, err
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = defaultInboxLimit
+	}
+	limit = min(limit, maxInboxLimit)
+	q := store.Query{Index: store.GSI1, PK: unreadPK(tenant, recipient)}
+	if in.Since != nil {
+		q.SKFrom = vp.IDFloor("rcp", time.UnixMilli(*in.Since+1))
+	}
+	inbox := Inbox{Messages: []vp.Receipt{}}
+	_, err = s.scan(ctx, q, func(it store.Item) (bool, error) {
+		r, err := decode[vp.Receipt](op, it)
+		if err != nil {
+			return false, err
+		}
+		if in.InstanceID != "" && r.RecipientInstanceID != "" && r.RecipientInstanceID != in.InstanceID {
+			return true, nil
+		}
+		if in.TenantLabel != "" && r.TenantLabel != in.TenantLabel {
+			return true, nil
+		}
+		if len(inbox.Messages) == limit {
+			inbox.HasMore = true
+			return false, nil
+		}
+		inbox.Messages = append(inbox.Messages, r)
+		return true, nil
+	})
+	if err != nil {
+		return Inbox{}, storeErr(op, err)
+	}
+	inbox.Count = len(inbox.Messages)
+	return inbox, nil
+}
+
+// scan walks a partition in pages, calling fn until it returns false.
+func (s *Service) scan(ctx context.Context, q store.Query, fn func(store.Item) (bool, error)) (int, error) {
+	n := 0
+	for {
+		q.Limit = 100
+		rows, err := s.st.Query(ctx, q)
+		if err != nil {
+			return n, err
+		}
+		for _, it := range rows {
+			n++
+			more, err := fn(it)
+			if err != nil || !more {
+				return n, err
+			}
+		}
+		if len(rows) < q.Limit {
+			return n, nil
+		}
+		pos := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &pos
+	}
+}
+
+// MarkRead marks receipts read and returns how many were newly marked. Every
+// id is checked before anything is written: an unknown or foreign receipt
+// fails the whole call.
+func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (int, error) {
+	const op = "mark_as_read"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, vp.E(op, vp.KindInvalid, "receiptIds", "is required: pass the receiptId values check_messages returned")
+	}
+	if len(ids) > vp.MaxReceiptIDsPerOp {
+		return 0, vp.Errorf(op, vp.KindTooLarge, "receiptIds", "has %d ids; the limit is %d per call", len(ids), vp.MaxReceiptIDsPerOp)
+	}
+	type pending struct {
+		r  vp.Receipt
+		it store.Item
+	}
+	var todo []pending
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if err := vp.CheckName(op, "receiptIds", id, true); err != nil {
+			return 0, err
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		r, it, err := get[vp.Receipt](ctx, s, op, "receiptIds", id, receiptKey(tenant, id))
+		if err != nil {
+			return 0, err
+		}
+		if !p.CanActAs(r.Recipient) {
+			return 0, vp.Errorf(op, vp.KindForbidden, "receiptIds", "receipt %q belongs to %q, whom this token may not act as", id, r.Recipient)
+		}
+		if r.ReadAt == nil {
+			todo = append(todo, pending{r, it})
+		}
+	}
+	marked := 0
+	for _, t := range todo {
+		ok, err := s.markOne(ctx, op, t.r, t.it)
+		if err != nil {
+			return marked, err
+		}
+		if ok {
+			marked++
+		}
+	}
+	return marked, nil
+}
+
+// markOne sets ReadAt with a conditional write; when another caller marks
+// the same receipt concurrently exactly one of them counts it.
+func (s *Service) markOne(ctx context.Context, op string, r vp.Receipt, it store.Item) (bool, error) {
+	for {
+		now := s.nowMS()
+		r.ReadAt = &now
+		next := it
+		next.GSI[0] = store.Key{} // leave the unread index
+		next.Data = encode(op, r)
+		err := s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return false, storeErr(op, err)
+		}
+		cur, err := s.st.Get(ctx, it.Key)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil // deleted meanwhile
+		}
+		if err != nil {
+			return false, storeErr(op, err)
+		}
+		if r, err = decode[vp.Receipt](op, cur); err != nil {
+			return false, err
+		}
+		if r.ReadAt != nil {
+			return false, nil
+		}
+		it = cur
+	}
+}
+
+// GetMessage returns one message of the tenant.
+func (s *Service) GetMessage(ctx context.Context, p vp.Principal, id string) (vp.Message, error) {
+	const op = "get_message"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return vp.Message{}, err
+	}
+	if err := vp.CheckName(op, "messageId", id, true); err != nil {
+		return vp.Message{}, err
+	}
+	m, _, err := get[vp.Message](ctx, s, op, "messageId", id, messageKey(tenant, id))
+	return m, err
+}
+
+// DeleteResult reports a deletion.
+type DeleteResult struct {
+	Deleted         bool `json:"deleted"`
+	ReceiptsDeleted int  `json:"receiptsDeleted"`
+}
+
+// DeleteMessage deletes a message and all its receipts in one transaction.
+// Only the sender, or "system", may delete.
+func (s *Service) DeleteMessage(ctx context.Context, p vp.Principal, id, caller string) (DeleteResult, error) {
+	const op = "delete_message"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	if err := vp.CheckName(op, "messageId", id, true); err != nil {
+		return DeleteResult{}, err
+	}
+	who, err := p.ActAs(op, "callerOrchestrator", caller)
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	m, mi, err := get[vp.Message](ctx, s, op, "messageId", id, messageKey(tenant, id))
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	if who != m.From && who != vp.SystemCaller {
+		return DeleteResult{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the sender (%q) or system may delete this message", m.From)
+	}
+	rows, err := s.queryAll(ctx, store.Query{Index: store.GSI2, PK: messageReceiptsPK(tenant, id)}, store.MaxTransactOps-1)
+	if err != nil {
+		return DeleteResult{}, storeErr(op, err)
+	}
+	ops := []store.Op{store.Delete(mi.Key, store.IfVersion(mi.Version))}
+	for _, r := range rows {
+		ops = append(ops, store.Delete(r.Key, store.Always))
+	}
+	if err := s.st.Write(ctx, ops...); err != nil {
+		return DeleteResult{}, storeErr(op, err)
+	}
+	return DeleteResult{Deleted: true, ReceiptsDeleted: len(rows)}, nil
+}
+
+// ListMessagesInput filters message history.
+type ListMessagesInput struct {
+	From       string
+	Channel    string
+	SessionDay *int64
+	Params     listing.Params
+}
+
+// ListMessages lists message history, newest first.
+func (s *Service) ListMessages(ctx context.Context, p vp.Principal, in ListMessagesInput) (listing.Page[any], error) {
+	const op = "list_messages"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return listing.Page[any]{}, err
+	}
+	if err := vp.CheckName(op, "from", in.From, false); err != nil {
+		return listing.Page[any]{}, err
+	}
+	if err := vp.CheckText(op, "channel", in.Channel, vp.MaxChannelBytes, false); err != nil {
+		return listing.Page[any]{}, err
+	}
+	from := vp.NormalizeOrchestrator(in.From)
+	channel := normalizeChannel(in.Channel)
+	q := store.Query{Index: store.GSI3, PK: tp(tenant) + "MSGS", Reverse: true}
+	switch {
+	case from != "":
+		q.Index, q.PK = store.GSI1, tp(tenant)+"MSGFROM#"+from
+	case channel != "":
+		q.Index, q.PK = store.GSI2, tp(tenant)+"MSGCH#"+channel
+	case in.SessionDay != nil:
+		q.Index, q.PK = store.GSI4, tp(tenant)+"MSGDAY#"+itoa64(*in.SessionDay)
+	}
+	binding := op + "\x00" + from + "\x00" + channel
+	if in.SessionDay != nil {
+		binding += "\x00" + itoa64(*in.SessionDay)
+	}
+	return listing.List(ctx, s.st, s.cursors, listing.Request{
+		Op: op, Tenant: tenant, Binding: binding, Params: in.Params, Query: q,
+		LiteKeys: []string{"from", "channel", "createdAt"},
+	}, func(it store.Item) (vp.Message, bool, error) {
+		m, err := decode[vp.Message](op, it)
+		if err != nil {
+			return m, false, err
+		}
+		keep := (channel == "" || m.Channel == channel) &&
+			(in.SessionDay == nil || (m.SessionDay != nil && *m.SessionDay == *in.SessionDay))
+		return m, keep, nil
+	})
+}
+
+// ReceiptStatus is one recipient's read state.
+type ReceiptStatus struct {
+	Recipient           string `json:"recipient"`
+	RecipientInstanceID string `json:"recipientInstanceId,omitempty"`
+	Read                bool   `json:"read"`
+	ReadAt              *int64 `json:"readAt,omitempty"`
+}
+
+// BroadcastStatus is list_broadcast_status' single object.
+type BroadcastStatus struct {
+	MessageID string          `json:"messageId"`
+	From      string          `json:"from"`
+	Channel   string          `json:"channel,omitempty"`
+	CreatedAt int64           `json:"createdAt"`
+	ReadCount int             `json:"readCount"`
+	Unread    int             `json:"unreadCount"`
+	Receipts  []ReceiptStatus `json:"receipts"`
+}
+
+// BroadcastStatus reports who has and has not read a message.
+func (s *Service) BroadcastStatus(ctx context.Context, p vp.Principal, id string) (BroadcastStatus, error) {
+	const op = "list_broadcast_status"
+	m, err := s.GetMessage(ctx, p, id)
+	if err != nil {
+		return BroadcastStatus{}, vp.Wrap(op, vp.KindOf(err), err)
+	}
+	rows, err := s.queryAll(ctx, store.Query{Index: store.GSI2, PK: messageReceiptsPK(p.Tenant, id)}, 1000)
+	if err != nil {
+		return BroadcastStatus{}, storeErr(op, err)
+	}
+	st := BroadcastStatus{MessageID: m.ID, From: m.From, Channel: m.Channel, CreatedAt: m.CreatedAt, Receipts: []ReceiptStatus{}}
+	for _, it := range rows {
+		r, err := decode[vp.Receipt](op, it)
+		if err != nil {
+			return BroadcastStatus{}, err
+		}
+		st.Receipts = append(st.Receipts, ReceiptStatus{Recipient: r.Recipient, RecipientInstanceID: r.RecipientInstanceID, Read: r.ReadAt != nil, ReadAt: r.ReadAt})
+		if r.ReadAt != nil {
+			st.ReadCount++
+		} else {
+			st.Unread++
+		}
+	}
+	return st, nil
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,120 @@
+// Package coord holds the domain services of agent coordination — profiles
+// and presence, messaging, and (in later files) tasks, missions and the
+// rest. Each capability is one file; all are written against the store port
+// and know nothing of SQLite, DynamoDB or MCP.
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Options configures a Service.
+type Options struct {
+	Store   store.Store
+	Cursors *listing.Signer
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+// Service is the coordination domain.
+type Service struct {
+	st      store.Store
+	cursors *listing.Signer
+	now     func() time.Time
+	ids     *vp.IDs
+	log     *slog.Logger
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), log: o.Logger}
+}
+
+func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
+
+// tenantOf returns the principal's tenant, refusing a principal without one.
+func tenantOf(op string, p vp.Principal) (string, error) {
+	if !vp.ValidTenant(p.Tenant) {
+		return "", vp.E(op, vp.KindUnauthorized, "", "the credential carries no valid tenant")
+	}
+	return p.Tenant, nil
+}
+
+func encode(op string, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Entities are plain structs; failing to encode one is a bug.
+		panic(op + ": encoding entity: " + err.Error())
+	}
+	return b
+}
+
+func decode[T any](op string, it store.Item) (T, error) {
+	var v T
+	if err := json.Unmarshal(it.Data, &v); err != nil {
+		return v, vp.Wrap(op, vp.KindInternal, err)
+	}
+	return v, nil
+}
+
+// storeErr maps store errors onto domain kinds.
+func storeErr(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return vp.Wrap(op, vp.KindNotFound, err)
+	case errors.Is(err, store.ErrConditionFailed):
+		return vp.Wrap(op, vp.KindConflict, err)
+	case errors.Is(err, store.ErrInvalid):
+		return vp.Wrap(op, vp.KindInvalid, err)
+	}
+	return vp.Wrap(op, vp.KindInternal, err)
+}
+
+// get reads and decodes one entity; a missing item is a NotFound naming field.
+func get[T any](ctx context.Context, s *Service, op, field, id string, k store.Key) (T, store.Item, error) {
+	var zero T
+	it, err := s.st.Get(ctx, k)
+	if errors.Is(err, store.ErrNotFound) {
+		return zero, it, vp.Errorf(op, vp.KindNotFound, field, "no %s %q in this tenant", field, id)
+	}
+	if err != nil {
+		return zero, it, storeErr(op, err)
+	}
+	v, err := decode[T](op, it)
+	return v, it, err
+}
+
+// queryAll reads a whole (small) partition, up to max items.
+func (s *Service) queryAll(ctx context.Context, q store.Query, max int) ([]store.Item, error) {
+	var out []store.Item
+	for len(out) < max {
+		q.Limit = min(200, max-len(out))
+		rows, err := s.st.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+		if len(rows) < q.Limit {
+			break
+		}
+		p := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &p
+	}
+	return out, nil
+}

@@ -1,0 +1,142 @@
+// Package httpapi is the HTTP surface of VantagePeers: /health and the
+// Streamable HTTP MCP endpoint behind bearer authentication. The same
+// handler serves the embedded binary and the Lambda function.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// MaxRequestBytes bounds a JSON-RPC request body.
+const MaxRequestBytes = 4 << 20
+
+// Resolver turns a bearer secret into a principal.
+type Resolver interface {
+	Resolve(ctx context.Context, secret string) (vp.Principal, error)
+}
+
+// Options configures New.
+type Options struct {
+	MCP      *mcp.Server
+	Tokens   Resolver
+	Version  string
+	Logger   *slog.Logger
+	Started  time.Time
+	Storage  string // "sqlite" or "dynamodb", reported by /health
+	BasePath string // public base URL, for resource_metadata (optional)
+}
+
+// TenantHeader lets the master token act in a tenant other than the default.
+const TenantHeader = "X-VP-Tenant"
+
+// New returns the HTTP handler.
+func New(o Options) http.Handler {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"status": "ok", "service": "vantagepeers", "version": o.Version, "transport": "streamable-http",
+			"storage": o.Storage, "uptimeSeconds": int64(time.Since(o.Started).Seconds()),
+		})
+	})
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: o.Logger})
+	// The SDK puts TokenInfo on each tool request; the principal resolved by
+	// bearer() rides in it.
+	sdkAuth := sdkauth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
+		p, ok := ctx.Value(principalKey{}).(vp.Principal)
+		if !ok {
+			return nil, sdkauth.ErrInvalidToken
+		}
+		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
+	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	mux.Handle("/mcp", bearer(o, sdkAuth(mcpHandler)))
+	return logRequests(o.Logger, mux)
+}
+
+type principalKey struct{}
+
+// bearer authenticates the request and answers 401 with the JSON body and
+// WWW-Authenticate header MCP clients expect.
+func bearer(o Options, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		var p vp.Principal
+		var err error
+		if ok {
+			p, err = o.Tokens.Resolve(r.Context(), strings.TrimSpace(secret))
+		}
+		if !ok || err != nil {
+			if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
+				o.Logger.ErrorContext(r.Context(), "resolving token", "err", err)
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "could not check the token; retry"})
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+resourceMetadataURL(o, r)+`"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "Bearer token is missing or invalid"})
+			return
+		}
+		if t := r.Header.Get(TenantHeader); t != "" {
+			if p.TokenID != "master" {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": TenantHeader + " is only honoured for the master token"})
+				return
+			}
+			if !vp.ValidTenant(t) {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": TenantHeader + " is not a valid tenant id"})
+				return
+			}
+			p.Tenant = t
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+func resourceMetadataURL(o Options, r *http.Request) string {
+	base := o.BasePath
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	return strings.TrimSuffix(base, "/") + "/.well-known/oauth-protected-resource"
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
+
+func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		log.DebugContext(r.Context(), "http", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+	})
+}

@@ -1,0 +1,114 @@
+// Package mcpserver exposes the domain services as MCP tools with the
+// official Go SDK. Tool handlers are thin: decode arguments (the SDK does it
+// against the inferred JSON schema), resolve the caller's Principal, call one
+// domain method, return its result. One file per capability.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Options configures New.
+type Options struct {
+	Coord   *coord.Service
+	Version string
+	Logger  *slog.Logger
+	// LocalPrincipal is the identity of calls that carry no token: set for
+	// stdio, where the process owner is the caller; never for HTTP.
+	LocalPrincipal *vp.Principal
+}
+
+// PrincipalKey is the TokenInfo.Extra key under which HTTP middleware
+// stores the caller's vp.Principal.
+const PrincipalKey = "vp.principal"
+
+type server struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// New builds the MCP server with every tool registered.
+func New(o Options) *mcp.Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &server{opts: o, log: o.Logger}
+	m := mcp.NewServer(&mcp.Implementation{Name: "vantagepeers", Title: "VantagePeers", Version: o.Version}, &mcp.ServerOptions{
+		Instructions: "VantagePeers coordinates a team of AI agents: profiles and presence (set_summary, list_peers), " +
+			"messages with read receipts (send_message, check_messages, mark_as_read). Start a session with set_summary, " +
+			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you.",
+		Logger:       o.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	s.addProfileTools(m)
+	s.addMessageTools(m)
+	return m
+}
+
+// principal resolves who is calling.
+func (s *server) principal(req *mcp.CallToolRequest) (vp.Principal, error) {
+	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
+		if p, ok := req.Extra.TokenInfo.Extra[PrincipalKey].(vp.Principal); ok {
+			return p, nil
+		}
+	}
+	if s.opts.LocalPrincipal != nil {
+		return *s.opts.LocalPrincipal, nil
+	}
+	return vp.Principal{}, vp.E("", vp.KindUnauthorized, "", "no credential: send Authorization: Bearer <token>")
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Annotation presets.
+var (
+	readOnly    = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+	write       = &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
+	idempotent  = &mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)}
+	destructive = &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}
+)
+
+// add registers a tool whose handler is a domain call taking the principal.
+func add[In, Out any](s *server, m *mcp.Server, t *mcp.Tool, fn func(context.Context, vp.Principal, In) (Out, error)) {
+	mcp.AddTool(m, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.ErrorContext(ctx, "tool panicked", "tool", t.Name, "panic", r, "stack", string(debug.Stack()))
+				err = fmt.Errorf("internal error in %s; it was logged — retry, and report it if it persists", t.Name)
+			}
+		}()
+		p, err := s.principal(req)
+		if err != nil {
+			return nil, out, s.toolError(ctx, t.Name, err)
+		}
+		out, err = fn(ctx, p, in)
+		if err != nil {
+			return nil, out, s.toolError(ctx, t.Name, err)
+		}
+		return nil, out, nil
+	})
+}
+
+// toolError turns a domain error into the text of an isError result: the
+// kind, the operation, the field and what to do. Internal details are
+// logged, not returned.
+func (s *server) toolError(ctx context.Context, tool string, err error) error {
+	kind := vp.KindOf(err)
+	if kind == vp.KindOther || kind == vp.KindInternal {
+		s.log.ErrorContext(ctx, "tool failed", "tool", tool, "err", err)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s: the request was cancelled or timed out; retry", tool)
+		}
+		return fmt.Errorf("internal error in %s; it was logged — retry, and report it if it persists", tool)
+	}
+	return fmt.Errorf("%s: %s", kind, err.Error())
+}
