@@ -1,0 +1,91 @@
+package coord_test
+
+import (
+	"context"
+	"crypto/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
+	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// backends lists the stores every domain test runs against.
+var backends = []struct {
+	name string
+	open func(t *testing.T) store.Store
+}{
+	{"sqlite", func(t *testing.T) store.Store {
+		s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}},
+	{"dynamodb", func(t *testing.T) store.Store { return dynamotest.NewStore(t, nil) }},
+}
+
+// eachBackend runs fn once per backend with a fresh service.
+func eachBackend(t *testing.T, fn func(t *testing.T, svc *coord.Service)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			if b.name == "dynamodb" && testing.Short() {
+				t.Skip("-short: SQLite only")
+			}
+			fn(t, newService(t, b.open(t)))
+		})
+	}
+}
+
+func newService(t *testing.T, st store.Store) *coord.Service {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	signer, err := listing.NewSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return coord.New(coord.Options{Store: st, Cursors: signer})
+}
+
+func as(tenant string, orchs ...string) vp.Principal {
+	return vp.Principal{Tenant: tenant, Orchestrators: orchs, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
+}
+
+func admin(tenant string) vp.Principal {
+	return vp.Principal{Tenant: tenant, Orchestrators: []string{"*"}, Admin: true}
+}
+
+func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s on %q", kind, field)
+	}
+	if vp.KindOf(err) != kind {
+		t.Fatalf("got %v (kind %s), want kind %s", err, vp.KindOf(err), kind)
+	}
+	if field != "" && !strings.Contains(err.Error(), field) {
+		t.Fatalf("error %q does not name field %q", err, field)
+	}
+}
+
+func mustProfile(t *testing.T, svc *coord.Service, p vp.Principal, orch string) {
+	t.Helper()
+	if _, err := svc.UpdateProfile(context.Background(), p, coord.ProfileUpdate{Orchestrator: orch}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ctx() context.Context {
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	_ = cancel // the test process ends first
+	return c
+}
