@@ -1,0 +1,182 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// connect starts the server in process and returns a client session acting
+// as principal p.
+func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db"), Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	key, _ := auth.EnsureKey(ctx, st, "cursor")
+	signer, _ := listing.NewSigner(key)
+	server := mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p})
+	ct, st2 := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st2, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+var wantTools = []string{
+	"check_messages", "delete_message", "get_message", "get_profile", "list_broadcast_status", "list_messages",
+	"list_peers", "mark_as_read", "send_message", "set_summary", "update_profile", "whoami",
+}
+
+func TestToolsAreDescribed(t *testing.T) {
+	cs := connect(t, auth.MasterPrincipal("acme"))
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if !strings.Contains(tool.Description, "Example: {") {
+			t.Errorf("%s: description has no example", tool.Name)
+		}
+		if tool.Annotations == nil || tool.InputSchema == nil {
+			t.Errorf("%s: missing annotations or input schema", tool.Name)
+			continue
+		}
+		readOnly := tool.Annotations.ReadOnlyHint
+		if readOnly != (strings.HasPrefix(tool.Name, "get_") || strings.HasPrefix(tool.Name, "list_") || tool.Name == "whoami" || tool.Name == "check_messages") {
+			t.Errorf("%s: readOnlyHint %v", tool.Name, readOnly)
+		}
+		if strings.HasPrefix(tool.Name, "delete_") && (tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
+			t.Errorf("%s: not marked destructive", tool.Name)
+		}
+	}
+	if strings.Join(names, ",") != strings.Join(wantTools, ",") {
+		t.Fatalf("tools %v, want %v", names, wantTools)
+	}
+	b, _ := json.Marshal(res)
+	t.Logf("tools/list: %d tools, %d bytes, ~%d tokens", len(res.Tools), len(b), len(b)/4)
+}
+
+func call(t testing.TB, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return res, text.String()
+}
+
+func TestToolErrorsNameTheField(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}})
+	cases := []struct {
+		name, tool string
+		args       map[string]any
+		want       []string
+	}{
+		{"missing field", "send_message", map[string]any{"channel": "bob"}, []string{"content"}},
+		{"wrong type", "send_message", map[string]any{"channel": "bob", "content": 42}, []string{"content"}},
+		{"unknown argument", "send_message", map[string]any{"channel": "bob", "content": "x", "colour": "red"}, []string{"colour"}},
+		{"unknown enum value", "list_messages", map[string]any{"fields": "medium"}, []string{"fields", "lite"}},
+		{"oversize", "send_message", map[string]any{"channel": "bob", "content": strings.Repeat("é", 40000)}, []string{"content", "65536"}},
+		{"impersonation", "send_message", map[string]any{"from": "bob", "channel": "carol", "content": "x"}, []string{"forbidden", "from", "bob"}},
+		{"tampered cursor", "list_peers", map[string]any{"cursor": "eyJwIjoiVCNhY21lI1BST0ZJTEUjYWxpY2UifQ"}, []string{"cursor"}},
+		{"unknown message", "get_message", map[string]any{"messageId": "msg_nope"}, []string{"not_found", "messageId"}},
+		{"empty receipts", "mark_as_read", map[string]any{"receiptIds": []string{}}, []string{"receiptIds"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, text := call(t, cs, c.tool, c.args)
+			if !res.IsError {
+				t.Fatalf("not an error: %s", text)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("error %q does not mention %q", text, w)
+				}
+			}
+		})
+	}
+	// The server still serves after all of that.
+	res, text := call(t, cs, "whoami", map[string]any{})
+	if res.IsError || !strings.Contains(text, `"alice"`) {
+		t.Fatalf("whoami after errors: %s", text)
+	}
+}
+
+func TestRoundTripThroughTools(t *testing.T) {
+	cs := connect(t, auth.MasterPrincipal("acme"))
+	res, text := call(t, cs, "send_message", map[string]any{"from": "alice", "channel": "bob", "content": "hello"})
+	if res.IsError {
+		t.Fatal(text)
+	}
+	var sent coord.SendResult
+	if err := json.Unmarshal([]byte(text), &sent); err != nil || sent.MessageID == "" {
+		t.Fatalf("send result %s", text)
+	}
+	_, text = call(t, cs, "check_messages", map[string]any{"recipient": "bob"})
+	var inbox coord.Inbox
+	if err := json.Unmarshal([]byte(text), &inbox); err != nil || inbox.Count != 1 {
+		t.Fatalf("inbox %s", text)
+	}
+	_, text = call(t, cs, "mark_as_read", map[string]any{"receiptIds": []string{inbox.Messages[0].ID}})
+	if text != `{"marked":1}` {
+		t.Fatalf("mark: %s", text)
+	}
+	res, text = call(t, cs, "list_messages", map[string]any{"limit": 500})
+	if res.IsError || strings.Contains(text, "nextCursor") || !strings.Contains(text, sent.MessageID) {
+		t.Fatalf("list: %s", text)
+	}
+}
+
+// FuzzToolArguments throws arbitrary JSON at every tool: the server must
+// answer each call (a result or an isError result), never fail the protocol
+// exchange or panic.
+func FuzzToolArguments(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"channel":"bob","content":"x"}`, `{"receiptIds":["rcp_x"]}`, `{"limit":-1,"fields":"lite"}`,
+		`{"cursor":"AAAA"}`, `{"orchestratorId":"a#b"}`, `{"since":-9007199254740993}`, `{"content":"\u0000"}`,
+		`{"static":{"capabilities":[1,2]}}`, `{"sessionDay":1e300}`, `{"channel":"broadcast","content":"x","from":"system"}`,
+	} {
+		for i := range wantTools {
+			f.Add(uint8(i), seed)
+		}
+	}
+	cs := connect(f, auth.MasterPrincipal("acme"))
+	f.Fuzz(func(t *testing.T, tool uint8, args string) {
+		var m map[string]any
+		if json.Unmarshal([]byte(args), &m) != nil {
+			return
+		}
+		name := wantTools[int(tool)%len(wantTools)]
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: m}); err != nil {
+			t.Fatalf("%s(%s): protocol error %v", name, args, err)
+		}
+	})
+}
