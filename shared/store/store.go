@@ -38,6 +38,17 @@ const MaxTransactOps = 100
 // the keys need some of it.
 const MaxItemBytes = 380 * 1024
 
+// MaxTransactBytes bounds the total Data of one Write (DynamoDB refuses
+// transactions over 4 MB).
+const MaxTransactBytes = 4_000_000
+
+// Key length limits (DynamoDB's: 2048 bytes for a partition key, 1024 for a
+// sort key).
+const (
+	MaxPKBytes = 2048
+	MaxSKBytes = 1024
+)
+
 func (i Index) String() string {
 	if i == Primary {
 		return "primary"
@@ -166,6 +177,12 @@ func Delete(k Key, cond Cond) Op { return Op{Kind: OpDelete, Key: k, Cond: cond}
 func Check(k Key, cond Cond) Op { return Op{Kind: OpCheck, Key: k, Cond: cond} }
 
 // Store is the port. Implementations are safe for concurrent use.
+//
+// Reads through a secondary index are eventually consistent on DynamoDB
+// (usually well under a second behind) while SQLite reads its own writes;
+// and the order of items with equal index sort keys is not specified. The
+// domain must not rely on either: it reads by primary key whenever it must
+// see its own write.
 type Store interface {
 	// Get returns the live item at k, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, k Key) (Item, error)
@@ -212,9 +229,23 @@ func Validate(ops []Op) error {
 		return fmt.Errorf("%w: %d operations, the limit is %d", ErrInvalid, len(ops), MaxTransactOps)
 	}
 	seen := make(map[Key]struct{}, len(ops))
+	total := 0
 	for i, op := range ops {
+		if op.Kind < OpPut || op.Kind > OpCheck {
+			return fmt.Errorf("%w: op %d has unknown kind %d", ErrInvalid, i, op.Kind)
+		}
+		if op.Cond.Kind > CondVersion {
+			return fmt.Errorf("%w: op %d has unknown condition %d", ErrInvalid, i, op.Cond.Kind)
+		}
 		if op.Key.PK == "" || op.Key.SK == "" {
 			return fmt.Errorf("%w: op %d has an empty key", ErrInvalid, i)
+		}
+		if len(op.Key.PK) > MaxPKBytes || len(op.Key.SK) > MaxSKBytes {
+			return fmt.Errorf("%w: op %d key is too long", ErrInvalid, i)
+		}
+		total += len(op.Item.Data)
+		if total > MaxTransactBytes {
+			return fmt.Errorf("%w: the write carries over %d bytes", ErrInvalid, MaxTransactBytes)
 		}
 		if op.Kind == OpPut && op.Item.Key != op.Key {
 			return fmt.Errorf("%w: op %d key does not match its item", ErrInvalid, i)
