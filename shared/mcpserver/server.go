@@ -49,6 +49,7 @@ func New(o Options) *mcp.Server {
 		Logger:       o.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	// tools: one line per capability
 	s.addProfileTools(m)
 	s.addMessageTools(m)
 	return m
