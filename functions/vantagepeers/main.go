@@ -25,14 +25,15 @@ const usage = `vantagepeers — coordination backend for teams of AI agents (MCP
 Usage:
   vantagepeers serve  [--data-dir DIR] [--addr HOST:PORT] [--log-level LEVEL]
   vantagepeers stdio  [--data-dir DIR] [--log-level LEVEL]
-  vantagepeers token create --tenant T --as alice,bob --read global,project/x --write project/x [--label L] [--ttl 720h]
+  vantagepeers token create --tenant T --as alice,bob --read global,project/x --write project/x [--label L] [--ttl 720h] [--tool-profile core|full]
   vantagepeers token list   [--tenant T]
   vantagepeers token revoke ID
   vantagepeers version
 
 Environment: VP_DATA_DIR (default ~/.vantagepeers), VP_ADDR (default 127.0.0.1:8787),
 VP_LOG_LEVEL (debug|info|warn|error), VP_MASTER_TOKEN (64 hex; overrides the stored
-master token), VP_TOKEN (stdio: act with this token instead of as the local owner).
+master token), VP_TOKEN (stdio: act with this token instead of as the local owner),
+VP_TOOL_PROFILE (core|full: the tools advertised by default; full unless set).
 `
 
 func main() {

@@ -32,6 +32,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := mcpserver.CheckToolProfile(os.Getenv("VP_TOOL_PROFILE")); err != nil {
+		return fmt.Errorf("VP_TOOL_PROFILE: %w", err)
+	}
 	a, err := openApp(ctx, c.dataDir, log)
 	if err != nil {
 		return err
@@ -119,7 +122,7 @@ func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	server := mcpserver.New(mcpserver.Options{Coord: a.coord, Version: version, Logger: log, LocalPrincipal: &p})
+	server := mcpserver.New(mcpserver.Options{Coord: a.coord, Version: version, Logger: log, LocalPrincipal: &p, ToolProfile: os.Getenv("VP_TOOL_PROFILE")})
 	log.Info("serving stdio", "tenant", p.Tenant, "dataDir", c.dataDir)
 	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {

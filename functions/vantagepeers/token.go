@@ -27,6 +27,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	write := fs.String("write", "", "namespace prefixes it may write, comma-separated, or '*'")
 	label := fs.String("label", "", "a note to recognise the token by")
 	ttl := fs.Duration("ttl", 0, "lifetime, e.g. 720h (default: no expiry)")
+	profile := fs.String("tool-profile", "", "tools advertised by default to this token: core or full")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errors.New("token create: --tenant and --as are required")
 		}
 		secret, tok, err := a.tokens.Create(ctx, auth.Spec{
-			Tenant: *tenant, ActsAs: split(*as), ReadPrefixes: split(*read), WritePrefixes: split(*write), Label: *label, TTL: *ttl,
+			Tenant: *tenant, ActsAs: split(*as), ReadPrefixes: split(*read), WritePrefixes: split(*write), Label: *label, TTL: *ttl, ToolProfile: *profile,
 		})
 		if err != nil {
 			return err

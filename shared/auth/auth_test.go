@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,8 @@ func TestTokenLifecycle(t *testing.T) {
 		t.Fatalf("revoked token still resolves: %v", err)
 	}
 	_ = short
-	for _, bad := range []string{"", "x", auth.NewSecret(), master[:63] + "0"} {
+	flipped := master[:63] + map[bool]string{true: "1", false: "0"}[master[63] == '0']
+	for _, bad := range []string{"", "x", auth.NewSecret(), flipped, strings.ToUpper(master)} {
 		if _, err := toks.Resolve(ctx, bad); !errors.Is(err, auth.ErrInvalidToken) {
 			t.Errorf("Resolve(%q): %v", bad, err)
 		}

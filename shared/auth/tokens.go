@@ -32,6 +32,7 @@ type Token struct {
 	Scopes        []string `json:"scopes,omitempty"`
 	Admin         bool     `json:"admin,omitempty"`
 	Label         string   `json:"label,omitempty"`
+	ToolProfile   string   `json:"toolProfile,omitempty"`
 	CreatedAt     int64    `json:"createdAt"`
 	ExpiresAt     int64    `json:"expiresAt,omitempty"`
 	RevokedAt     int64    `json:"revokedAt,omitempty"`
@@ -41,7 +42,7 @@ type Token struct {
 func (t Token) Principal() vp.Principal {
 	return vp.Principal{
 		Tenant: t.Tenant, Orchestrators: t.ActsAs, ReadPrefixes: t.ReadPrefixes,
-		WritePrefixes: t.WritePrefixes, Scopes: t.Scopes, Admin: t.Admin, TokenID: t.ID,
+		WritePrefixes: t.WritePrefixes, Scopes: t.Scopes, Admin: t.Admin, TokenID: t.ID, ToolProfile: t.ToolProfile,
 	}
 }
 
@@ -96,6 +97,7 @@ type Spec struct {
 	WritePrefixes []string
 	Scopes        []string
 	Label         string
+	ToolProfile   string        // "core", "full" or "" (the server's default)
 	TTL           time.Duration // zero: no expiry
 }
 
@@ -116,12 +118,15 @@ func (t *Tokens) Create(ctx context.Context, s Spec) (string, Token, error) {
 			return "", Token{}, vp.E(op, vp.KindInvalid, "as", "\"system\" is reserved for the server and the master token")
 		}
 	}
+	if s.ToolProfile != "" && s.ToolProfile != "core" && s.ToolProfile != "full" {
+		return "", Token{}, vp.Errorf(op, vp.KindInvalid, "tool-profile", "%q: want core or full", s.ToolProfile)
+	}
 	secret := NewSecret()
 	h := Hash(secret)
 	now := t.now()
 	tok := Token{
 		ID: t.ids.New("tok"), Tenant: s.Tenant, ActsAs: clean(s.ActsAs), ReadPrefixes: clean(s.ReadPrefixes),
-		WritePrefixes: clean(s.WritePrefixes), Scopes: s.Scopes, Label: s.Label, CreatedAt: now.UnixMilli(),
+		WritePrefixes: clean(s.WritePrefixes), Scopes: s.Scopes, Label: s.Label, ToolProfile: s.ToolProfile, CreatedAt: now.UnixMilli(),
 	}
 	if s.TTL > 0 {
 		tok.ExpiresAt = now.Add(s.TTL).UnixMilli()

@@ -102,6 +102,13 @@ func bearer(o Options, next http.Handler) http.Handler {
 			}
 			p.Tenant = t
 		}
+		if profile := r.URL.Query().Get("profile"); profile != "" {
+			r.Header.Set(mcpserver.ToolProfileHeader, profile)
+		}
+		if err := mcpserver.CheckToolProfile(r.Header.Get(mcpserver.ToolProfileHeader)); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": err.Error()})
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})

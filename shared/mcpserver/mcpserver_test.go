@@ -184,3 +184,31 @@ func FuzzToolArguments(f *testing.F) {
 		}
 	})
 }
+
+func TestCoreProfileAdvertisesLessButAllowsAll(t *testing.T) {
+	p := auth.MasterPrincipal("acme")
+	p.ToolProfile = mcpserver.ToolProfileCore
+	cs := connect(t, p)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	if slices.Contains(names, "list_broadcast_status") || !slices.Contains(names, "send_message") {
+		t.Fatalf("core profile advertises %v", names)
+	}
+	full := connect(t, auth.MasterPrincipal("acme"))
+	all, _ := full.ListTools(context.Background(), nil)
+	if len(res.Tools) >= len(all.Tools) {
+		t.Fatalf("core (%d tools) is not smaller than full (%d)", len(res.Tools), len(all.Tools))
+	}
+	b, _ := json.Marshal(res)
+	t.Logf("core tools/list: %d tools, ~%d tokens; full: %d tools", len(res.Tools), len(b)/4, len(all.Tools))
+	// Not advertised, still callable.
+	if r, text := call(t, cs, "list_broadcast_status", map[string]any{"messageId": "msg_x"}); !r.IsError || !strings.Contains(text, "not_found") {
+		t.Fatalf("hidden tool call: %s", text)
+	}
+}

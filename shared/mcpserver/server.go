@@ -25,6 +25,9 @@ type Options struct {
 	// LocalPrincipal is the identity of calls that carry no token: set for
 	// stdio, where the process owner is the caller; never for HTTP.
 	LocalPrincipal *vp.Principal
+	// ToolProfile is the default profile advertised by tools/list
+	// ("core" or "full"; default full).
+	ToolProfile string
 }
 
 // PrincipalKey is the TokenInfo.Extra key under which HTTP middleware
@@ -48,7 +51,10 @@ func New(o Options) *mcp.Server {
 			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you.",
 		Logger:       o.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// One page: clients get every advertised tool from one tools/list.
+		PageSize: 1000,
 	})
+	m.AddReceivingMiddleware(s.filterToolList)
 	// tools: one line per capability
 	s.addProfileTools(m)
 	s.addMessageTools(m)

@@ -33,6 +33,9 @@ type Principal struct {
 	Admin         bool
 	// TokenID identifies the credential (never the secret) for audit logs.
 	TokenID string
+	// ToolProfile is the tool profile advertised to this principal by
+	// default ("core", "full", or "" for the server's default).
+	ToolProfile string
 }
 
 // NormalizeOrchestrator returns the canonical form of an orchestrator id:
