@@ -1,0 +1,59 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// recordTools are the tools of the diary, briefing, component and business
+// unit capabilities.
+var recordTools = []string{
+	"write_diary", "get_diary", "list_diaries", "list_diary_by_date_range",
+}
+
+func TestRecordToolsAreRegistered(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"sigma"}})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, w := range recordTools {
+		if !slices.Contains(names, w) {
+			t.Errorf("tool %s is not advertised", w)
+		}
+	}
+}
+
+func TestDiaryThroughTools(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"sigma"}})
+	res, text := call(t, cs, "write_diary", map[string]any{"date": "2026-05-29", "content": "Shipped M3.", "highlights": []string{"M3 on time"}})
+	if res.IsError || !strings.Contains(text, `"created":true`) {
+		t.Fatalf("write_diary: %s", text)
+	}
+	res, text = call(t, cs, "get_diary", map[string]any{"orchestrator": "sigma", "date": "2026-05-29"})
+	var e vp.DiaryEntry
+	if res.IsError || json.Unmarshal([]byte(text), &e) != nil || e.Content != "Shipped M3." || e.ID == "" {
+		t.Fatalf("get_diary: %s", text)
+	}
+	res, text = call(t, cs, "list_diary_by_date_range", map[string]any{"from": "2026-05-01", "to": "2026-05-31", "fields": "lite"})
+	if res.IsError || !strings.Contains(text, e.ID) || strings.Contains(text, "nextCursor") || strings.Contains(text, "Shipped") {
+		t.Fatalf("list_diary_by_date_range: %s", text)
+	}
+	res, text = call(t, cs, "write_diary", map[string]any{"date": "2026-02-30", "content": "x"})
+	if !res.IsError || !strings.Contains(text, "date") || !strings.Contains(text, "YYYY-MM-DD") {
+		t.Fatalf("bad date: %s", text)
+	}
+	res, text = call(t, cs, "list_diary_by_date_range", map[string]any{"from": "2026-05-01"})
+	if !res.IsError || !strings.Contains(text, "to") {
+		t.Fatalf("missing to: %s", text)
+	}
+}
