@@ -1,0 +1,74 @@
+package local_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/search/local"
+	"github.com/vantagepeers/vantagepeers/shared/search/searchtest"
+)
+
+func open(t testing.TB) *local.Index {
+	t.Helper()
+	x, err := local.Open(context.Background(), local.Options{Path: filepath.Join(t.TempDir(), "search.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func TestBehaviour(t *testing.T) {
+	searchtest.Run(t, func(t *testing.T) search.Index { return open(t) })
+}
+
+// TestReopen: text and vectors survive closing the index; the vector cache
+// is rebuilt from the file.
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "search.db")
+	x, err := local.Open(ctx, local.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := search.Doc{Tenant: "t", ID: "m1", Kind: "memory", Namespace: "ns", Text: "persistent words"}
+	if err := x.Upsert(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.SetVector(ctx, "t", "m1", search.Vector{Embedder: "e/2", Values: []float32{3, 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	y, err := local.Open(ctx, local.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	f := search.Filter{Tenant: "t", Namespaces: []string{"ns"}}
+	if hits, err := y.Text(ctx, "persistent", f, 5); err != nil || len(hits) != 1 {
+		t.Fatalf("text after reopen: %v %v", hits, err)
+	}
+	hits, err := y.Vector(ctx, search.Vector{Embedder: "e/2", Values: []float32{3, 4}}, f, 5)
+	if err != nil || len(hits) != 1 || hits[0].Score < 0.999 {
+		t.Fatalf("vector after reopen: %v %v", hits, err)
+	}
+}
+
+func TestMatchExpr(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                         "",
+		"?!":                       "",
+		"the":                      `"the"`,
+		"What did Anna's dog eat?": `"anna" OR "dog" OR "eat"`,
+		`NEAR(a b) OR "x" title:y`: `"near" OR "title"`,
+		"dog DOG Dog dogs":         `"dog" OR "dogs"`,
+		"Café 2023":                `"cafe" OR "2023"`,
+	} {
+		if got := local.MatchExpr(in); got != want {
+			t.Errorf("MatchExpr(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,338 @@
+package local
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+
+	"github.com/vantagepeers/vantagepeers/shared/search"
+)
+
+type setKey struct{ tenant, embedder string }
+
+// rowMeta is what the pre-filter of a vector query reads.
+type rowMeta struct {
+	id                   string
+	kind, ns, typ, owner string
+	expires              int64
+}
+
+// vectorSet is the in-memory copy of one (tenant, embedder)'s vectors:
+// row i is data[i*dim : (i+1)*dim], unit length, described by meta[i].
+type vectorSet struct {
+	mu   sync.RWMutex
+	dim  int
+	data []float32
+	meta []rowMeta
+	slot map[string]int
+}
+
+// dimension is the length of the set's vectors (0 while empty of any).
+func (s *vectorSet) dimension() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.dim
+}
+
+// put adds or replaces a row; a vector of another length is refused.
+func (s *vectorSet) put(m rowMeta, v []float32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dim == 0 {
+		s.dim = len(v)
+	}
+	if len(v) != s.dim {
+		return false
+	}
+	if i, ok := s.slot[m.id]; ok {
+		copy(s.data[i*s.dim:(i+1)*s.dim], v)
+		s.meta[i] = m
+		return true
+	}
+	s.slot[m.id] = len(s.meta)
+	s.meta = append(s.meta, m)
+	s.data = append(s.data, v...)
+	return true
+}
+
+// remove deletes a row by moving the last row into its place.
+func (s *vectorSet) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.slot[id]
+	if !ok {
+		return
+	}
+	last := len(s.meta) - 1
+	if i != last {
+		copy(s.data[i*s.dim:(i+1)*s.dim], s.data[last*s.dim:(last+1)*s.dim])
+		s.meta[i] = s.meta[last]
+		s.slot[s.meta[i].id] = i
+	}
+	s.meta = s.meta[:last]
+	s.data = s.data[:last*s.dim]
+	delete(s.slot, id)
+}
+
+// setMeta refreshes the filter fields of a row after a re-upsert.
+func (s *vectorSet) setMeta(d search.Doc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.slot[d.ID]; ok {
+		s.meta[i] = metaOf(d)
+	}
+}
+
+func metaOf(d search.Doc) rowMeta {
+	return rowMeta{id: d.ID, kind: d.Kind, ns: d.Namespace, typ: d.Type, owner: d.Owner, expires: d.ExpiresAt}
+}
+
+// SetVector implements search.Index. The vector is stored normalised to
+// unit length. A document that is not indexed (deleted before its vector
+// was computed) is ignored, like an absent id in Delete.
+func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vector) error {
+	if tenant == "" {
+		return search.ErrNoTenant
+	}
+	if v.Embedder == "" {
+		return errors.New("search.local.SetVector: empty embedder name")
+	}
+	if len(v.Values) == 0 {
+		return fmt.Errorf("search.local.SetVector: %w (empty vector)", search.ErrDimension)
+	}
+	unit := normalised(v.Values)
+	set, err := x.set(ctx, tenant, v.Embedder)
+	if err != nil {
+		return err
+	}
+	if d := set.dimension(); d != 0 && d != len(unit) {
+		return fmt.Errorf("search.local.SetVector: %w: %s holds %d dimensions, got %d",
+			search.ErrDimension, v.Embedder, d, len(unit))
+	}
+	tx, err := x.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("search.local.SetVector: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var (
+		rid int64
+		d   = search.Doc{Tenant: tenant, ID: id}
+	)
+	err = tx.QueryRowContext(ctx, `SELECT rid, kind, ns, type, owner, expires FROM docs WHERE tenant = ? AND id = ?`, tenant, id).
+		Scan(&rid, &d.Kind, &d.Namespace, &d.Type, &d.Owner, &d.ExpiresAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("search.local.SetVector: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vecs (rid, embedder, v) VALUES (?, ?, ?)`,
+		rid, v.Embedder, encode(unit)); err != nil {
+		return fmt.Errorf("search.local.SetVector: %w", err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("search.local.SetVector: %w", err)
+	}
+	set.put(metaOf(d), unit)
+	return nil
+}
+
+// set returns the cache of (tenant, embedder), loading it on first use.
+func (x *Index) set(ctx context.Context, tenant, embedder string) (*vectorSet, error) {
+	k := setKey{tenant, embedder}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if s, ok := x.sets[k]; ok {
+		return s, nil
+	}
+	s := &vectorSet{slot: map[string]int{}}
+	rows, err := x.r.QueryContext(ctx, `SELECT d.id, d.kind, d.ns, d.type, d.owner, d.expires, v.v
+		FROM vecs v JOIN docs d ON d.rid = v.rid WHERE v.embedder = ? AND d.tenant = ?`, embedder, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("search.local: load vectors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			m   rowMeta
+			raw []byte
+		)
+		if err := rows.Scan(&m.id, &m.kind, &m.ns, &m.typ, &m.owner, &m.expires, &raw); err != nil {
+			return nil, fmt.Errorf("search.local: load vectors: %w", err)
+		}
+		s.put(m, decode(raw)) // a row of another length cannot come from SetVector
+
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search.local: load vectors: %w", err)
+	}
+	x.sets[k] = s
+	return s, nil
+}
+
+// Vector implements search.Index: exact cosine similarity against every
+// vector of the same embedder in the tenant that passes the filter.
+// Score is the cosine similarity.
+func (x *Index) Vector(ctx context.Context, v search.Vector, f search.Filter, k int) ([]search.Hit, error) {
+	if f.Tenant == "" {
+		return nil, search.ErrNoTenant
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+	if len(v.Values) == 0 {
+		return nil, fmt.Errorf("search.local.Vector: %w (empty vector)", search.ErrDimension)
+	}
+	set, err := x.set(ctx, f.Tenant, v.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	q := normalised(v.Values)
+	set.mu.RLock()
+	defer set.mu.RUnlock()
+	if set.dim == 0 {
+		return nil, nil
+	}
+	if set.dim != len(q) {
+		return nil, fmt.Errorf("search.local.Vector: %w: %s holds %d dimensions, got %d",
+			search.ErrDimension, v.Embedder, set.dim, len(q))
+	}
+	top := newTopK(k)
+	pass := rowFilter(f)
+	dim := set.dim
+	for i := range set.meta {
+		if pass != nil && !pass(&set.meta[i]) {
+			continue
+		}
+		top.offer(dot(q, set.data[i*dim:(i+1)*dim:(i+1)*dim]), i)
+	}
+	idx := top.sorted(func(a, b int) bool { return set.meta[a].id < set.meta[b].id })
+	hits := make([]search.Hit, len(idx))
+	for j, e := range idx {
+		hits[j] = search.Hit{ID: set.meta[e.row].id, Kind: set.meta[e.row].kind, Score: float64(e.score)}
+	}
+	return hits, nil
+}
+
+// rowFilter compiles the fields of f other than the tenant (the set is
+// already one tenant's) into a predicate, or nil when nothing filters.
+func rowFilter(f search.Filter) func(*rowMeta) bool {
+	ns := f.Namespaces
+	if containsStar(ns) {
+		ns = nil
+	}
+	if len(f.Kinds) == 0 && len(ns) == 0 && len(f.Types) == 0 && f.Owner == "" && f.NowMS == 0 {
+		return nil
+	}
+	g := f
+	g.Namespaces = ns
+	return func(m *rowMeta) bool {
+		return g.Matches(search.Doc{Tenant: g.Tenant, Kind: m.kind, Namespace: m.ns, Type: m.typ, Owner: m.owner, ExpiresAt: m.expires})
+	}
+}
+
+func normalised(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if n == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(n)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+func encode(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decode(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// topK keeps the k best (score, row) pairs in a min-heap.
+type topK struct {
+	k int
+	h []scored
+}
+
+type scored struct {
+	score float32
+	row   int
+}
+
+func newTopK(k int) *topK { return &topK{k: k, h: make([]scored, 0, k)} }
+
+func (t *topK) offer(s float32, row int) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, scored{s, row})
+		// sift up
+		i := len(t.h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if t.h[p].score <= t.h[i].score {
+				break
+			}
+			t.h[p], t.h[i] = t.h[i], t.h[p]
+			i = p
+		}
+		return
+	}
+	if s <= t.h[0].score {
+		return
+	}
+	t.h[0] = scored{s, row}
+	// sift down
+	i, n := 0, len(t.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && t.h[r].score < t.h[l].score {
+			m = r
+		}
+		if t.h[i].score <= t.h[m].score {
+			break
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
+}
+
+// sorted returns the kept pairs best first, ties broken by less on rows.
+func (t *topK) sorted(less func(a, b int) bool) []scored {
+	out := append([]scored(nil), t.h...)
+	sortScored(out, less)
+	return out
+}
+
+func sortScored(s []scored, less func(a, b int) bool) {
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].score != s[j].score {
+			return s[i].score > s[j].score
+		}
+		return less(s[i].row, s[j].row)
+	})
+}
