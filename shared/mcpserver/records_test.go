@@ -14,6 +14,7 @@ import (
 // unit capabilities.
 var recordTools = []string{
 	"write_diary", "get_diary", "list_diaries", "list_diary_by_date_range",
+	"create_briefing_note", "update_briefing_note", "get_briefing_note", "list_briefing_notes",
 }
 
 func TestRecordToolsAreRegistered(t *testing.T) {
@@ -55,5 +56,31 @@ func TestDiaryThroughTools(t *testing.T) {
 	res, text = call(t, cs, "list_diary_by_date_range", map[string]any{"from": "2026-05-01"})
 	if !res.IsError || !strings.Contains(text, "to") {
 		t.Fatalf("missing to: %s", text)
+	}
+}
+
+func TestBriefingsThroughTools(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"pi"}})
+	res, text := call(t, cs, "create_briefing_note", map[string]any{"title": "Day 82 close", "topic": "sprint-review",
+		"participants": []string{"pi", "sigma"}, "content": "M3 done.", "decisions": []string{"ship M4 Monday"}})
+	var n vp.BriefingNote
+	if res.IsError || json.Unmarshal([]byte(text), &n) != nil || n.ID == "" || n.CreatedBy != "pi" {
+		t.Fatalf("create_briefing_note: %s", text)
+	}
+	res, text = call(t, cs, "update_briefing_note", map[string]any{"noteId": n.ID, "decisions": []string{}})
+	if res.IsError || strings.Contains(text, "decisions") || !strings.Contains(text, `"updatedBy":"pi"`) {
+		t.Fatalf("update_briefing_note: %s", text)
+	}
+	res, text = call(t, cs, "list_briefing_notes", map[string]any{"topic": "sprint-review", "fields": "lite"})
+	if res.IsError || !strings.Contains(text, n.ID) || strings.Contains(text, "M3 done.") {
+		t.Fatalf("list_briefing_notes: %s", text)
+	}
+	res, text = call(t, cs, "update_briefing_note", map[string]any{"noteId": n.ID, "callerOrchestrator": "sigma", "title": "x"})
+	if !res.IsError || !strings.Contains(text, "forbidden") || !strings.Contains(text, "callerOrchestrator") {
+		t.Fatalf("non-creator update: %s", text)
+	}
+	res, text = call(t, cs, "get_briefing_note", map[string]any{"noteId": "brf_nope"})
+	if !res.IsError || !strings.Contains(text, "noteId") {
+		t.Fatalf("unknown note: %s", text)
 	}
 }
