@@ -1,0 +1,651 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	_ "time/tzdata" // time zones validate the same on every host (Lambda has no zoneinfo)
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Recurring task keys (KEYS.md).
+//
+// The due index is the one tenant-less partition of tenant data: the
+// scheduler is a server-side job that must find due templates of every
+// tenant with one range query, so gsi2 holds every active template under
+// the global partition RECURRING_DUE, sorted by next fire time, with the
+// tenant inside the sort key. It is sparse: a paused template (or one whose
+// schedule never fires again) has no entry. Nothing a tenant's request
+// reaches reads it; each fired task is written under its own tenant's keys.
+
+const recurringDuePK = "RECURRING_DUE"
+
+func recurringKey(tenant, id string) store.Key {
+	return store.Key{PK: tp(tenant) + "RECUR#" + id, SK: "RECUR"}
+}
+
+func recurringListPK(tenant string) string { return tp(tenant) + "RECURS" }
+
+// recurringDueSK is "<nextRunAt 13 digits>#<tenant>#<id>".
+func recurringDueSK(tenant, id string, next int64) string {
+	return ms13(next) + "#" + tenant + "#" + id
+}
+
+// recurringFiredKey marks one (template, scheduled time) as fired. It is
+// written in the same transaction as the task, with IfNotExists, so a slot
+// creates at most one task however many schedulers run.
+func recurringFiredKey(tenant, id string, slot int64) store.Key {
+	return store.Key{PK: tp(tenant) + "RECFIRE#" + id + "#" + ms13(slot), SK: "FIRE"}
+}
+
+// recurringFiredTTL is how long a fired-slot marker lives. It only has to
+// outlive concurrent and retried runs of the same slot (seconds); once the
+// template has advanced no run computes that slot again.
+const recurringFiredTTL = 30 * 24 * time.Hour
+
+func recurringItem(op, tenant string, r vp.RecurringTask) store.Item {
+	it := store.Item{Key: recurringKey(tenant, r.ID), Data: encode(op, r)}
+	it.GSI[0] = store.Key{PK: recurringListPK(tenant), SK: r.ID}
+	if !r.Paused && r.NextRunAt > 0 {
+		it.GSI[1] = store.Key{PK: recurringDuePK, SK: recurringDueSK(tenant, r.ID, r.NextRunAt)}
+	}
+	return it
+}
+
+// Limits and defaults of recurring tasks.
+const (
+	MaxCronBytes          = 128
+	MaxTimezoneBytes      = 64
+	MaxRecurringTextBytes = 8 << 10 // description
+	DefaultTimezone       = "UTC"
+	cronExample           = `"0 9 * * 1-5" (09:00 on weekdays) or "*/30 * * * *" (every 30 minutes)`
+	maxRecurringRetries   = 8
+	// maxFirePerRun bounds one FireDue run; the rest wait for the next tick.
+	maxFirePerRun = 5000
+	// catchUpWindow bounds the search for the most recent missed slot after
+	// a very long downtime.
+	catchUpWindow = 400 * 24 * time.Hour
+)
+
+var recurringPriorities = []string{"urgent", "high", "medium", "low"}
+
+// cronParser accepts exactly the standard 5 fields (minute hour
+// day-of-month month day-of-week), with names (MON, JAN), ranges, lists and
+// steps, and no @descriptors or seconds.
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
+
+// parseCron validates a cron expression and returns its schedule.
+func parseCron(op, expr string) (sched cron.Schedule, err error) {
+	const field = "cronExpression"
+	if err := vp.CheckText(op, field, expr, MaxCronBytes, true); err != nil {
+		return nil, err
+	}
+	upper := strings.ToUpper(strings.TrimSpace(expr))
+	switch {
+	case strings.HasPrefix(upper, "TZ=") || strings.HasPrefix(upper, "CRON_TZ="):
+		return nil, vp.Errorf(op, vp.KindInvalid, field, "%q carries a time zone; put it in the timezone field (e.g. \"Europe/Paris\") and keep the 5 fields here, e.g. %s", expr, cronExample)
+	case strings.HasPrefix(upper, "@"):
+		return nil, vp.Errorf(op, vp.KindInvalid, field, "%q: descriptors such as @daily are not accepted; write the 5 fields minute hour day-of-month month day-of-week, e.g. %s", expr, cronExample)
+	}
+	if n := len(strings.Fields(expr)); n != 5 {
+		return nil, vp.Errorf(op, vp.KindInvalid, field, "%q has %d fields; a cron expression has 5: minute hour day-of-month month day-of-week, e.g. %s", expr, n, cronExample)
+	}
+	defer func() {
+		if r := recover(); r != nil { // the parser must never take the server down
+			sched, err = nil, vp.Errorf(op, vp.KindInvalid, field, "%q is not a valid cron expression; use the 5 fields minute hour day-of-month month day-of-week, e.g. %s", expr, cronExample)
+		}
+	}()
+	sched, perr := cronParser.Parse(expr)
+	if perr != nil {
+		return nil, vp.Errorf(op, vp.KindInvalid, field, "%q is not a valid cron expression (%v); use the 5 fields minute hour day-of-month month day-of-week, e.g. %s", expr, perr, cronExample)
+	}
+	return sched, nil
+}
+
+// loadZone validates an IANA time zone name; empty means UTC.
+func loadZone(op, tz string) (*time.Location, string, error) {
+	const field = "timezone"
+	if tz == "" {
+		return time.UTC, DefaultTimezone, nil
+	}
+	if err := vp.CheckText(op, field, tz, MaxTimezoneBytes, false); err != nil {
+		return nil, "", err
+	}
+	if tz == "Local" {
+		return nil, "", vp.E(op, vp.KindInvalid, field, `"Local" depends on the server; name an IANA time zone such as "Europe/Paris", "America/New_York" or "UTC"`)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, "", vp.Errorf(op, vp.KindInvalid, field, "%q is not an IANA time zone; use a name such as \"Europe/Paris\", \"America/New_York\" or \"UTC\"", tz)
+	}
+	return loc, tz, nil
+}
+
+// schedule compiles a template's cron expression and time zone and returns
+// its next fire time strictly after now (zero when it never fires again).
+func schedule(op, expr, tz string, now time.Time) (cron.Schedule, *time.Location, string, time.Time, error) {
+	sched, err := parseCron(op, expr)
+	if err != nil {
+		return nil, nil, "", time.Time{}, err
+	}
+	loc, tz, err := loadZone(op, tz)
+	if err != nil {
+		return nil, nil, "", time.Time{}, err
+	}
+	return sched, loc, tz, sched.Next(now.In(loc)), nil
+}
+
+func checkRecurringPriority(op, v string) error {
+	if slices.Contains(recurringPriorities, v) {
+		return nil
+	}
+	return vp.Errorf(op, vp.KindInvalid, "priority", "%q is not a priority; use one of %s", v, strings.Join(recurringPriorities, ", "))
+}
+
+// CreateRecurringInput is a new recurring task template.
+type CreateRecurringInput struct {
+	Title          string
+	Description    string
+	AssignedTo     string
+	Priority       string
+	CronExpression string
+	Timezone       string
+	Project        string
+	CreatedBy      string
+}
+
+// CreateRecurringTask stores a template and schedules its first run.
+func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in CreateRecurringInput) (vp.RecurringTask, error) {
+	const op = "create_recurring_task"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := vp.CheckText(op, "title", in.Title, vp.MaxShortTextBytes, true); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := vp.CheckText(op, "description", in.Description, MaxRecurringTextBytes, false); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := vp.CheckName(op, "assignedTo", in.AssignedTo, true); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := checkRecurringPriority(op, in.Priority); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := vp.CheckText(op, "project", in.Project, vp.MaxShortTextBytes, false); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	now := s.now()
+	_, _, tz, next, err := schedule(op, in.CronExpression, in.Timezone, now)
+	if err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if next.IsZero() {
+		return vp.RecurringTask{}, vp.Errorf(op, vp.KindInvalid, "cronExpression", "%q never fires (no matching date in the next 5 years); e.g. %s", in.CronExpression, cronExample)
+	}
+	creator, err := p.ActAs(op, "createdBy", in.CreatedBy)
+	if err != nil {
+		return vp.RecurringTask{}, err
+	}
+	r := vp.RecurringTask{
+		ID: s.ids.New("rec"), CreationTime: now.UnixMilli(), Title: in.Title, Description: in.Description,
+		AssignedTo: vp.NormalizeOrchestrator(in.AssignedTo), Priority: in.Priority, CronExpression: strings.TrimSpace(in.CronExpression),
+		Timezone: tz, Project: in.Project, CreatedBy: creator, NextRunAt: next.UnixMilli(), UpdatedAt: now.UnixMilli(),
+	}
+	if err := s.st.Write(ctx, store.Put(recurringItem(op, tenant, r), store.IfNotExists)); err != nil {
+		return vp.RecurringTask{}, storeErr(op, err)
+	}
+	return r, nil
+}
+
+// GetRecurringTask returns one template of the tenant.
+func (s *Service) GetRecurringTask(ctx context.Context, p vp.Principal, id string) (vp.RecurringTask, error) {
+	const op = "get_recurring_task"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := vp.CheckName(op, "recurringTaskId", id, true); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	r, _, err := get[vp.RecurringTask](ctx, s, op, "recurringTaskId", id, recurringKey(tenant, id))
+	return r, err
+}
+
+// ListRecurringTasks lists the tenant's templates, newest first.
+func (s *Service) ListRecurringTasks(ctx context.Context, p vp.Principal, params listing.Params) (listing.Page[any], error) {
+	const op = "list_recurring_tasks"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return listing.Page[any]{}, err
+	}
+	return listing.List(ctx, s.st, s.cursors, listing.Request{
+		Op: op, Tenant: tenant, Binding: op, Params: params,
+		Query:    store.Query{Index: store.GSI1, PK: recurringListPK(tenant), Reverse: true},
+		LiteKeys: []string{"title", "cronExpression", "assignedTo", "nextRunAt"},
+	}, func(it store.Item) (vp.RecurringTask, bool, error) {
+		r, err := decode[vp.RecurringTask](op, it)
+		return r, err == nil, err
+	})
+}
+
+// changeRecurring applies change to the current template and writes it
+// under IfVersion, retrying when another writer (or the scheduler) got
+// there first. caller must be the template's creator or assignee, or
+// system; creatorOnly narrows that to the creator.
+func (s *Service) changeRecurring(ctx context.Context, op string, p vp.Principal, id, caller string, creatorOnly bool, change func(*vp.RecurringTask, time.Time) error) (vp.RecurringTask, error) {
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := vp.CheckName(op, "recurringTaskId", id, true); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := vp.CheckName(op, "callerOrchestrator", caller, false); err != nil {
+		return vp.RecurringTask{}, err
+	}
+	who, err := p.ActAs(op, "callerOrchestrator", caller)
+	if err != nil {
+		return vp.RecurringTask{}, err
+	}
+	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
+		r, it, err := get[vp.RecurringTask](ctx, s, op, "recurringTaskId", id, recurringKey(tenant, id))
+		if err != nil {
+			return vp.RecurringTask{}, err
+		}
+		if who != vp.SystemCaller && who != r.CreatedBy && (creatorOnly || who != r.AssignedTo) {
+			if creatorOnly {
+				return vp.RecurringTask{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q) or system may do this to recurring task %s; %q may not", r.CreatedBy, r.ID, who)
+			}
+			return vp.RecurringTask{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q), the assignee (%q) or system may change recurring task %s; %q may not", r.CreatedBy, r.AssignedTo, r.ID, who)
+		}
+		now := s.now()
+		if err := change(&r, now); err != nil {
+			return vp.RecurringTask{}, err
+		}
+		r.UpdatedAt = now.UnixMilli()
+		err = s.st.Write(ctx, store.Put(recurringItem(op, tenant, r), store.IfVersion(it.Version)))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return vp.RecurringTask{}, storeErr(op, err)
+		}
+		return r, nil
+	}
+	return vp.RecurringTask{}, vp.E(op, vp.KindConflict, "recurringTaskId", "the recurring task is being changed by others; read it again and retry")
+}
+
+// UpdateRecurringInput changes a template; nil fields are left as they are.
+// A new cronExpression or timezone reschedules the next run from now.
+type UpdateRecurringInput struct {
+	RecurringTaskID string
+	Caller          string
+	Title           *string
+	Description     *string
+	AssignedTo      *string
+	Priority        *string
+	CronExpression  *string
+	Timezone        *string
+	Project         *string
+}
+
+// UpdateRecurringTask applies an update.
+func (s *Service) UpdateRecurringTask(ctx context.Context, p vp.Principal, in UpdateRecurringInput) (vp.RecurringTask, error) {
+	const op = "update_recurring_task"
+	if in.Title == nil && in.Description == nil && in.AssignedTo == nil && in.Priority == nil && in.CronExpression == nil && in.Timezone == nil && in.Project == nil {
+		return vp.RecurringTask{}, vp.E(op, vp.KindInvalid, "recurringTaskId", "nothing to update: pass at least one of title, description, assignedTo, priority, cronExpression, timezone, project")
+	}
+	if in.Title != nil {
+		if err := vp.CheckText(op, "title", *in.Title, vp.MaxShortTextBytes, true); err != nil {
+			return vp.RecurringTask{}, err
+		}
+	}
+	if in.Description != nil {
+		if err := vp.CheckText(op, "description", *in.Description, MaxRecurringTextBytes, false); err != nil {
+			return vp.RecurringTask{}, err
+		}
+	}
+	if in.AssignedTo != nil {
+		if err := vp.CheckName(op, "assignedTo", *in.AssignedTo, true); err != nil {
+			return vp.RecurringTask{}, err
+		}
+	}
+	if in.Priority != nil {
+		if err := checkRecurringPriority(op, *in.Priority); err != nil {
+			return vp.RecurringTask{}, err
+		}
+	}
+	if in.Project != nil {
+		if err := vp.CheckText(op, "project", *in.Project, vp.MaxShortTextBytes, false); err != nil {
+			return vp.RecurringTask{}, err
+		}
+	}
+	if in.CronExpression != nil {
+		if _, err := parseCron(op, *in.CronExpression); err != nil {
+			return vp.RecurringTask{}, err
+		}
+	}
+	if in.Timezone != nil {
+		if _, _, err := loadZone(op, *in.Timezone); err != nil {
+			return vp.RecurringTask{}, err
+		}
+	}
+	return s.changeRecurring(ctx, op, p, in.RecurringTaskID, in.Caller, false, func(r *vp.RecurringTask, now time.Time) error {
+		expr, tz := r.CronExpression, r.Timezone
+		if in.CronExpression != nil {
+			expr = strings.TrimSpace(*in.CronExpression)
+		}
+		if in.Timezone != nil {
+			tz = *in.Timezone
+		}
+		if in.CronExpression != nil || in.Timezone != nil {
+			_, _, tzName, next, err := schedule(op, expr, tz, now)
+			if err != nil {
+				return err
+			}
+			if next.IsZero() {
+				return vp.Errorf(op, vp.KindInvalid, "cronExpression", "%q never fires (no matching date in the next 5 years); e.g. %s", expr, cronExample)
+			}
+			r.CronExpression, r.Timezone = expr, tzName
+			if !r.Paused {
+				r.NextRunAt = next.UnixMilli()
+			}
+		}
+		if in.Title != nil {
+			r.Title = *in.Title
+		}
+		if in.Description != nil {
+			r.Description = *in.Description
+		}
+		if in.AssignedTo != nil {
+			r.AssignedTo = vp.NormalizeOrchestrator(*in.AssignedTo)
+		}
+		if in.Priority != nil {
+			r.Priority = *in.Priority
+		}
+		if in.Project != nil {
+			r.Project = *in.Project
+		}
+		return nil
+	})
+}
+
+// PauseRecurringTask stops a template from firing (active → paused). Its
+// entry leaves the due index.
+func (s *Service) PauseRecurringTask(ctx context.Context, p vp.Principal, id, caller string) (vp.RecurringTask, error) {
+	const op = "pause_recurring_task"
+	return s.changeRecurring(ctx, op, p, id, caller, false, func(r *vp.RecurringTask, _ time.Time) error {
+		if r.Paused {
+			return vp.Errorf(op, vp.KindConflict, "recurringTaskId", "recurring task %s is paused already; the allowed next state is active (resume_recurring_task)", r.ID)
+		}
+		r.Paused, r.NextRunAt = true, 0
+		return nil
+	})
+}
+
+// ResumeRecurringTask makes a paused template fire again (paused → active).
+// The next run is the first slot after now: slots that passed while it was
+// paused are not fired.
+func (s *Service) ResumeRecurringTask(ctx context.Context, p vp.Principal, id, caller string) (vp.RecurringTask, error) {
+	const op = "resume_recurring_task"
+	return s.changeRecurring(ctx, op, p, id, caller, false, func(r *vp.RecurringTask, now time.Time) error {
+		if !r.Paused {
+			return vp.Errorf(op, vp.KindConflict, "recurringTaskId", "recurring task %s is active already; the allowed next state is paused (pause_recurring_task)", r.ID)
+		}
+		_, _, _, next, err := schedule(op, r.CronExpression, r.Timezone, now)
+		if err != nil {
+			return err
+		}
+		r.Paused, r.NextRunAt = false, next.UnixMilli()
+		if next.IsZero() {
+			r.NextRunAt = 0
+		}
+		return nil
+	})
+}
+
+// DeleteRecurringResult reports a deletion.
+type DeleteRecurringResult struct {
+	Deleted bool   `json:"deleted"`
+	ID      string `json:"recurringTaskId"`
+	// Tasks the template already created are kept.
+	Note string `json:"note"`
+}
+
+// DeleteRecurringTask deletes a template (creator or system). The tasks it
+// already created are untouched.
+func (s *Service) DeleteRecurringTask(ctx context.Context, p vp.Principal, id, caller string) (DeleteRecurringResult, error) {
+	const op = "delete_recurring_task"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return DeleteRecurringResult{}, err
+	}
+	if err := vp.CheckName(op, "recurringTaskId", id, true); err != nil {
+		return DeleteRecurringResult{}, err
+	}
+	if err := vp.CheckName(op, "callerOrchestrator", caller, false); err != nil {
+		return DeleteRecurringResult{}, err
+	}
+	who, err := p.ActAs(op, "callerOrchestrator", caller)
+	if err != nil {
+		return DeleteRecurringResult{}, err
+	}
+	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
+		r, it, err := get[vp.RecurringTask](ctx, s, op, "recurringTaskId", id, recurringKey(tenant, id))
+		if err != nil {
+			return DeleteRecurringResult{}, err
+		}
+		if who != vp.SystemCaller && who != r.CreatedBy {
+			return DeleteRecurringResult{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q) or system may delete recurring task %s; %q may not", r.CreatedBy, r.ID, who)
+		}
+		err = s.st.Write(ctx, store.Delete(it.Key, store.IfVersion(it.Version)))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return DeleteRecurringResult{}, storeErr(op, err)
+		}
+		return DeleteRecurringResult{Deleted: true, ID: id, Note: "the tasks it already created are kept"}, nil
+	}
+	return DeleteRecurringResult{}, vp.E(op, vp.KindConflict, "recurringTaskId", "the recurring task is being changed by others; retry")
+}
+
+// FireReport summarises one FireDue run.
+type FireReport struct {
+	// Due is how many due index entries were read.
+	Due int `json:"due"`
+	// Fired is how many tasks this run created; TaskIDs names them.
+	Fired   int      `json:"fired"`
+	TaskIDs []string `json:"taskIds,omitempty"`
+	// Skipped counts entries that were no longer due when read again: fired
+	// by a concurrent run, paused, rescheduled or deleted meanwhile.
+	Skipped int `json:"skipped"`
+	// Missed counts older slots passed over in favour of the most recent one.
+	Missed int `json:"missed"`
+	// Failed counts templates that could not be fired (see the error).
+	Failed int `json:"failed"`
+	// More is true when the run stopped at its bound with due entries left.
+	More bool `json:"more,omitempty"`
+}
+
+// FireDue creates the tasks of every recurring template due at now, across
+// all tenants. It is the scheduler job: the embedded server calls it every
+// minute in process, AWS from an EventBridge schedule; any number of runs
+// may overlap or be retried.
+//
+// Exactly once per slot: a (template, scheduled time) creates at most one
+// task. The task, a fired-slot marker (IfNotExists) and the template with its
+// next run advanced (IfVersion) are one transaction; a concurrent or retried
+// run loses the transaction, reads the template again, finds it no longer
+// due and skips it.
+//
+// Missed slots: when several slots passed since the template's next run
+// (the scheduler was down), FireDue creates ONE task, for the most recent
+// missed slot, and moves the next run to the first slot after now. A task
+// is a reminder to do the work now, so a backlog of identical tasks would be
+// noise; the template's missedSlots counts the slots passed over.
+//
+// Errors on one template do not stop the others; they are joined in err.
+func (s *Service) FireDue(ctx context.Context, now time.Time) (FireReport, error) {
+	var rep FireReport
+	var errs []error
+	q := store.Query{Index: store.GSI2, PK: recurringDuePK, SKTo: ms13(now.UnixMilli()) + "$"} // '$' sorts just after '#'
+	for rep.Due < maxFirePerRun {
+		q.Limit = min(100, maxFirePerRun-rep.Due)
+		rows, err := s.st.Query(ctx, q)
+		if err != nil {
+			return rep, errors.Join(append(errs, vp.Wrap("recurring.fire_due", vp.KindInternal, err))...)
+		}
+		for _, it := range rows {
+			rep.Due++
+			tenant, id, ok := parseRecurringDueSK(it.GSI[1].SK)
+			if !ok {
+				errs = append(errs, fmt.Errorf("recurring.fire_due: malformed due entry %q", it.GSI[1].SK))
+				rep.Failed++
+				continue
+			}
+			out, err := s.fireOne(ctx, tenant, id, now)
+			switch {
+			case err != nil:
+				rep.Failed++
+				errs = append(errs, err)
+				s.log.ErrorContext(ctx, "recurring task not fired", "tenant", tenant, "recurringTaskId", id, "err", err)
+			case out.taskID != "":
+				rep.Fired++
+				rep.Missed += out.missed
+				rep.TaskIDs = append(rep.TaskIDs, out.taskID)
+				s.log.InfoContext(ctx, "recurring task fired", "tenant", tenant, "recurringTaskId", id, "taskId", out.taskID,
+					"slot", time.UnixMilli(out.slot).UTC().Format(time.RFC3339), "missedSlots", out.missed)
+			default:
+				rep.Skipped++
+			}
+		}
+		if len(rows) < q.Limit {
+			return rep, errors.Join(errs...)
+		}
+		pos := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &pos
+	}
+	rep.More = true
+	return rep, errors.Join(errs...)
+}
+
+func parseRecurringDueSK(sk string) (tenant, id string, ok bool) {
+	parts := strings.Split(sk, "#")
+	if len(parts) != 3 || !vp.ValidTenant(parts[1]) || parts[2] == "" {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
+
+type fireOutcome struct {
+	taskID string // empty: nothing created
+	slot   int64
+	missed int
+}
+
+// fireOne fires one template if it is still due at now (see FireDue).
+func (s *Service) fireOne(ctx context.Context, tenant, id string, now time.Time) (fireOutcome, error) {
+	const op = "recurring.fire"
+	nowMS := now.UnixMilli()
+	alreadyFired := int64(-1) // a slot whose marker exists though the template still points at it
+	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
+		r, it, err := get[vp.RecurringTask](ctx, s, op, "recurringTaskId", id, recurringKey(tenant, id))
+		if vp.IsKind(err, vp.KindNotFound) {
+			return fireOutcome{}, nil // deleted meanwhile
+		}
+		if err != nil {
+			return fireOutcome{}, err
+		}
+		if r.Paused || r.NextRunAt == 0 || r.NextRunAt > nowMS {
+			return fireOutcome{}, nil // not due (any more): the index entry was stale
+		}
+		sched, loc, _, next, err := schedule(op, r.CronExpression, r.Timezone, now)
+		if err != nil {
+			return fireOutcome{}, err
+		}
+		slot, missed := latestSlot(sched, loc, r.NextRunAt, now)
+		r.NextRunAt = 0 // never fires again
+		if !next.IsZero() {
+			r.NextRunAt = next.UnixMilli()
+		}
+		r.UpdatedAt = nowMS
+		marker := recurringFiredKey(tenant, id, slot)
+		if slot == alreadyFired {
+			// The slot's task exists; only the template lags behind.
+			err := s.st.Write(ctx, store.Put(recurringItem(op, tenant, r), store.IfVersion(it.Version)))
+			if errors.Is(err, store.ErrConditionFailed) {
+				continue
+			}
+			return fireOutcome{}, storeErr(op, err)
+		}
+		task, taskID, err := s.recurringInstance(op, tenant, r, slot, nowMS)
+		if err != nil {
+			return fireOutcome{}, err
+		}
+		r.LastTriggered, r.LastSlot, r.LastTaskID = nowMS, slot, taskID
+		r.FiredCount++
+		r.MissedSlots += int64(missed)
+		err = s.st.Write(ctx,
+			store.Put(recurringItem(op, tenant, r), store.IfVersion(it.Version)),
+			store.Put(store.Item{Key: marker, ExpiresAt: now.Add(recurringFiredTTL).Unix(), Data: encode(op, map[string]any{"recurringTaskId": id, "taskId": taskID, "slot": slot})}, store.IfNotExists),
+			store.Put(task, store.IfNotExists),
+		)
+		if err == nil {
+			return fireOutcome{taskID: taskID, slot: slot, missed: missed}, nil
+		}
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return fireOutcome{}, storeErr(op, err)
+		}
+		// Another run got there first, or the template changed. Read again;
+		// if this slot's marker exists, never create its task again.
+		if _, gerr := s.st.Get(ctx, marker); gerr == nil {
+			alreadyFired = slot
+		} else if !errors.Is(gerr, store.ErrNotFound) {
+			return fireOutcome{}, storeErr(op, gerr)
+		}
+	}
+	return fireOutcome{}, vp.Errorf(op, vp.KindConflict, "recurringTaskId", "recurring task %s/%s kept changing while firing; the next run retries", tenant, id)
+}
+
+// latestSlot returns the most recent scheduled time at or before now,
+// starting from the template's next run (itself a slot at or before now),
+// and how many earlier slots it passes over.
+func latestSlot(sched cron.Schedule, loc *time.Location, nextRunAt int64, now time.Time) (int64, int) {
+	slot := time.UnixMilli(nextRunAt).In(loc)
+	missed := 0
+	if now.Sub(slot) > catchUpWindow {
+		// After a very long downtime, look for the latest slot in the last
+		// catchUpWindow only (bounded work); missed then counts those.
+		if s := sched.Next(now.Add(-catchUpWindow).In(loc)); !s.IsZero() && !s.After(now) {
+			slot, missed = s, 1
+		}
+	}
+	for {
+		n := sched.Next(slot)
+		if n.IsZero() || n.After(now) {
+			return slot.UnixMilli(), missed
+		}
+		slot = n
+		missed++
+	}
+}
+
+// recurringInstance builds the task a template creates for one slot: its
+// store item (keys and indexes belong to the tasks capability) and its id.
+func (s *Service) recurringInstance(op, tenant string, r vp.RecurringTask, slot, nowMS int64) (store.Item, string, error) {
+	return store.Item{}, "", vp.E(op, vp.KindInternal, "", "the tasks capability does not provide a task item builder yet")
+}

@@ -1,0 +1,266 @@
+package coord_test
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// recClock is a settable clock for the recurring tests.
+type recClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *recClock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *recClock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+// eachBackendAt is eachBackend with the service's clock at start; it also
+// hands the test the store, so that it can open a second service on it (a
+// second scheduler).
+func eachBackendAt(t *testing.T, start time.Time, fn func(t *testing.T, svc *coord.Service, st store.Store, clock *recClock)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			if b.name == "dynamodb" && testing.Short() {
+				t.Skip("-short: SQLite only")
+			}
+			st := b.open(t)
+			clock := &recClock{t: start}
+			fn(t, newClockService(t, st, clock), st, clock)
+		})
+	}
+}
+
+func newClockService(t *testing.T, st store.Store, clock *recClock) *coord.Service {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	signer, err := listing.NewSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return coord.New(coord.Options{Store: st, Cursors: signer, Now: clock.Now})
+}
+
+// utc parses "2006-01-02 15:04" in UTC.
+func utc(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse("2006-01-02 15:04:05", s)
+	if err != nil {
+		v, err = time.Parse("2006-01-02 15:04", s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func standup(cron, tz string) coord.CreateRecurringInput {
+	return coord.CreateRecurringInput{Title: "Daily standup report", Description: "what was done, blockers", AssignedTo: "carol",
+		Priority: "medium", CronExpression: cron, Timezone: tz, Project: "vantage-peers"}
+}
+
+func TestRecurringCronAndTimezoneValidation(t *testing.T) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, _ *recClock) {
+		bob := as("acme", "bob")
+		cases := []struct {
+			name, cron, tz string
+			want           []string // substrings of the error; nil: valid
+		}{
+			{"weekdays", "0 9 * * 1-5", "", nil},
+			{"every 30 minutes", "*/30 * * * *", "UTC", nil},
+			{"first of the month", "0 0 1 * *", "Europe/Paris", nil},
+			{"names", "15 8 * JAN-MAR MON,FRI", "America/New_York", nil},
+			{"surrounding spaces", "  0 9 * * *  ", "Asia/Tokyo", nil},
+			{"four fields", "0 9 * *", "", []string{"cronExpression", "4 fields", "0 9 * * 1-5"}},
+			{"six fields (seconds)", "0 0 9 * * *", "", []string{"cronExpression", "6 fields", "0 9 * * 1-5"}},
+			{"minute out of range", "61 * * * *", "", []string{"cronExpression", "not a valid cron", "0 9 * * 1-5"}},
+			{"garbage", "every day at 9", "", []string{"cronExpression", "0 9 * * 1-5"}},
+			{"bad step", "*/0 * * * *", "", []string{"cronExpression"}},
+			{"descriptor", "@daily", "", []string{"cronExpression", "@daily", "0 9 * * 1-5"}},
+			{"inline zone", "TZ=Europe/Paris 0 9 * * *", "", []string{"cronExpression", "timezone"}},
+			{"inline zone without space", "CRON_TZ=Europe/Paris", "", []string{"cronExpression", "timezone"}},
+			{"never fires", "0 0 30 2 *", "", []string{"cronExpression", "never fires"}},
+			{"empty", "", "", []string{"cronExpression", "required"}},
+			{"oversize", strings.Repeat("1,", 100) + " * * * *", "", []string{"cronExpression", "128"}},
+			{"unknown zone", "0 9 * * *", "Mars/Olympus_Mons", []string{"timezone", "IANA", "Europe/Paris"}},
+			{"local zone", "0 9 * * *", "Local", []string{"timezone", "IANA"}},
+			{"path as zone", "0 9 * * *", "../../etc/passwd", []string{"timezone"}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				r, err := svc.CreateRecurringTask(ctx(), bob, standup(c.cron, c.tz))
+				if c.want == nil {
+					if err != nil {
+						t.Fatalf("valid schedule refused: %v", err)
+					}
+					if r.NextRunAt <= utc(t, "2025-01-06 07:30").UnixMilli() || r.Timezone == "" {
+						t.Fatalf("created %+v", r)
+					}
+					return
+				}
+				kind := vp.KindInvalid
+				if c.name == "oversize" {
+					kind = vp.KindTooLarge
+				}
+				wantKind(t, err, kind, "")
+				for _, w := range c.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+			})
+		}
+		for _, c := range []struct {
+			name  string
+			edit  func(*coord.CreateRecurringInput)
+			field string
+		}{
+			{"no title", func(in *coord.CreateRecurringInput) { in.Title = "" }, "title"},
+			{"no assignee", func(in *coord.CreateRecurringInput) { in.AssignedTo = "" }, "assignedTo"},
+			{"bad priority", func(in *coord.CreateRecurringInput) { in.Priority = "critical" }, "urgent, high, medium, low"},
+			{"impersonation", func(in *coord.CreateRecurringInput) { in.CreatedBy = "alice" }, "createdBy"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				in := standup("0 9 * * *", "")
+				c.edit(&in)
+				_, err := svc.CreateRecurringTask(ctx(), bob, in)
+				if err == nil || !strings.Contains(err.Error(), c.field) {
+					t.Fatalf("got %v, want an error naming %q", err, c.field)
+				}
+			})
+		}
+	})
+}
+
+func TestRecurringNextRunInTimezone(t *testing.T) {
+	// Monday 6 January 2025, 07:30 UTC = 08:30 in Paris (UTC+1).
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, clock *recClock) {
+		bob := as("acme", "bob")
+		r, err := svc.CreateRecurringTask(ctx(), bob, standup("0 9 * * 1-5", "Europe/Paris"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := utc(t, "2025-01-06 08:00").UnixMilli(); r.NextRunAt != want {
+			t.Fatalf("nextRunAt %v, want 09:00 Paris = 08:00 UTC", time.UnixMilli(r.NextRunAt).UTC())
+		}
+		if r.CreatedBy != "bob" || r.AssignedTo != "carol" || r.Paused || r.Timezone != "Europe/Paris" || !strings.HasPrefix(r.ID, "rec_") {
+			t.Fatalf("created %+v", r)
+		}
+		// Rescheduling recomputes from now; other fields keep the slot.
+		clock.Set(utc(t, "2025-01-06 07:45"))
+		title := "Standup"
+		if r, err = svc.UpdateRecurringTask(ctx(), bob, coord.UpdateRecurringInput{RecurringTaskID: r.ID, Title: &title}); err != nil || r.NextRunAt != utc(t, "2025-01-06 08:00").UnixMilli() {
+			t.Fatalf("title update moved the slot: %+v %v", r, err)
+		}
+		tz := "America/New_York"
+		if r, err = svc.UpdateRecurringTask(ctx(), bob, coord.UpdateRecurringInput{RecurringTaskID: r.ID, Timezone: &tz}); err != nil || r.NextRunAt != utc(t, "2025-01-06 14:00").UnixMilli() {
+			t.Fatalf("09:00 New York (UTC-5) should be 14:00 UTC: %v %v", time.UnixMilli(r.NextRunAt).UTC(), err)
+		}
+		bad := "0 25 * * *"
+		_, err = svc.UpdateRecurringTask(ctx(), bob, coord.UpdateRecurringInput{RecurringTaskID: r.ID, CronExpression: &bad})
+		wantKind(t, err, vp.KindInvalid, "cronExpression")
+		_, err = svc.UpdateRecurringTask(ctx(), bob, coord.UpdateRecurringInput{RecurringTaskID: r.ID})
+		wantKind(t, err, vp.KindInvalid, "nothing to update")
+	})
+}
+
+func TestRecurringPauseResumeAndRBAC(t *testing.T) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, clock *recClock) {
+		bob, carol, dave := as("acme", "bob"), as("acme", "carol"), as("acme", "dave")
+		r, err := svc.CreateRecurringTask(ctx(), bob, standup("0 * * * *", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Strangers may not touch it; the assignee may pause, only the
+		// creator may delete.
+		_, err = svc.PauseRecurringTask(ctx(), dave, r.ID, "")
+		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
+		title := "x"
+		_, err = svc.UpdateRecurringTask(ctx(), dave, coord.UpdateRecurringInput{RecurringTaskID: r.ID, Title: &title})
+		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
+		if r, err = svc.PauseRecurringTask(ctx(), carol, r.ID, ""); err != nil || !r.Paused || r.NextRunAt != 0 {
+			t.Fatalf("pause: %+v %v", r, err)
+		}
+		_, err = svc.PauseRecurringTask(ctx(), bob, r.ID, "")
+		wantKind(t, err, vp.KindConflict, "paused already")
+		if !strings.Contains(err.Error(), "resume_recurring_task") {
+			t.Fatalf("refusal does not name the allowed transition: %v", err)
+		}
+		clock.Set(utc(t, "2025-01-06 12:10"))
+		if r, err = svc.ResumeRecurringTask(ctx(), bob, r.ID, ""); err != nil || r.Paused || r.NextRunAt != utc(t, "2025-01-06 13:00").UnixMilli() {
+			t.Fatalf("resume: %+v %v", r, err)
+		}
+		_, err = svc.ResumeRecurringTask(ctx(), bob, r.ID, "")
+		wantKind(t, err, vp.KindConflict, "active already")
+		_, err = svc.DeleteRecurringTask(ctx(), carol, r.ID, "")
+		wantKind(t, err, vp.KindForbidden, "creator")
+		if res, err := svc.DeleteRecurringTask(ctx(), bob, r.ID, ""); err != nil || !res.Deleted {
+			t.Fatalf("delete: %+v %v", res, err)
+		}
+		_, err = svc.GetRecurringTask(ctx(), bob, r.ID)
+		wantKind(t, err, vp.KindNotFound, "recurringTaskId")
+		_, err = svc.DeleteRecurringTask(ctx(), bob, r.ID, "")
+		wantKind(t, err, vp.KindNotFound, "recurringTaskId")
+		// Another tenant cannot see or touch templates.
+		r2, _ := svc.CreateRecurringTask(ctx(), bob, standup("0 * * * *", ""))
+		_, err = svc.GetRecurringTask(ctx(), admin("other"), r2.ID)
+		wantKind(t, err, vp.KindNotFound, "recurringTaskId")
+		_, err = svc.PauseRecurringTask(ctx(), admin("other"), r2.ID, "system")
+		wantKind(t, err, vp.KindNotFound, "recurringTaskId")
+	})
+}
+
+func TestListRecurringTasksContract(t *testing.T) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, clock *recClock) {
+		const n = 45
+		bob := as("acme", "bob")
+		for i := 0; i < n; i++ {
+			clock.Set(utc(t, "2025-01-06 07:30").Add(time.Duration(i) * time.Second))
+			in := standup(fmt.Sprintf("%d * * * *", i), "")
+			in.Title = fmt.Sprint("t", i)
+			if _, err := svc.CreateRecurringTask(ctx(), bob, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		all := pageAll(t, func(cursor string) (listing.Page[any], error) {
+			return svc.ListRecurringTasks(ctx(), bob, listing.Params{Cursor: cursor, Limit: mandateLimit(20)})
+		})
+		ids := map[string]bool{}
+		for _, it := range all {
+			ids[it.(vp.RecurringTask).ID] = true
+		}
+		if len(all) != n || len(ids) != n {
+			t.Fatalf("paged %d templates (%d unique), want %d", len(all), len(ids), n)
+		}
+		if all[0].(vp.RecurringTask).Title != fmt.Sprint("t", n-1) {
+			t.Fatalf("not newest first: %+v", all[0])
+		}
+		big, err := svc.ListRecurringTasks(ctx(), bob, listing.Params{Limit: mandateLimit(500)})
+		if err != nil || len(big.Items) > 200 || len(big.Items) != n || big.NextCursor != "" {
+			t.Fatalf("limit 500: %d rows, cursor %q, %v", len(big.Items), big.NextCursor, err)
+		}
+		first, _ := svc.ListRecurringTasks(ctx(), bob, listing.Params{})
+		_, err = svc.ListRecurringTasks(ctx(), bob, listing.Params{Cursor: "x" + first.NextCursor[1:]})
+		wantKind(t, err, vp.KindInvalid, "cursor")
+		_, err = svc.ListRecurringTasks(ctx(), admin("other"), listing.Params{Cursor: first.NextCursor})
+		wantKind(t, err, vp.KindInvalid, "cursor")
+		lite, _ := svc.ListRecurringTasks(ctx(), bob, listing.Params{Fields: "lite"})
+		row, _ := lite.Items[0].(map[string]json.RawMessage)
+		if row == nil || row["cronExpression"] == nil || row["description"] != nil {
+			t.Fatalf("lite row %v", lite.Items[0])
+		}
+		other, _ := svc.ListRecurringTasks(ctx(), admin("other"), listing.Params{})
+		if len(other.Items) != 0 {
+			t.Fatalf("another tenant lists %d templates", len(other.Items))
+		}
+	})
+}
