@@ -50,3 +50,45 @@ func TestMandateTools(t *testing.T) {
 		t.Fatalf("list_mandates: %s", text)
 	}
 }
+
+// TestRecurringTools lives here too (the brief gives this capability no
+// test file of its own in this package).
+func TestRecurringTools(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"bob"}})
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, w := range []string{"create_recurring_task", "get_recurring_task", "list_recurring_tasks", "update_recurring_task",
+		"delete_recurring_task", "pause_recurring_task", "resume_recurring_task"} {
+		if !slices.Contains(names, w) {
+			t.Errorf("tool %s is not advertised", w)
+		}
+	}
+	res, text := call(t, cs, "create_recurring_task", map[string]any{"title": "Daily standup", "assignedTo": "carol", "priority": "medium",
+		"cronExpression": "0 9 * * 1-5", "timezone": "Europe/Paris"})
+	if res.IsError {
+		t.Fatal(text)
+	}
+	var r vp.RecurringTask
+	if err := json.Unmarshal([]byte(text), &r); err != nil || r.ID == "" || r.NextRunAt == 0 || r.CreatedBy != "bob" {
+		t.Fatalf("create_recurring_task returned %s", text)
+	}
+	res, text = call(t, cs, "create_recurring_task", map[string]any{"title": "x", "assignedTo": "carol", "priority": "medium", "cronExpression": "0 9 * *"})
+	if !res.IsError || !strings.Contains(text, "cronExpression") || !strings.Contains(text, "0 9 * * 1-5") {
+		t.Fatalf("a 4-field cron is not refused with the field and an example: %s", text)
+	}
+	if res, text = call(t, cs, "pause_recurring_task", map[string]any{"recurringTaskId": r.ID}); res.IsError || !strings.Contains(text, `"paused":true`) {
+		t.Fatalf("pause_recurring_task: %s", text)
+	}
+	if res, text = call(t, cs, "list_recurring_tasks", map[string]any{"fields": "lite"}); res.IsError || !strings.Contains(text, r.ID) {
+		t.Fatalf("list_recurring_tasks: %s", text)
+	}
+	if res, text = call(t, cs, "delete_recurring_task", map[string]any{"recurringTaskId": r.ID}); res.IsError || !strings.Contains(text, `"deleted":true`) {
+		t.Fatalf("delete_recurring_task: %s", text)
+	}
+}
