@@ -1,0 +1,382 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Fix patterns are shared by the whole tenant (cross-project learning: a
+// bug fixed in one project is found from every other), so they have no
+// namespace; any principal of the tenant may read and write them. Attempts
+// live in the pattern's partition (sort key ATT#<id>), so get_fix_pattern
+// is one query.
+
+// FixPatternInput is a fix pattern to create.
+type FixPatternInput struct {
+	Symptom        string
+	RootCause      string
+	Tags           []string
+	Stack          []string
+	SourceProject  string
+	CreatedBy      string
+	Severity       string
+	ValidatedFix   string
+	Files          []string
+	LinkedIssueIDs []string
+}
+
+// CreateResult reports a created fix pattern.
+type CreateResult struct {
+	PatternID    string `json:"patternId"`
+	CreationTime int64  `json:"_creationTime"`
+}
+
+// CreateFixPattern stores a fix pattern; its text is searchable at once and
+// its symptom is embedded by a job.
+func (s *Service) CreateFixPattern(ctx context.Context, p vp.Principal, in FixPatternInput) (CreateResult, error) {
+	const op = "create_fix_pattern"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	if err := vp.CheckText(op, "symptom", in.Symptom, vp.MaxSymptomBytes, true); err != nil {
+		return CreateResult{}, err
+	}
+	if err := vp.CheckText(op, "rootCause", in.RootCause, vp.MaxFixTextBytes, true); err != nil {
+		return CreateResult{}, err
+	}
+	if err := vp.CheckText(op, "validatedFix", in.ValidatedFix, vp.MaxFixTextBytes, false); err != nil {
+		return CreateResult{}, err
+	}
+	if err := vp.CheckName(op, "sourceProject", in.SourceProject, true); err != nil {
+		return CreateResult{}, err
+	}
+	for _, l := range []struct {
+		field string
+		v     []string
+	}{{"tags", in.Tags}, {"stack", in.Stack}, {"files", in.Files}, {"linkedIssueIds", in.LinkedIssueIDs}} {
+		if err := checkList(op, l.field, l.v); err != nil {
+			return CreateResult{}, err
+		}
+	}
+	if !slices.Contains(vp.FixSeverities, in.Severity) {
+		return CreateResult{}, vp.Errorf(op, vp.KindInvalid, "severity", "%q is not a severity; use one of %s", in.Severity, strings.Join(vp.FixSeverities, ", "))
+	}
+	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
+		return CreateResult{}, err
+	}
+	createdBy, err := p.ActAs(op, "createdBy", in.CreatedBy)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	now := s.nowMS()
+	f := vp.FixPattern{
+		ID: s.ids.New("fix"), CreationTime: now, Symptom: in.Symptom, RootCause: in.RootCause,
+		ValidatedFix: in.ValidatedFix, Files: in.Files, Tags: nonNil(in.Tags), Stack: nonNil(in.Stack),
+		SourceProject: in.SourceProject, LinkedIssueIDs: in.LinkedIssueIDs, Severity: in.Severity,
+		CreatedBy: createdBy, UpdatedAt: now,
+	}
+	if f.ValidatedFix != "" {
+		f.ValidatedAt = now
+	}
+	it, err := fixItem(op, tenant, f)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	job := s.embedJob(tenant, RefFixPattern, f.ID)
+	ops := []store.Op{store.Put(it, store.IfNotExists)}
+	jobOps, inTx, err := s.jobOps(job)
+	if err != nil {
+		return CreateResult{}, vp.Wrap(op, vp.KindInternal, err)
+	}
+	ops = append(ops, jobOps...)
+	// Text first, then the store (see StoreMemory for why this order).
+	if err := s.idx.Upsert(ctx, fixDoc(tenant, f)); err != nil {
+		return CreateResult{}, vp.Wrap(op, vp.KindInternal, err)
+	}
+	if err := s.st.Write(ctx, ops...); err != nil {
+		return CreateResult{}, storeErr(op, err)
+	}
+	s.afterCommit(ctx, job, inTx)
+	return CreateResult{PatternID: f.ID, CreationTime: f.CreationTime}, nil
+}
+
+func nonNil(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
+}
+
+func checkList(op, field string, v []string) error {
+	if len(v) > vp.MaxFixListItems {
+		return vp.Errorf(op, vp.KindTooLarge, field, "has %d entries; the limit is %d", len(v), vp.MaxFixListItems)
+	}
+	for _, e := range v {
+		if err := vp.CheckText(op, field, e, vp.MaxFixListItemBytes, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fixDoc indexes a pattern: the symptom as title, the rest as text.
+func fixDoc(tenant string, f vp.FixPattern) search.Doc {
+	parts := []string{f.RootCause, f.ValidatedFix, strings.Join(f.Tags, " "), strings.Join(f.Stack, " "),
+		strings.Join(f.Files, " "), f.SourceProject}
+	return search.Doc{
+		Tenant: tenant, ID: f.ID, Kind: KindFixPattern, Type: f.Severity, Owner: f.CreatedBy,
+		Title: f.Symptom, Text: strings.Join(parts, "\n"), CreatedAt: f.CreationTime,
+	}
+}
+
+// FixPatternDetail is a pattern with its attempts, newest first.
+type FixPatternDetail struct {
+	vp.FixPattern
+	Attempts []vp.FixAttempt `json:"attempts"`
+}
+
+// maxAttemptsShown bounds the attempts get_fix_pattern returns (attemptCount
+// is the total).
+const maxAttemptsShown = 200
+
+// GetFixPattern returns a pattern and its latest attempts.
+func (s *Service) GetFixPattern(ctx context.Context, p vp.Principal, id string) (FixPatternDetail, error) {
+	const op = "get_fix_pattern"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return FixPatternDetail{}, err
+	}
+	if err := checkID(op, "patternId", id); err != nil {
+		return FixPatternDetail{}, err
+	}
+	f, _, err := get[vp.FixPattern](ctx, s, op, "patternId", "fix pattern", id, fixKey(tenant, id))
+	if err != nil {
+		return FixPatternDetail{}, err
+	}
+	rows, err := s.st.Query(ctx, store.Query{PK: fixKey(tenant, id).PK, SKPrefix: "ATT#", Reverse: true, Limit: maxAttemptsShown})
+	if err != nil {
+		return FixPatternDetail{}, storeErr(op, err)
+	}
+	d := FixPatternDetail{FixPattern: f, Attempts: make([]vp.FixAttempt, 0, len(rows))}
+	for _, it := range rows {
+		a, err := decode[vp.FixAttempt](op, it)
+		if err != nil {
+			return FixPatternDetail{}, err
+		}
+		d.Attempts = append(d.Attempts, a)
+	}
+	return d, nil
+}
+
+// AttemptInput is one fix attempt.
+type AttemptInput struct {
+	PatternID   string
+	Description string
+	Worked      bool
+	Why         string
+	CreatedBy   string
+	Commit      string
+}
+
+// AttemptResult reports add_fix_attempt.
+type AttemptResult struct {
+	AttemptID string `json:"attemptId"`
+	PatternID string `json:"patternId"`
+	// ValidatedFixSet is true when this attempt worked and became the
+	// pattern's validatedFix (it had none).
+	ValidatedFixSet bool `json:"validatedFixSet"`
+	AttemptCount    int  `json:"attemptCount"`
+}
+
+// AddFixAttempt records an attempt and, when it worked and the pattern has
+// no validated fix yet, makes its description the validated fix — in one
+// transaction with the pattern's attempt count.
+func (s *Service) AddFixAttempt(ctx context.Context, p vp.Principal, in AttemptInput) (AttemptResult, error) {
+	const op = "add_fix_attempt"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return AttemptResult{}, err
+	}
+	if err := checkID(op, "patternId", in.PatternID); err != nil {
+		return AttemptResult{}, err
+	}
+	if err := vp.CheckText(op, "description", in.Description, vp.MaxFixTextBytes, true); err != nil {
+		return AttemptResult{}, err
+	}
+	if err := vp.CheckText(op, "why", in.Why, vp.MaxFixTextBytes, true); err != nil {
+		return AttemptResult{}, err
+	}
+	if err := vp.CheckText(op, "commit", in.Commit, vp.MaxShortTextBytes, false); err != nil {
+		return AttemptResult{}, err
+	}
+	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
+		return AttemptResult{}, err
+	}
+	createdBy, err := p.ActAs(op, "createdBy", in.CreatedBy)
+	if err != nil {
+		return AttemptResult{}, err
+	}
+	a := vp.FixAttempt{
+		ID: s.ids.New("fxa"), CreationTime: s.nowMS(), PatternID: in.PatternID, Description: in.Description,
+		Commit: in.Commit, Worked: in.Worked, Why: in.Why, CreatedBy: createdBy,
+	}
+	ad, err := encode(op, a)
+	if err != nil {
+		return AttemptResult{}, err
+	}
+	ai := store.Item{Key: fixAttemptKey(tenant, in.PatternID, a.ID), Data: ad}
+	for try := 0; try <= maxRetries; try++ {
+		f, it, err := get[vp.FixPattern](ctx, s, op, "patternId", "fix pattern", in.PatternID, fixKey(tenant, in.PatternID))
+		if err != nil {
+			return AttemptResult{}, err
+		}
+		f.AttemptCount++
+		f.UpdatedAt = a.CreationTime
+		set := in.Worked && f.ValidatedFix == ""
+		if set {
+			f.ValidatedFix, f.ValidatedAt = in.Description, a.CreationTime
+			if err := s.idx.Upsert(ctx, fixDoc(tenant, f)); err != nil {
+				return AttemptResult{}, vp.Wrap(op, vp.KindInternal, err)
+			}
+		}
+		next, err := fixItem(op, tenant, f)
+		if err != nil {
+			return AttemptResult{}, err
+		}
+		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)), store.Put(ai, store.IfNotExists))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return AttemptResult{}, storeErr(op, err)
+		}
+		return AttemptResult{AttemptID: a.ID, PatternID: f.ID, ValidatedFixSet: set, AttemptCount: f.AttemptCount}, nil
+	}
+	return AttemptResult{}, conflictErr(op, "patternId", in.PatternID)
+}
+
+// ValidateFix sets (or replaces) a pattern's validated fix.
+func (s *Service) ValidateFix(ctx context.Context, p vp.Principal, id, fix string) (vp.FixPattern, error) {
+	const op = "validate_fix"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return vp.FixPattern{}, err
+	}
+	if err := checkID(op, "patternId", id); err != nil {
+		return vp.FixPattern{}, err
+	}
+	if err := vp.CheckText(op, "validatedFix", fix, vp.MaxFixTextBytes, true); err != nil {
+		return vp.FixPattern{}, err
+	}
+	for try := 0; try <= maxRetries; try++ {
+		f, it, err := get[vp.FixPattern](ctx, s, op, "patternId", "fix pattern", id, fixKey(tenant, id))
+		if err != nil {
+			return vp.FixPattern{}, err
+		}
+		now := s.nowMS()
+		f.ValidatedFix, f.ValidatedAt, f.UpdatedAt = fix, now, now
+		next, err := fixItem(op, tenant, f)
+		if err != nil {
+			return vp.FixPattern{}, err
+		}
+		if err := s.idx.Upsert(ctx, fixDoc(tenant, f)); err != nil {
+			return vp.FixPattern{}, vp.Wrap(op, vp.KindInternal, err)
+		}
+		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return vp.FixPattern{}, storeErr(op, err)
+		}
+		return f, nil
+	}
+	return vp.FixPattern{}, conflictErr(op, "patternId", id)
+}
+
+// FixSearchInput is search_fix_patterns' query.
+type FixSearchInput struct {
+	Query string
+	Limit int
+}
+
+// FixHit is a pattern with its similarity score.
+type FixHit struct {
+	vp.FixPattern
+	Score float64 `json:"score"`
+}
+
+// FixSearchResult is search_fix_patterns' result, best first.
+type FixSearchResult struct {
+	Results []FixHit `json:"results"`
+	Count   int      `json:"count"`
+}
+
+// SearchFixPatterns ranks the tenant's patterns (all projects) by semantic
+// similarity of their symptom to the query.
+func (s *Service) SearchFixPatterns(ctx context.Context, p vp.Principal, in FixSearchInput) (FixSearchResult, error) {
+	const op = "search_fix_patterns"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return FixSearchResult{}, err
+	}
+	if err := checkQuery(op, in.Query); err != nil {
+		return FixSearchResult{}, err
+	}
+	limit := clampSearchLimit(in.Limit)
+	f := search.Filter{Tenant: tenant, Kinds: []string{KindFixPattern}, NowMS: s.nowMS()}
+	var qv *search.Vector
+	hits, err := s.rank(ctx, op, in.Query, &qv, f, modeVector, min(limit*overFetch, maxFetch))
+	if err != nil {
+		return FixSearchResult{}, err
+	}
+	got, err := hydrate(ctx, s, tenant, hits, limit, fixKey, func(vp.FixPattern) bool { return true })
+	if err != nil {
+		return FixSearchResult{}, storeErr(op, err)
+	}
+	res := FixSearchResult{Results: make([]FixHit, 0, len(got))}
+	for _, g := range got {
+		res.Results = append(res.Results, FixHit{FixPattern: g.v, Score: g.score})
+	}
+	res.Count = len(res.Results)
+	return res, nil
+}
+
+// ListFixPatternsInput filters list_fix_patterns.
+type ListFixPatternsInput struct {
+	Project string
+	Params  listing.Params
+}
+
+var fixLiteKeys = []string{"symptom", "severity", "sourceProject"}
+
+// ListFixPatterns lists patterns newest first, optionally of one source
+// project.
+func (s *Service) ListFixPatterns(ctx context.Context, p vp.Principal, in ListFixPatternsInput) (listing.Page[any], error) {
+	const op = "list_fix_patterns"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return listing.Page[any]{}, err
+	}
+	if err := vp.CheckName(op, "project", in.Project, false); err != nil {
+		return listing.Page[any]{}, err
+	}
+	q := store.Query{Index: store.GSI2, PK: fixesPK(tenant), Reverse: true}
+	if in.Project != "" {
+		q = store.Query{Index: store.GSI1, PK: fixProjectPK(tenant, in.Project), Reverse: true}
+	}
+	return listing.List(ctx, s.st, s.cursors, listing.Request{
+		Op: op, Tenant: tenant, Binding: op + "\x00" + in.Project, Params: in.Params, Query: q, LiteKeys: fixLiteKeys,
+	}, func(it store.Item) (vp.FixPattern, bool, error) {
+		f, err := decode[vp.FixPattern](op, it)
+		return f, err == nil, err
+	})
+}
