@@ -15,6 +15,7 @@ import (
 var recordTools = []string{
 	"write_diary", "get_diary", "list_diaries", "list_diary_by_date_range",
 	"create_briefing_note", "update_briefing_note", "get_briefing_note", "list_briefing_notes",
+	"register_component", "get_component", "list_components", "update_component", "delete_component",
 }
 
 func TestRecordToolsAreRegistered(t *testing.T) {
@@ -82,5 +83,35 @@ func TestBriefingsThroughTools(t *testing.T) {
 	res, text = call(t, cs, "get_briefing_note", map[string]any{"noteId": "brf_nope"})
 	if !res.IsError || !strings.Contains(text, "noteId") {
 		t.Fatalf("unknown note: %s", text)
+	}
+}
+
+func TestComponentsThroughTools(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"carol"}})
+	res, text := call(t, cs, "register_component", map[string]any{"name": "dev-convex-expert", "type": "agent", "team": "development",
+		"content": "---\nname: dev\n---\n", "version": "1.0.0"})
+	var c vp.Component
+	if res.IsError || json.Unmarshal([]byte(text), &c) != nil || c.Revision != 1 || c.CreatedBy != "carol" {
+		t.Fatalf("register_component: %s", text)
+	}
+	res, text = call(t, cs, "update_component", map[string]any{"name": "dev-convex-expert", "type": "agent", "content": "v2"})
+	if res.IsError || !strings.Contains(text, `"revision":2`) {
+		t.Fatalf("update_component: %s", text)
+	}
+	res, text = call(t, cs, "get_component", map[string]any{"name": "dev-convex-expert", "type": "agent", "revision": 1})
+	if res.IsError || !strings.Contains(text, "name: dev") {
+		t.Fatalf("get_component revision 1: %s", text)
+	}
+	res, text = call(t, cs, "list_components", map[string]any{"type": "agent", "fields": "lite"})
+	if res.IsError || !strings.Contains(text, c.ID) || strings.Contains(text, "content") {
+		t.Fatalf("list_components: %s", text)
+	}
+	res, text = call(t, cs, "register_component", map[string]any{"name": "x", "type": "runbook", "content": "x"})
+	if !res.IsError || !strings.Contains(text, "type") || !strings.Contains(text, "agent, skill, hook, plugin") {
+		t.Fatalf("bad type: %s", text)
+	}
+	res, text = call(t, cs, "delete_component", map[string]any{"name": "dev-convex-expert", "type": "agent"})
+	if res.IsError || !strings.Contains(text, `"revisionsDeleted":1`) {
+		t.Fatalf("delete_component: %s", text)
 	}
 }
