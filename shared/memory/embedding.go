@@ -374,10 +374,9 @@ type embedderMarker struct {
 }
 
 // ensureEmbedderMarker compares the tenant's recorded embedder with the
-// current one. When they differ (the embedder was changed, or the tenant
-// predates the marker) it records the current one and enqueues a reembed
-// job, once: vectors of two embedders are never mixed, and entities with
-// an old vector are embedded again.
+// current one. When they differ (the embedder was changed) it records the
+// current one and enqueues a reembed job, once: vectors of two embedders are
+// never mixed, and entities with an old vector are embedded again.
 func (s *Service) ensureEmbedderMarker(ctx context.Context, tenant string) error {
 	name := s.emb.Name()
 	if v, ok := s.markers.Load(tenant); ok && v.(string) == name {
@@ -385,9 +384,20 @@ func (s *Service) ensureEmbedderMarker(ctx context.Context, tenant string) error
 	}
 	k := markerKey(tenant)
 	it, err := s.st.Get(ctx, k)
-	cond := store.IfNotExists
+	data, _ := json.Marshal(embedderMarker{Embedder: name, Since: s.nowMS()})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		// The tenant's first vector: every entity it has was written by
+		// this code, so each has its own embed job and nothing needs
+		// re-embedding.
+		err := s.st.Write(ctx, store.Put(store.Item{Key: k, Data: data}, store.IfNotExists))
+		if err != nil && !errors.Is(err, store.ErrConditionFailed) {
+			return err
+		}
+		if err == nil {
+			s.markers.Store(tenant, name)
+		}
+		return nil
 	case err != nil:
 		return err
 	default:
@@ -399,11 +409,9 @@ func (s *Service) ensureEmbedderMarker(ctx context.Context, tenant string) error
 			s.markers.Store(tenant, name)
 			return nil
 		}
-		cond = store.IfVersion(it.Version)
 	}
-	data, _ := json.Marshal(embedderMarker{Embedder: name, Since: s.nowMS()})
 	job := queue.Job{ID: s.ids.New("job"), Kind: JobReembed, Tenant: tenant}
-	ops := []store.Op{store.Put(store.Item{Key: k, Data: data}, cond)}
+	ops := []store.Op{store.Put(store.Item{Key: k, Data: data}, store.IfVersion(it.Version))}
 	jobOps, inTx, err := s.jobOps(job)
 	if err != nil {
 		return err

@@ -14,7 +14,6 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
-	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
@@ -116,19 +115,41 @@ func signer(t testing.TB) *listing.Signer {
 	return s
 }
 
-// drain runs the embedding worker until the queue has nothing due.
-func (e *env) drain() {
+// drain does what the embedding worker (shared/jobs) does until the queue
+// has nothing due: receive, EmbedJobs, ack or fail. It returns how many
+// jobs failed.
+func (e *env) drain() int {
 	e.t.Helper()
+	failed := 0
 	for i := 0; i < 1000; i++ {
-		n, err := jobs.ProcessEmbedJobs(ctx(), jobs.EmbedderOptions{Queue: e.q, Memory: e.svc})
-		if err != nil {
-			e.t.Fatal(err)
-		}
+		n, f := e.processOnce()
+		failed += f
 		if n == 0 {
-			return
+			return failed
 		}
 	}
 	e.t.Fatal("the queue does not drain")
+	return failed
+}
+
+func (e *env) processOnce() (received, failed int) {
+	e.t.Helper()
+	batch, err := e.q.Receive(ctx(), 32, time.Minute)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i, err := range e.svc.EmbedJobs(ctx(), batch) {
+		if err == nil {
+			err = e.q.Ack(ctx(), batch[i])
+		} else {
+			failed++
+			err = e.q.Fail(ctx(), batch[i], err)
+		}
+		if err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return len(batch), failed
 }
 
 func ctx() context.Context {
@@ -344,7 +365,7 @@ func TestSupersede(t *testing.T) {
 		old := e.store(alice, "project/ui", "project", "The landing page uses hex colour tokens.")
 		ref := e.store(alice, "project/ui", "note", "Colour tokens are documented in the design system.")
 		r, err := e.svc.StoreMemory(ctx(), alice, memory.StoreInput{Namespace: "project/ui", Type: "project",
-			Content: "The landing page uses OKLCH colour tokens exclusively.",
+			Content:   "The landing page uses OKLCH colour tokens exclusively.",
 			Relations: []vp.Relation{{TargetID: old, Type: "updates"}, {TargetID: ref, Type: "references"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -698,7 +719,7 @@ func TestBadInput(t *testing.T) {
 		if len(page.Items) != 0 {
 			t.Fatalf("refused writes left %d rows", len(page.Items))
 		}
-		if n, _ := jobs.ProcessEmbedJobs(ctx(), jobs.EmbedderOptions{Queue: e.q, Memory: e.svc}); n != 0 {
+		if n, _ := e.processOnce(); n != 0 {
 			t.Fatalf("refused writes enqueued %d jobs", n)
 		}
 		// Every memory type of both seed lists is accepted, and limits clamp.

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -153,11 +154,16 @@ func (s *Service) rank(ctx context.Context, op, query string, qv **search.Vector
 	}
 	if *qv == nil {
 		vs, err := s.emb.Embed(ctx, []string{query})
+		if err == nil && len(vs) != 1 {
+			err = fmt.Errorf("embedder %s returned %d vectors for one query", s.emb.Name(), len(vs))
+		}
+		if err != nil && md == modeHybrid && ctx.Err() == nil {
+			// The embedder is unavailable: hybrid search degrades to BM25.
+			s.log.WarnContext(ctx, "query not embedded; hybrid search returns keyword results only", "op", op, "err", err)
+			return text, nil
+		}
 		if err != nil {
 			return nil, vp.Wrap(op, vp.KindInternal, err)
-		}
-		if len(vs) != 1 {
-			return nil, vp.Errorf(op, vp.KindInternal, "", "embedder %s returned %d vectors for one query", s.emb.Name(), len(vs))
 		}
 		*qv = &search.Vector{Embedder: s.emb.Name(), Values: vs[0]}
 	}
