@@ -1,0 +1,717 @@
+package coord_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// taskClock is a settable clock for work-segment arithmetic.
+type taskClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *taskClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *taskClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// eachBackendTasks runs fn per backend with a service on a settable clock
+// and the raw store (for fault injection).
+func eachBackendTasks(t *testing.T, fn func(t *testing.T, svc *coord.Service, st store.Store, clock *taskClock)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			if b.name == "dynamodb" && testing.Short() {
+				t.Skip("-short: SQLite only")
+			}
+			clock := &taskClock{t: time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)}
+			st := b.open(t)
+			fn(t, newTaskService(t, st, clock), st, clock)
+		})
+	}
+}
+
+func newTaskService(t *testing.T, st store.Store, clock *taskClock) *coord.Service {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	signer, err := listing.NewSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return coord.New(coord.Options{Store: st, Cursors: signer, Now: clock.Now})
+}
+
+func tkStr(s string) *string { return &s }
+
+func newTaskIn(title, assignee string) coord.CreateTaskInput {
+	return coord.CreateTaskInput{Title: title, AssignedTo: assignee, Priority: "medium"}
+}
+
+func mustTask(t *testing.T, svc *coord.Service, p vp.Principal, in coord.CreateTaskInput) vp.Task {
+	t.Helper()
+	task, err := svc.CreateTask(ctx(), p, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// taskIn creates a task of alice's (creator and assignee) in a state:
+// one of the statuses, or "paused".
+func taskIn(t *testing.T, svc *coord.Service, state string) vp.Task {
+	t.Helper()
+	alice := as("acme", "alice")
+	task := mustTask(t, svc, alice, newTaskIn("state "+state, "alice"))
+	ref := coord.TaskRef{TaskID: task.ID}
+	var err error
+	step := func(f func() (vp.Task, error)) {
+		if err == nil {
+			task, err = f()
+		}
+	}
+	switch state {
+	case vp.TaskTodo:
+	case "paused":
+		step(func() (vp.Task, error) { return svc.StartTask(ctx(), alice, ref) })
+		step(func() (vp.Task, error) { return svc.PauseTask(ctx(), alice, ref) })
+	case vp.TaskInProgress:
+		step(func() (vp.Task, error) { return svc.StartTask(ctx(), alice, ref) })
+	case vp.TaskReview:
+		step(func() (vp.Task, error) { return svc.StartTask(ctx(), alice, ref) })
+		step(func() (vp.Task, error) {
+			return svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(vp.TaskReview)})
+		})
+	case vp.TaskBlocked:
+		step(func() (vp.Task, error) {
+			return svc.BlockTask(ctx(), alice, coord.BlockTaskInput{TaskID: task.ID, Reason: "waiting on bob since Monday"})
+		})
+	case vp.TaskDone:
+		step(func() (vp.Task, error) {
+			return svc.CompleteTask(ctx(), alice, coord.CompleteTaskInput{TaskID: task.ID, CompletionNote: "done: commit abc123"})
+		})
+	case vp.TaskCancelled:
+		step(func() (vp.Task, error) {
+			return svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(vp.TaskCancelled), CancelReason: tkStr("duplicate")})
+		})
+	default:
+		t.Fatalf("unknown state %q", state)
+	}
+	if err != nil {
+		t.Fatalf("reaching %s: %v", state, err)
+	}
+	want := state
+	if state == "paused" {
+		want = vp.TaskTodo
+	}
+	if task.Status != want || task.Paused != (state == "paused") {
+		t.Fatalf("reaching %s: got %s paused=%v", state, task.Status, task.Paused)
+	}
+	return task
+}
+
+var taskStates = []string{vp.TaskTodo, "paused", vp.TaskInProgress, vp.TaskReview, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled}
+
+// TestTaskStatusTransitions tries update_task status=<to> from every state:
+// exactly the moves of the lifecycle table are allowed, and a refusal
+// names the current status and the allowed next ones.
+func TestTaskStatusTransitions(t *testing.T) {
+	table := coord.TaskTransitions()
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		alice := as("acme", "alice")
+		for _, from := range taskStates {
+			for _, to := range vp.TaskStatuses {
+				base := from
+				if from == "paused" {
+					base = vp.TaskTodo
+				}
+				if to == base {
+					continue // not a transition: update_task leaves the status alone
+				}
+				allowed := slices.Contains(table[base], to) && !(from == "paused" && to == vp.TaskInProgress)
+				t.Run(from+"->"+to, func(t *testing.T) {
+					task := taskIn(t, svc, from)
+					in := coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(to)}
+					switch to {
+					case vp.TaskCancelled:
+						in.CancelReason = tkStr("no longer needed")
+					case vp.TaskDone:
+						in.CompletionNote = tkStr("finished: PR #12 merged")
+					}
+					got, err := svc.UpdateTask(ctx(), alice, in)
+					if !allowed {
+						wantKind(t, err, vp.KindConflict, "status")
+						if from == "paused" && to == vp.TaskInProgress {
+							if !strings.Contains(err.Error(), "resume_task") {
+								t.Fatalf("paused → in_progress should name resume_task: %v", err)
+							}
+							return
+						}
+						if !strings.Contains(err.Error(), base) {
+							t.Fatalf("refusal does not name the current status %s: %v", base, err)
+						}
+						for _, n := range table[base] {
+							if !strings.Contains(err.Error(), n) {
+								t.Fatalf("refusal does not name allowed next status %s: %v", n, err)
+							}
+						}
+						after, _ := svc.GetTask(ctx(), alice, coord.TaskRef{TaskID: task.ID})
+						if after.Status != base {
+							t.Fatalf("a refused move changed the status to %s", after.Status)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("allowed move refused: %v", err)
+					}
+					if got.Status != to || got.Paused {
+						t.Fatalf("status %s paused=%v, want %s", got.Status, got.Paused, to)
+					}
+					open := got.OpenSegment() >= 0
+					if open != (to == vp.TaskInProgress) {
+						t.Fatalf("status %s with open segment = %v", to, open)
+					}
+				})
+			}
+		}
+	})
+}
+
+// TestTaskVerbs tries every lifecycle verb from every state.
+func TestTaskVerbs(t *testing.T) {
+	ok := func(states ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, s := range states {
+			m[s] = true
+		}
+		return m
+	}
+	verbs := []struct {
+		name    string
+		allowed map[string]bool
+		want    string // status after success
+		run     func(svc *coord.Service, p vp.Principal, id string) (vp.Task, error)
+	}{
+		{"start_task", ok(vp.TaskTodo, vp.TaskReview, vp.TaskBlocked), vp.TaskInProgress, func(svc *coord.Service, p vp.Principal, id string) (vp.Task, error) {
+			return svc.StartTask(ctx(), p, coord.TaskRef{TaskID: id})
+		}},
+		{"pause_task", ok(vp.TaskInProgress), vp.TaskTodo, func(svc *coord.Service, p vp.Principal, id string) (vp.Task, error) {
+			return svc.PauseTask(ctx(), p, coord.TaskRef{TaskID: id})
+		}},
+		{"resume_task", ok("paused"), vp.TaskInProgress, func(svc *coord.Service, p vp.Principal, id string) (vp.Task, error) {
+			return svc.ResumeTask(ctx(), p, coord.TaskRef{TaskID: id})
+		}},
+		{"block_task", ok(vp.TaskTodo, "paused", vp.TaskInProgress, vp.TaskReview), vp.TaskBlocked, func(svc *coord.Service, p vp.Principal, id string) (vp.Task, error) {
+			return svc.BlockTask(ctx(), p, coord.BlockTaskInput{TaskID: id, Reason: "waiting on design review"})
+		}},
+		{"complete_task", ok(vp.TaskTodo, "paused", vp.TaskInProgress, vp.TaskReview), vp.TaskDone, func(svc *coord.Service, p vp.Principal, id string) (vp.Task, error) {
+			return svc.CompleteTask(ctx(), p, coord.CompleteTaskInput{TaskID: id, CompletionNote: "shipped in PR #7"})
+		}},
+		{"checkout_task", ok(vp.TaskTodo), vp.TaskInProgress, func(svc *coord.Service, p vp.Principal, id string) (vp.Task, error) {
+			res, err := svc.CheckoutTask(ctx(), p, coord.CheckoutInput{TaskID: id, CallerOrchestrator: "bob"})
+			if err != nil {
+				return vp.Task{}, err
+			}
+			if !res.Claimed {
+				return vp.Task{}, vp.E("checkout_task", vp.KindConflict, "taskId", res.Reason)
+			}
+			return *res.Task, nil
+		}},
+	}
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		p := as("acme", "alice", "bob")
+		for _, v := range verbs {
+			for _, from := range taskStates {
+				t.Run(v.name+"/"+from, func(t *testing.T) {
+					task := taskIn(t, svc, from)
+					got, err := v.run(svc, p, task.ID)
+					if !v.allowed[from] {
+						if vp.KindOf(err) != vp.KindConflict {
+							t.Fatalf("%s from %s: got %v, want a conflict", v.name, from, err)
+						}
+						switch {
+						case v.name == "start_task" && from == "paused":
+							if !strings.Contains(err.Error(), "resume_task") {
+								t.Fatalf("start on a paused task should name resume_task: %v", err)
+							}
+						case v.name == "start_task" && from == vp.TaskInProgress:
+							if !strings.Contains(err.Error(), "already in progress") {
+								t.Fatalf("start with an open segment: %v", err)
+							}
+						case v.name == "checkout_task" && from == "paused":
+							if !strings.Contains(err.Error(), "paused") {
+								t.Fatalf("checkout of a paused task: %v", err)
+							}
+						}
+						after, _ := svc.GetTask(ctx(), p, coord.TaskRef{TaskID: task.ID})
+						if after.Status != task.Status || after.Paused != task.Paused {
+							t.Fatalf("refused %s changed the task: %s → %s", v.name, task.Status, after.Status)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("%s from %s refused: %v", v.name, from, err)
+					}
+					if got.Status != v.want || got.Paused != (v.name == "pause_task") {
+						t.Fatalf("%s from %s: status %s paused %v", v.name, from, got.Status, got.Paused)
+					}
+					if v.name == "checkout_task" && got.AssignedTo != "bob" {
+						t.Fatalf("checkout did not hand the task to the caller: %s", got.AssignedTo)
+					}
+				})
+			}
+		}
+	})
+}
+
+func TestTaskWorkSegments(t *testing.T) {
+	eachBackendTasks(t, func(t *testing.T, svc *coord.Service, _ store.Store, clock *taskClock) {
+		alice := as("acme", "alice")
+		task := mustTask(t, svc, alice, newTaskIn("Migrate HeroSection", "alice"))
+		ref := coord.TaskRef{TaskID: task.ID}
+		t0 := clock.Now().UnixMilli()
+		if _, err := svc.StartTask(ctx(), alice, ref); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(30 * time.Minute)
+		_, err := svc.StartTask(ctx(), alice, ref)
+		wantKind(t, err, vp.KindConflict, "taskId")
+		paused, err := svc.PauseTask(ctx(), alice, ref)
+		if err != nil || !paused.Paused || paused.Status != vp.TaskTodo || paused.OpenSegment() != -1 {
+			t.Fatalf("pause: %+v %v", paused, err)
+		}
+		clock.Advance(2 * time.Hour) // idle: never billed
+		_, err = svc.StartTask(ctx(), alice, ref)
+		if vp.KindOf(err) != vp.KindConflict || !strings.Contains(err.Error(), "resume_task") {
+			t.Fatalf("start on a paused task: %v", err)
+		}
+		res, err := svc.CheckoutTask(ctx(), as("acme", "bob"), coord.CheckoutInput{TaskID: task.ID})
+		if err != nil || res.Claimed || !strings.Contains(res.Reason, "paused") {
+			t.Fatalf("checkout of a paused task: %+v %v", res, err)
+		}
+		_, err = svc.ResumeTask(ctx(), as("acme", "bob"), ref)
+		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
+		resumed, err := svc.ResumeTask(ctx(), alice, ref)
+		if err != nil || resumed.Status != vp.TaskInProgress || len(resumed.WorkSegments) != 2 || *resumed.StartedAt != t0 {
+			t.Fatalf("resume: %+v %v", resumed, err)
+		}
+		_, err = svc.ResumeTask(ctx(), alice, ref)
+		if vp.KindOf(err) != vp.KindConflict || !strings.Contains(err.Error(), "not paused") {
+			t.Fatalf("resume of a running task: %v", err)
+		}
+		clock.Advance(15 * time.Minute)
+		_, err = svc.CompleteTask(ctx(), alice, coord.CompleteTaskInput{TaskID: task.ID, CompletionNote: "  "})
+		wantKind(t, err, vp.KindInvalid, "completionNote")
+		done, err := svc.CompleteTask(ctx(), alice, coord.CompleteTaskInput{TaskID: task.ID, CompletionNote: "HeroSection migrated; tsc passes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done.ActualMinutes == nil || *done.ActualMinutes != 45 || done.ActualMinutesInferred || done.CompletedAt == nil || *done.CompletedAt != clock.Now().UnixMilli() {
+			t.Fatalf("actualMinutes %v (inferred %v), completedAt %v; want 45 measured", done.ActualMinutes, done.ActualMinutesInferred, done.CompletedAt)
+		}
+
+		// A segment over 8 hours is refused and named; update_task records
+		// the real time explicitly.
+		long := mustTask(t, svc, alice, newTaskIn("left running", "alice"))
+		if _, err := svc.StartTask(ctx(), alice, coord.TaskRef{TaskID: long.ID}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(9 * time.Hour)
+		_, err = svc.CompleteTask(ctx(), alice, coord.CompleteTaskInput{TaskID: long.ID, CompletionNote: "done"})
+		wantKind(t, err, vp.KindConflict, "segment 1")
+		mins := 90.0
+		fixed, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: long.ID, Status: tkStr(vp.TaskDone), ActualMinutes: &mins, CompletionNote: tkStr("done, 90 real minutes")})
+		if err != nil || fixed.Status != vp.TaskDone || *fixed.ActualMinutes != 90 {
+			t.Fatalf("explicit actualMinutes: %+v %v", fixed, err)
+		}
+	})
+}
+
+// TestCheckoutRace: 50 callers claim one task at once; exactly one wins.
+func TestCheckoutRace(t *testing.T) {
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		task := mustTask(t, svc, as("acme", "pi"), newTaskIn("claim me", "pi"))
+		const n = 50
+		var wins atomic.Int32
+		winner := make(chan string, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				who := fmt.Sprintf("agent%02d", i)
+				<-start
+				res, err := svc.CheckoutTask(context.Background(), as("acme", who), coord.CheckoutInput{TaskID: task.ID, CallerInstance: who + "-vps"})
+				if err != nil {
+					t.Errorf("%s: %v", who, err)
+					return
+				}
+				if res.Claimed {
+					wins.Add(1)
+					winner <- who
+				} else if res.Reason == "" {
+					t.Errorf("%s: claimed:false without a reason", who)
+				}
+			}(i)
+		}
+		close(start)
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Fatalf("%d callers claimed the task, want exactly 1", wins.Load())
+		}
+		w := <-winner
+		got, _ := svc.GetTask(ctx(), admin("acme"), coord.TaskRef{TaskID: task.ID})
+		if got.AssignedTo != w || got.AssignedToInstance != w+"-vps" || got.Status != vp.TaskInProgress || len(got.WorkSegments) != 1 {
+			t.Fatalf("task after the race: %+v (winner %s)", got, w)
+		}
+	})
+}
+
+func TestTaskDependencies(t *testing.T) {
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		alice := as("acme", "alice")
+		a := mustTask(t, svc, alice, newTaskIn("migrate hero", "alice"))
+		in := newTaskIn("migrate pricing", "alice")
+		in.DependsOn = []string{a.ID}
+		b := mustTask(t, svc, alice, in)
+		_, err := svc.StartTask(ctx(), alice, coord.TaskRef{TaskID: b.ID})
+		wantKind(t, err, vp.KindConflict, "dependsOn")
+		if !strings.Contains(err.Error(), a.ID) {
+			t.Fatalf("refusal does not name the prerequisite: %v", err)
+		}
+		res, err := svc.CheckoutTask(ctx(), alice, coord.CheckoutInput{TaskID: b.ID})
+		if err != nil || res.Claimed || !strings.Contains(res.Reason, a.ID) {
+			t.Fatalf("checkout with an open prerequisite: %+v %v", res, err)
+		}
+		_, err = svc.CompleteTask(ctx(), alice, coord.CompleteTaskInput{TaskID: b.ID, CompletionNote: "x"})
+		wantKind(t, err, vp.KindConflict, "dependsOn")
+		c := mustTask(t, svc, alice, newTaskIn("migrate footer", "alice"))
+		if _, err := svc.AddTaskDependency(ctx(), alice, coord.DependencyInput{TaskID: c.ID, DependsOn: b.ID}); err != nil {
+			t.Fatal(err)
+		}
+		// a ← b ← c: a depending on c closes a cycle.
+		_, err = svc.AddTaskDependency(ctx(), alice, coord.DependencyInput{TaskID: a.ID, DependsOn: c.ID})
+		wantKind(t, err, vp.KindConflict, "cycle")
+		_, err = svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: a.ID, DependsOn: []string{c.ID}})
+		wantKind(t, err, vp.KindConflict, "cycle")
+		_, err = svc.AddTaskDependency(ctx(), alice, coord.DependencyInput{TaskID: a.ID, DependsOn: a.ID})
+		wantKind(t, err, vp.KindInvalid, "dependsOn")
+		_, err = svc.AddTaskDependency(ctx(), alice, coord.DependencyInput{TaskID: a.ID, DependsOn: "tsk_nope"})
+		wantKind(t, err, vp.KindNotFound, "dependsOn")
+		bad := newTaskIn("x", "alice")
+		bad.DependsOn = []string{"tsk_nope"}
+		_, err = svc.CreateTask(ctx(), alice, bad)
+		wantKind(t, err, vp.KindNotFound, "dependsOn")
+		// Once a is done, b starts.
+		if _, err := svc.CompleteTask(ctx(), alice, coord.CompleteTaskInput{TaskID: a.ID, CompletionNote: "merged"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.StartTask(ctx(), alice, coord.TaskRef{TaskID: b.ID}); err != nil {
+			t.Fatalf("start after the prerequisite is done: %v", err)
+		}
+		got, _ := svc.GetTask(ctx(), alice, coord.TaskRef{TaskID: c.ID})
+		if len(got.DependsOn) != 1 || got.DependsOn[0] != b.ID {
+			t.Fatalf("dependsOn %v", got.DependsOn)
+		}
+	})
+}
+
+// TestDependencyCycleRace: two opposite edges added at once can never both
+// commit (each checks the other's task version).
+func TestDependencyCycleRace(t *testing.T) {
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		alice := as("acme", "alice")
+		for round := 0; round < 5; round++ {
+			a := mustTask(t, svc, alice, newTaskIn("a", "alice"))
+			b := mustTask(t, svc, alice, newTaskIn("b", "alice"))
+			var wg sync.WaitGroup
+			var okCount atomic.Int32
+			for _, e := range [][2]string{{a.ID, b.ID}, {b.ID, a.ID}} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := svc.AddTaskDependency(context.Background(), alice, coord.DependencyInput{TaskID: e[0], DependsOn: e[1]}); err == nil {
+						okCount.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			if okCount.Load() != 1 {
+				t.Fatalf("round %d: %d opposite edges committed, want 1", round, okCount.Load())
+			}
+		}
+	})
+}
+
+func TestTaskRBACAndCancel(t *testing.T) {
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		alice, bob, carol := as("acme", "alice"), as("acme", "bob"), as("acme", "carol")
+		task := mustTask(t, svc, alice, newTaskIn("write docs", "bob"))
+		ref := coord.TaskRef{TaskID: task.ID}
+		_, err := svc.StartTask(ctx(), carol, ref)
+		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
+		_, err = svc.UpdateTask(ctx(), carol, coord.UpdateTaskInput{TaskID: task.ID, Priority: tkStr("high")})
+		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
+		_, err = svc.StartTask(ctx(), alice, coord.TaskRef{TaskID: task.ID, CallerOrchestrator: "bob"})
+		wantKind(t, err, vp.KindForbidden, "callerOrchestrator") // impersonation
+		if _, err := svc.StartTask(ctx(), bob, ref); err != nil {
+			t.Fatalf("assignee start: %v", err)
+		}
+		// Cancel: creator only, with a reason.
+		_, err = svc.UpdateTask(ctx(), bob, coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(vp.TaskCancelled), CancelReason: tkStr("meh")})
+		wantKind(t, err, vp.KindForbidden, "creator")
+		_, err = svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(vp.TaskCancelled)})
+		wantKind(t, err, vp.KindInvalid, "cancelReason")
+		_, err = svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, CancelReason: tkStr("x")})
+		wantKind(t, err, vp.KindInvalid, "cancelReason")
+		got, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(vp.TaskCancelled), CancelReason: tkStr("superseded by #12")})
+		if err != nil || got.Status != vp.TaskCancelled || got.CancelReason != "superseded by #12" || got.OpenSegment() != -1 {
+			t.Fatalf("cancel: %+v %v", got, err)
+		}
+		done := taskIn(t, svc, vp.TaskDone)
+		_, err = svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: done.ID, Status: tkStr(vp.TaskCancelled), CancelReason: tkStr("oops")})
+		wantKind(t, err, vp.KindConflict, "done")
+		// system (admin only) bypasses.
+		sys := admin("acme")
+		if _, err := svc.UpdateTask(ctx(), sys, coord.UpdateTaskInput{TaskID: done.ID, CallerOrchestrator: "system", Tags: []string{"audited"}}); err != nil {
+			t.Fatalf("system update: %v", err)
+		}
+		// Delete: creator or system.
+		_, err = svc.DeleteTask(ctx(), bob, ref)
+		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
+		if d, err := svc.DeleteTask(ctx(), alice, ref); err != nil || !d.Deleted {
+			t.Fatalf("delete: %+v %v", d, err)
+		}
+		_, err = svc.GetTask(ctx(), alice, ref)
+		wantKind(t, err, vp.KindNotFound, "taskId")
+		// Another tenant sees nothing.
+		_, err = svc.GetTask(ctx(), admin("other"), coord.TaskRef{TaskID: done.ID})
+		wantKind(t, err, vp.KindNotFound, "taskId")
+	})
+}
+
+func TestCreateTaskValidation(t *testing.T) {
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		alice := as("acme", "alice")
+		cases := []struct {
+			name  string
+			edit  func(in *coord.CreateTaskInput)
+			kind  vp.Kind
+			field string
+		}{
+			{"no title", func(in *coord.CreateTaskInput) { in.Title = " " }, vp.KindInvalid, "title"},
+			{"long title", func(in *coord.CreateTaskInput) { in.Title = strings.Repeat("x", vp.MaxTaskTitleBytes+1) }, vp.KindTooLarge, "title"},
+			{"no assignee", func(in *coord.CreateTaskInput) { in.AssignedTo = "" }, vp.KindInvalid, "assignedTo"},
+			{"numeric priority", func(in *coord.CreateTaskInput) { in.Priority = "1" }, vp.KindInvalid, "urgent, high, medium, low"},
+			{"created done", func(in *coord.CreateTaskInput) { in.Status = "done" }, vp.KindInvalid, "status"},
+			{"negative estimate", func(in *coord.CreateTaskInput) { e := -1.0; in.EstimatedMinutes = &e }, vp.KindInvalid, "estimatedMinutes"},
+			{"too many tags", func(in *coord.CreateTaskInput) { in.Tags = make([]string, 33) }, vp.KindTooLarge, "tags"},
+			{"impersonation", func(in *coord.CreateTaskInput) { in.CreatedBy = "bob" }, vp.KindForbidden, "createdBy"},
+			{"unknown mission", func(in *coord.CreateTaskInput) { in.MissionID = "msn_nope" }, vp.KindNotFound, "missionId"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				in := newTaskIn("valid", "bob")
+				c.edit(&in)
+				_, err := svc.CreateTask(ctx(), alice, in)
+				wantKind(t, err, c.kind, c.field)
+			})
+		}
+		page, _ := svc.ListTasks(ctx(), alice, coord.ListTasksInput{})
+		if len(page.Items) != 0 {
+			t.Fatalf("refused creates stored %d tasks", len(page.Items))
+		}
+		got := mustTask(t, svc, alice, coord.CreateTaskInput{Title: "ok", AssignedTo: "Bob", Priority: "high", Status: "in_progress"})
+		if got.AssignedTo != "bob" || got.CreatedBy != "alice" || got.Status != vp.TaskInProgress || got.StartedAt == nil || got.OpenSegment() != 0 {
+			t.Fatalf("created %+v", got)
+		}
+		_, err := svc.CreateTask(ctx(), admin("acme"), newTaskIn("x", "bob"))
+		wantKind(t, err, vp.KindInvalid, "createdBy") // a wildcard token must name its identity
+	})
+}
+
+// seedTasks creates n tasks spread over assignees, statuses, creators and
+// projects; it returns them by id.
+func seedTasks(t *testing.T, svc *coord.Service, n int) map[string]vp.Task {
+	t.Helper()
+	out := map[string]vp.Task{}
+	for i := 0; i < n; i++ {
+		creator := []string{"alice", "cron-daily"}[i%2]
+		assignee := []string{"bob", "carol", "dave"}[i%3]
+		p := as("acme", creator, assignee)
+		in := newTaskIn(fmt.Sprintf("task %02d", i), assignee)
+		if i%4 == 0 {
+			in.Project = "studio/ws1"
+		}
+		if i%9 == 0 {
+			in.Title = "/check-messages"
+		}
+		task := mustTask(t, svc, p, in)
+		ref := coord.TaskRef{TaskID: task.ID, CallerOrchestrator: assignee}
+		var err error
+		switch i % 5 {
+		case 1:
+			task, err = svc.StartTask(ctx(), p, ref)
+		case 2:
+			task, err = svc.CompleteTask(ctx(), p, coord.CompleteTaskInput{TaskID: task.ID, CallerOrchestrator: assignee, CompletionNote: "done"})
+		case 3:
+			task, err = svc.BlockTask(ctx(), p, coord.BlockTaskInput{TaskID: task.ID, CallerOrchestrator: assignee, Reason: "waiting"})
+		case 4:
+			if i%10 == 4 {
+				task, err = svc.UpdateTask(ctx(), p, coord.UpdateTaskInput{TaskID: task.ID, CallerOrchestrator: creator, Status: tkStr(vp.TaskCancelled), CancelReason: tkStr("dup")})
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[task.ID] = task
+	}
+	return out
+}
+
+func TestListTasksContract(t *testing.T) {
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		const n = 45
+		seeded := seedTasks(t, svc, n)
+		root := admin("acme")
+		limit := 20
+		drain := func(in coord.ListTasksInput) []vp.Task {
+			t.Helper()
+			pages := 0
+			rows := pageAll(t, func(cursor string) (listing.Page[any], error) {
+				pages++
+				in.Params = listing.Params{Limit: &limit, Cursor: cursor}
+				return svc.ListTasks(ctx(), root, in)
+			})
+			seen := map[string]bool{}
+			out := make([]vp.Task, len(rows))
+			for i, r := range rows {
+				out[i] = r.(vp.Task)
+				if seen[out[i].ID] {
+					t.Fatalf("task %s listed twice", out[i].ID)
+				}
+				seen[out[i].ID] = true
+			}
+			if !sort.SliceIsSorted(out, func(i, j int) bool { return out[i].UpdatedAt > out[j].UpdatedAt }) {
+				t.Fatalf("not newest-updated first")
+			}
+			return out
+		}
+		count := func(f func(vp.Task) bool) int {
+			c := 0
+			for _, task := range seeded {
+				if f(task) {
+					c++
+				}
+			}
+			return c
+		}
+		all := drain(coord.ListTasksInput{})
+		if len(all) != n {
+			t.Fatalf("paged %d tasks, want %d", len(all), n)
+		}
+		open := []string{vp.TaskTodo, vp.TaskInProgress, vp.TaskReview, vp.TaskBlocked}
+		cases := []struct {
+			name string
+			in   coord.ListTasksInput
+			want func(vp.Task) bool
+		}{
+			{"assignee×status", coord.ListTasksInput{AssignedTo: "Bob", Status: "todo"}, func(x vp.Task) bool { return x.AssignedTo == "bob" && x.Status == "todo" }},
+			{"assignee open", coord.ListTasksInput{AssignedTo: "carol", Status: "open"}, func(x vp.Task) bool { return x.AssignedTo == "carol" && slices.Contains(open, x.Status) }},
+			{"assignee all", coord.ListTasksInput{AssignedTo: "dave"}, func(x vp.Task) bool { return x.AssignedTo == "dave" }},
+			{"active alias", coord.ListTasksInput{Status: "active"}, func(x vp.Task) bool { return x.Status == "todo" || x.Status == "in_progress" }},
+			{"status array", coord.ListTasksInput{Status: []any{"done", "cancelled"}}, func(x vp.Task) bool { return x.Status == "done" || x.Status == "cancelled" }},
+			{"all alias", coord.ListTasksInput{Status: "all"}, func(vp.Task) bool { return true }},
+			{"project", coord.ListTasksInput{Project: "studio/ws1"}, func(x vp.Task) bool { return x.Project == "studio/ws1" }},
+			{"creator open", coord.ListTasksInput{CreatedBy: "alice", Status: "open"}, func(x vp.Task) bool { return x.CreatedBy == "alice" && slices.Contains(open, x.Status) }},
+			{"exclude auto-generated", coord.ListTasksInput{ExcludeAutoGenerated: true}, func(x vp.Task) bool {
+				return !strings.HasPrefix(x.CreatedBy, "cron-") && x.Title != "/check-messages"
+			}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				got := drain(c.in)
+				if want := count(c.want); len(got) != want || want == 0 {
+					t.Fatalf("%d rows, want %d", len(got), want)
+				}
+				for _, x := range got {
+					if !c.want(x) {
+						t.Fatalf("row does not match the filter: %+v", x)
+					}
+				}
+			})
+		}
+		since := all[9].UpdatedAt
+		recent := drain(coord.ListTasksInput{UpdatedSince: &since})
+		if want := count(func(x vp.Task) bool { return x.UpdatedAt >= since }); len(recent) != want {
+			t.Fatalf("updatedSince: %d rows, want %d", len(recent), want)
+		}
+		// Lite rows carry exactly the documented keys.
+		lite, err := svc.ListTasks(ctx(), root, coord.ListTasksInput{Params: listing.Params{Fields: "lite"}})
+		if err != nil || len(lite.Items) != 20 {
+			t.Fatalf("lite: %d rows %v", len(lite.Items), err)
+		}
+		for _, r := range lite.Items {
+			for k := range r.(map[string]json.RawMessage) {
+				if !slices.Contains([]string{"_id", "_creationTime", "title", "status", "priority", "assignedTo", "missionId"}, k) {
+					t.Fatalf("lite row carries %q", k)
+				}
+			}
+		}
+		// Cursors are bound to their filters and tenant; tampering is refused.
+		first, _ := svc.ListTasks(ctx(), root, coord.ListTasksInput{Status: "open"})
+		_, err = svc.ListTasks(ctx(), root, coord.ListTasksInput{Status: "active", Params: listing.Params{Cursor: first.NextCursor}})
+		wantKind(t, err, vp.KindInvalid, "cursor")
+		_, err = svc.ListTasks(ctx(), admin("other"), coord.ListTasksInput{Status: "open", Params: listing.Params{Cursor: first.NextCursor}})
+		wantKind(t, err, vp.KindInvalid, "cursor")
+		_, err = svc.ListTasks(ctx(), root, coord.ListTasksInput{Params: listing.Params{Cursor: first.NextCursor[:len(first.NextCursor)-2] + "AA"}})
+		wantKind(t, err, vp.KindInvalid, "cursor")
+		_, err = svc.ListTasks(ctx(), root, coord.ListTasksInput{Status: "opened"})
+		wantKind(t, err, vp.KindInvalid, "status")
+		_, err = svc.ListTasks(ctx(), root, coord.ListTasksInput{Status: 3.0})
+		wantKind(t, err, vp.KindInvalid, "status")
+		// Tenants do not see each other's tasks.
+		other, _ := svc.ListTasks(ctx(), admin("other"), coord.ListTasksInput{})
+		if len(other.Items) != 0 {
+			t.Fatalf("another tenant lists %d tasks", len(other.Items))
+		}
+	})
+}
+
+func TestListTasksLimitClamp(t *testing.T) {
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		alice := as("acme", "alice")
+		for i := 0; i < 205; i++ {
+			mustTask(t, svc, alice, newTaskIn(fmt.Sprint("t", i), "bob"))
+		}
+		big := 500
+		page, err := svc.ListTasks(ctx(), alice, coord.ListTasksInput{Params: listing.Params{Limit: &big}})
+		if err != nil || len(page.Items) != 200 || page.NextCursor == "" {
+			t.Fatalf("limit 500: %d rows, cursor %q, %v", len(page.Items), page.NextCursor, err)
+		}
+		page, err = svc.ListTasks(ctx(), alice, coord.ListTasksInput{AssignedTo: "bob", Status: "open", Params: listing.Params{Limit: &big}})
+		if err != nil || len(page.Items) != 200 || page.NextCursor == "" {
+			t.Fatalf("merged partitions, limit 500: %d rows, %v", len(page.Items), err)
+		}
+		rest, err := svc.ListTasks(ctx(), alice, coord.ListTasksInput{AssignedTo: "bob", Status: "open", Params: listing.Params{Limit: &big, Cursor: page.NextCursor}})
+		if err != nil || len(rest.Items) != 5 || rest.NextCursor != "" {
+			t.Fatalf("second page: %d rows, cursor %q, %v", len(rest.Items), rest.NextCursor, err)
+		}
+	})
+}
