@@ -25,9 +25,14 @@ run: build
 test-deps:
 	bash scripts/test-deps.sh
 
+# Both runs happen even when the first fails, so that CI reports everything.
 test: test-deps
-	$(GO) test -race $(GOTESTFLAGS) $$($(GO) list ./... | grep -v -e '/tests$$' -e '/tests/')
-	$(GO) test $(GOTESTFLAGS) ./tests/...
+	@rc=0; \
+	echo "$(GO) test -race $(GOTESTFLAGS) <every package but ./tests/...>"; \
+	$(GO) test -race $(GOTESTFLAGS) $$($(GO) list ./... | grep -v -e '/tests$$' -e '/tests/') || rc=1; \
+	echo "$(GO) test $(GOTESTFLAGS) ./tests/..."; \
+	$(GO) test $(GOTESTFLAGS) ./tests/... || rc=1; \
+	exit $$rc
 
 # Only the end-to-end tests (real server, real MCP clients).
 e2e: test-deps
