@@ -1,0 +1,308 @@
+package coord
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Mission templates (KEYS.md): one item per (tenant, name). The built-in
+// templates are seeded into a tenant the first time it reads or uses one
+// of them (IfNotExists), so a tenant's own update_mission_template of the
+// same name, before or after, is what the tenant sees.
+
+func templateKey(tenant, name string) store.Key {
+	return store.Key{PK: tp(tenant) + "MTPL#" + name, SK: "MTPL"}
+}
+
+//go:embed templates/builtin.json
+var builtinTemplatesJSON []byte
+
+// builtinTemplates are issue-resolution-v2 (the IRP, 14 steps T0–T13),
+// repo-fix-v1 and new-feature-v1 (10 steps each), as the seed documents
+// them.
+var builtinTemplates = func() map[string]vp.MissionTemplate {
+	var list []vp.MissionTemplate
+	if err := json.Unmarshal(builtinTemplatesJSON, &list); err != nil {
+		panic("coord: built-in mission templates: " + err.Error())
+	}
+	out := map[string]vp.MissionTemplate{}
+	for _, t := range list {
+		if err := checkTemplate("builtin", t.Name, t.Description, t.Steps).first(); err != nil {
+			panic("coord: built-in mission template " + t.Name + ": " + err.Error())
+		}
+		t.CreatedBy = vp.SystemCaller
+		out[t.Name] = t
+	}
+	return out
+}()
+
+// BuiltinTemplateNames lists the templates every tenant starts with.
+func BuiltinTemplateNames() []string { return slices.Sorted(maps.Keys(builtinTemplates)) }
+
+func checkTemplate(op, name, description string, steps []vp.TemplateStep) errList {
+	var errs errList
+	errs.add(checkTemplateName(op, "name", name))
+	errs.add(vp.CheckText(op, "description", description, vp.MaxMissionTextBytes, false))
+	switch {
+	case len(steps) == 0:
+		errs.add(vp.E(op, vp.KindInvalid, "steps", "is required: at least one {\"title\":...,\"description\":...}"))
+	case len(steps) > vp.MaxTemplateSteps:
+		errs.add(vp.Errorf(op, vp.KindTooLarge, "steps", "has %d steps; the limit is %d (a template becomes one transaction)", len(steps), vp.MaxTemplateSteps))
+	}
+	size := 0
+	for i, st := range steps {
+		f := fmt.Sprintf("steps[%d].", i)
+		errs.add(vp.CheckText(op, f+"title", st.Title, vp.MaxTaskTitleBytes, true))
+		errs.add(vp.CheckText(op, f+"description", st.Description, vp.MaxTaskDescriptionBytes, false))
+		if err := checkTags(op, st.Tags); err != nil {
+			errs.add(vp.Errorf(op, vp.KindOf(err), f+"tags", "%v", err))
+		}
+		errs.add(vp.CheckName(op, f+"assignedTo", st.AssignedTo, false))
+		for j, d := range st.DependsOn {
+			if d < 0 || d >= i || slices.Index(st.DependsOn, d) != j {
+				errs.add(vp.Errorf(op, vp.KindInvalid, f+"dependsOn", "%d is not an earlier step: a step may depend only on steps before it (0 to %d), each once", d, i-1))
+				break
+			}
+		}
+		size += len(st.Title) + len(st.Description)
+	}
+	if size > vp.MaxTemplateStepsBytes {
+		errs.add(vp.Errorf(op, vp.KindTooLarge, "steps", "carry %d bytes of text; the limit is %d", size, vp.MaxTemplateStepsBytes))
+	}
+	return errs
+}
+
+func checkTemplateName(op, field, name string) error {
+	if err := vp.CheckName(op, field, name, true); err != nil {
+		return err
+	}
+	if strings.TrimSpace(name) != name {
+		return vp.Errorf(op, vp.KindInvalid, field, "%q has leading or trailing spaces", name)
+	}
+	return nil
+}
+
+// loadTemplate reads a tenant's template, seeding a built-in one on first use.
+func (s *Service) loadTemplate(ctx context.Context, op, tenant, field, name string) (vp.MissionTemplate, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		t, _, err := get[vp.MissionTemplate](ctx, s, op, field, name, templateKey(tenant, name))
+		if !vp.IsKind(err, vp.KindNotFound) {
+			return t, err
+		}
+		b, ok := builtinTemplates[name]
+		if !ok {
+			return vp.MissionTemplate{}, vp.Errorf(op, vp.KindNotFound, field, "no mission template %q in this tenant (built-in: %s); create one with update_mission_template", name, strings.Join(BuiltinTemplateNames(), ", "))
+		}
+		now := s.nowMS()
+		b.ID, b.CreationTime, b.UpdatedAt = s.ids.New("tpl"), now, now
+		b.Steps = slices.Clone(b.Steps)
+		err = s.st.Write(ctx, store.Put(store.Item{Key: templateKey(tenant, name), Data: encode(op, b)}, store.IfNotExists))
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return vp.MissionTemplate{}, storeErr(op, err)
+		}
+		// Seeded (or written by the tenant) meanwhile: read it.
+	}
+	return vp.MissionTemplate{}, vp.Errorf(op, vp.KindConflict, field, "template %q kept changing; retry", name)
+}
+
+// TemplateRef names a mission template.
+type TemplateRef struct {
+	Name string `json:"name" jsonschema:"e.g. issue-resolution-v2"`
+}
+
+// GetMissionTemplate returns a template with its steps.
+func (s *Service) GetMissionTemplate(ctx context.Context, p vp.Principal, in TemplateRef) (vp.MissionTemplate, error) {
+	const op = "get_mission_template"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return vp.MissionTemplate{}, err
+	}
+	if err := checkTemplateName(op, "name", in.Name); err != nil {
+		return vp.MissionTemplate{}, err
+	}
+	return s.loadTemplate(ctx, op, tenant, "name", in.Name)
+}
+
+// UpdateTemplateInput is update_mission_template's arguments.
+type UpdateTemplateInput struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Steps       []vp.TemplateStep `json:"steps" jsonschema:"ordered steps; dependsOn holds earlier step indexes"`
+	IsDefault   *bool             `json:"isDefault,omitempty"`
+	CreatedBy   string            `json:"createdBy,omitempty" jsonschema:"defaults to you"`
+}
+
+// UpdateMissionTemplate creates or replaces (upserts) a template by name.
+// Missions already instantiated keep their tasks.
+func (s *Service) UpdateMissionTemplate(ctx context.Context, p vp.Principal, in UpdateTemplateInput) (vp.MissionTemplate, error) {
+	const op = "update_mission_template"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return vp.MissionTemplate{}, err
+	}
+	errs := checkTemplate(op, in.Name, in.Description, in.Steps)
+	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
+		errs.add(err)
+	} else {
+		_, err := p.ActAs(op, "createdBy", in.CreatedBy)
+		errs.add(err)
+	}
+	if err := errs.first(); err != nil {
+		return vp.MissionTemplate{}, err
+	}
+	creator, _ := p.ActAs(op, "createdBy", in.CreatedBy)
+	for attempt := 0; attempt < maxTaskRetries; attempt++ {
+		now := s.nowMS()
+		t := vp.MissionTemplate{ID: s.ids.New("tpl"), CreationTime: now, Name: in.Name, Description: in.Description,
+			Steps: in.Steps, CreatedBy: creator, UpdatedAt: now}
+		cond := store.IfNotExists
+		cur, it, err := get[vp.MissionTemplate](ctx, s, op, "name", in.Name, templateKey(tenant, in.Name))
+		switch {
+		case err == nil:
+			t.ID, t.CreationTime, t.IsDefault = cur.ID, cur.CreationTime, cur.IsDefault
+			cond = store.IfVersion(it.Version)
+		case !vp.IsKind(err, vp.KindNotFound):
+			return vp.MissionTemplate{}, err
+		}
+		if in.IsDefault != nil {
+			t.IsDefault = *in.IsDefault
+		}
+		err = s.st.Write(ctx, store.Put(store.Item{Key: templateKey(tenant, in.Name), Data: encode(op, t)}, cond))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return vp.MissionTemplate{}, storeErr(op, err)
+		}
+		return t, nil
+	}
+	return vp.MissionTemplate{}, vp.Errorf(op, vp.KindConflict, "name", "template %q kept changing; retry", in.Name)
+}
+
+// InstantiateInput is instantiate_template_into_mission's arguments.
+type InstantiateInput struct {
+	TemplateName       string            `json:"templateName" jsonschema:"e.g. issue-resolution-v2"`
+	MissionID          string            `json:"missionId"`
+	Context            map[string]string `json:"context,omitempty" jsonschema:"values replace {{key}} in step titles and descriptions"`
+	TitlePrefix        string            `json:"titlePrefix,omitempty" jsonschema:"prepended to every title, e.g. [#142]"`
+	CallerOrchestrator string            `json:"callerOrchestrator,omitempty" jsonschema:"creator of the tasks; defaults to you"`
+}
+
+// InstantiateResult lists the tasks created, in step order.
+type InstantiateResult struct {
+	MissionID string   `json:"missionId"`
+	TaskIDs   []string `json:"taskIds"`
+	Count     int      `json:"count"`
+}
+
+// InstantiateTemplate creates one task per template step in an existing
+// open mission, with dependsOn resolved to the new task ids, all in ONE
+// transaction with the mission's links: either every task exists or none
+// does. Tasks go to the step's assignee or the mission's pilot, with the
+// mission's priority and project.
+func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in InstantiateInput) (InstantiateResult, error) {
+	const op = "instantiate_template_into_mission"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return InstantiateResult{}, err
+	}
+	var errs errList
+	errs.add(checkTemplateName(op, "templateName", in.TemplateName))
+	errs.add(vp.CheckName(op, "missionId", in.MissionID, true))
+	errs.add(vp.CheckText(op, "titlePrefix", in.TitlePrefix, vp.MaxTitlePrefixBytes, false))
+	if len(in.Context) > vp.MaxTemplateContext {
+		errs.add(vp.Errorf(op, vp.KindTooLarge, "context", "has %d keys; the limit is %d", len(in.Context), vp.MaxTemplateContext))
+	}
+	for k, v := range in.Context {
+		errs.add(vp.CheckName(op, "context", k, true))
+		errs.add(vp.CheckText(op, "context", v, vp.MaxContextValueBytes, false))
+	}
+	errs.add(checkCaller(op, p, in.CallerOrchestrator))
+	if err := errs.first(); err != nil {
+		return InstantiateResult{}, err
+	}
+	caller, _ := p.ActAs(op, "callerOrchestrator", in.CallerOrchestrator)
+	tpl, err := s.loadTemplate(ctx, op, tenant, "templateName", in.TemplateName)
+	if err != nil {
+		return InstantiateResult{}, err
+	}
+	pairs := make([]string, 0, 2*len(in.Context))
+	for _, k := range slices.Sorted(maps.Keys(in.Context)) {
+		pairs = append(pairs, "{{"+k+"}}", in.Context[k])
+	}
+	fill := strings.NewReplacer(pairs...).Replace
+	ids := make([]string, len(tpl.Steps))
+	for i := range ids {
+		ids[i] = s.ids.New("tsk")
+	}
+	for attempt := 0; attempt < maxTaskRetries; attempt++ {
+		m, mit, err := get[vp.Mission](ctx, s, op, "missionId", in.MissionID, missionKey(tenant, in.MissionID))
+		if err != nil {
+			return InstantiateResult{}, err
+		}
+		if !missionOpen(m.Status) {
+			return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s is %s: templates can only be instantiated into an open mission (%s)", m.ID, m.Status, strings.Join(missionOpenStages, ", "))
+		}
+		now := s.nowMS()
+		// The mission is rewritten on the version read (see joinMission).
+		ops := []store.Op{store.Put(missionItem(op, tenant, m), store.IfVersion(mit.Version))}
+		for i, st := range tpl.Steps {
+			draft := vp.Task{
+				ID: ids[i], Title: fill(st.Title), Description: fill(st.Description), Tags: slices.Clone(st.Tags),
+				AssignedTo: st.AssignedTo, Priority: m.Priority, Project: m.Project, MissionID: m.ID, CreatedBy: caller,
+			}
+			if in.TitlePrefix != "" {
+				draft.Title = in.TitlePrefix + " " + draft.Title
+			}
+			if draft.AssignedTo == "" {
+				draft.AssignedTo = m.Pilot
+			}
+			for _, d := range st.DependsOn {
+				draft.DependsOn = append(draft.DependsOn, ids[d])
+			}
+			_, it, err := s.newTask(op, tenant, draft, now)
+			if err != nil {
+				return InstantiateResult{}, stepError(op, i, st, in.TitlePrefix != "", err)
+			}
+			ops = append(ops, store.Put(it, store.IfNotExists), missionLinkPut(tenant, m.ID, ids[i]))
+		}
+		err = s.st.Write(ctx, ops...)
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue // the mission changed meanwhile: check it again
+		}
+		if err != nil {
+			return InstantiateResult{}, storeErr(op, err)
+		}
+		return InstantiateResult{MissionID: m.ID, TaskIDs: ids, Count: len(ids)}, nil
+	}
+	return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing; retry", in.MissionID)
+}
+
+// stepError explains which step would make an invalid task, blaming the
+// argument that made it so.
+func stepError(op string, i int, st vp.TemplateStep, prefixed bool, err error) error {
+	var e *vp.Error
+	field, msg := "templateName", err.Error()
+	if errors.As(err, &e) {
+		msg = e.Field + ": " + e.Msg
+		switch {
+		case e.Field == "title" && prefixed:
+			field = "titlePrefix"
+		case e.Field == "title" || e.Field == "description":
+			field = "context"
+		}
+	}
+	return vp.Errorf(op, vp.KindOf(err), field, "step %d (%q) would make an invalid task (%s); nothing was created", i, st.Title, msg)
+}
