@@ -16,6 +16,7 @@ var recordTools = []string{
 	"write_diary", "get_diary", "list_diaries", "list_diary_by_date_range",
 	"create_briefing_note", "update_briefing_note", "get_briefing_note", "list_briefing_notes",
 	"register_component", "get_component", "list_components", "update_component", "delete_component",
+	"create_bu", "update_bu", "get_bu", "list_bus", "delete_bu",
 }
 
 func TestRecordToolsAreRegistered(t *testing.T) {
@@ -113,5 +114,40 @@ func TestComponentsThroughTools(t *testing.T) {
 	res, text = call(t, cs, "delete_component", map[string]any{"name": "dev-convex-expert", "type": "agent"})
 	if res.IsError || !strings.Contains(text, `"revisionsDeleted":1`) {
 		t.Fatalf("delete_component: %s", text)
+	}
+}
+
+func TestBusinessUnitsThroughTools(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"sigma"}})
+	res, text := call(t, cs, "create_bu", map[string]any{"name": "VantagePeers", "description": "d", "purpose": "p",
+		"businessModel": "SaaS", "targetCustomers": "studios", "services": []string{"hosting"}, "pricing": "49 EUR",
+		"revenueProjections": map[string]any{"A1": 50000, "A2": 150000, "A3": 400000}})
+	var b vp.BusinessUnit
+	if res.IsError || json.Unmarshal([]byte(text), &b) != nil || b.Status != "idea" || b.ManagementFee != 10 || b.OrchestratorID != "sigma" {
+		t.Fatalf("create_bu: %s", text)
+	}
+	res, text = call(t, cs, "update_bu", map[string]any{"buId": b.ID, "status": "live"})
+	if res.IsError || !strings.Contains(text, `"status":"live"`) {
+		t.Fatalf("update_bu: %s", text)
+	}
+	res, text = call(t, cs, "list_bus", map[string]any{"status": "live", "fields": "lite"})
+	if res.IsError || !strings.Contains(text, b.ID) || strings.Contains(text, "pricing") {
+		t.Fatalf("list_bus: %s", text)
+	}
+	res, text = call(t, cs, "update_bu", map[string]any{"buId": b.ID, "status": "launched"})
+	if !res.IsError || !strings.Contains(text, "status") || !strings.Contains(text, "idea, building, live, revenue") {
+		t.Fatalf("bad status: %s", text)
+	}
+	res, text = call(t, cs, "create_bu", map[string]any{"name": "x"})
+	if !res.IsError || !strings.Contains(text, "description") {
+		t.Fatalf("missing fields: %s", text)
+	}
+	res, text = call(t, cs, "delete_bu", map[string]any{"buId": b.ID})
+	if res.IsError || text != `{"deleted":true}` {
+		t.Fatalf("delete_bu: %s", text)
+	}
+	res, text = call(t, cs, "get_bu", map[string]any{"buId": b.ID})
+	if !res.IsError || !strings.Contains(text, "not_found") {
+		t.Fatalf("get_bu after delete: %s", text)
 	}
 }

@@ -56,6 +56,7 @@ func New(o Options) *mcp.Server {
 	})
 	m.AddReceivingMiddleware(s.filterToolList)
 	// tools: one line per capability
+	s.addBusinessUnitTools(m)
 	s.addComponentTools(m)
 	s.addRecurringTools(m)
 	s.addBriefingTools(m)
