@@ -62,20 +62,17 @@ func recurringItem(op, tenant string, r vp.RecurringTask) store.Item {
 
 // Limits and defaults of recurring tasks.
 const (
-	MaxCronBytes          = 128
-	MaxTimezoneBytes      = 64
-	MaxRecurringTextBytes = 8 << 10 // description
-	DefaultTimezone       = "UTC"
-	cronExample           = `"0 9 * * 1-5" (09:00 on weekdays) or "*/30 * * * *" (every 30 minutes)`
-	maxRecurringRetries   = 8
+	MaxCronBytes        = 128
+	MaxTimezoneBytes    = 64
+	DefaultTimezone     = "UTC"
+	cronExample         = `"0 9 * * 1-5" (09:00 on weekdays) or "*/30 * * * *" (every 30 minutes)`
+	maxRecurringRetries = 8
 	// maxFirePerRun bounds one FireDue run; the rest wait for the next tick.
 	maxFirePerRun = 5000
 	// catchUpWindow bounds the search for the most recent missed slot after
 	// a very long downtime.
 	catchUpWindow = 400 * 24 * time.Hour
 )
-
-var recurringPriorities = []string{"urgent", "high", "medium", "low"}
 
 // cronParser accepts exactly the standard 5 fields (minute hour
 // day-of-month month day-of-week), with names (MON, JAN), ranges, lists and
@@ -144,10 +141,10 @@ func schedule(op, expr, tz string, now time.Time) (cron.Schedule, *time.Location
 }
 
 func checkRecurringPriority(op, v string) error {
-	if slices.Contains(recurringPriorities, v) {
+	if slices.Contains(vp.Priorities, v) {
 		return nil
 	}
-	return vp.Errorf(op, vp.KindInvalid, "priority", "%q is not a priority; use one of %s", v, strings.Join(recurringPriorities, ", "))
+	return vp.Errorf(op, vp.KindInvalid, "priority", "%q is not a priority; use one of %s", v, strings.Join(vp.Priorities, ", "))
 }
 
 // CreateRecurringInput is a new recurring task template.
@@ -169,10 +166,10 @@ func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in Cr
 	if err != nil {
 		return vp.RecurringTask{}, err
 	}
-	if err := vp.CheckText(op, "title", in.Title, vp.MaxShortTextBytes, true); err != nil {
+	if err := vp.CheckText(op, "title", in.Title, vp.MaxTaskTitleBytes, true); err != nil {
 		return vp.RecurringTask{}, err
 	}
-	if err := vp.CheckText(op, "description", in.Description, MaxRecurringTextBytes, false); err != nil {
+	if err := vp.CheckText(op, "description", in.Description, vp.MaxTaskDescriptionBytes, false); err != nil {
 		return vp.RecurringTask{}, err
 	}
 	if err := vp.CheckName(op, "assignedTo", in.AssignedTo, true); err != nil {
@@ -181,7 +178,7 @@ func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in Cr
 	if err := checkRecurringPriority(op, in.Priority); err != nil {
 		return vp.RecurringTask{}, err
 	}
-	if err := vp.CheckText(op, "project", in.Project, vp.MaxShortTextBytes, false); err != nil {
+	if err := vp.CheckText(op, "project", in.Project, vp.MaxProjectBytes, false); err != nil {
 		return vp.RecurringTask{}, err
 	}
 	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
@@ -203,6 +200,9 @@ func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in Cr
 		ID: s.ids.New("rec"), CreationTime: now.UnixMilli(), Title: in.Title, Description: in.Description,
 		AssignedTo: vp.NormalizeOrchestrator(in.AssignedTo), Priority: in.Priority, CronExpression: strings.TrimSpace(in.CronExpression),
 		Timezone: tz, Project: in.Project, CreatedBy: creator, NextRunAt: next.UnixMilli(), UpdatedAt: now.UnixMilli(),
+	}
+	if err := s.checkRecurringInstance(op, tenant, r, now.UnixMilli()); err != nil {
+		return vp.RecurringTask{}, err
 	}
 	if err := s.st.Write(ctx, store.Put(recurringItem(op, tenant, r), store.IfNotExists)); err != nil {
 		return vp.RecurringTask{}, storeErr(op, err)
@@ -309,12 +309,12 @@ func (s *Service) UpdateRecurringTask(ctx context.Context, p vp.Principal, in Up
 		return vp.RecurringTask{}, vp.E(op, vp.KindInvalid, "recurringTaskId", "nothing to update: pass at least one of title, description, assignedTo, priority, cronExpression, timezone, project")
 	}
 	if in.Title != nil {
-		if err := vp.CheckText(op, "title", *in.Title, vp.MaxShortTextBytes, true); err != nil {
+		if err := vp.CheckText(op, "title", *in.Title, vp.MaxTaskTitleBytes, true); err != nil {
 			return vp.RecurringTask{}, err
 		}
 	}
 	if in.Description != nil {
-		if err := vp.CheckText(op, "description", *in.Description, MaxRecurringTextBytes, false); err != nil {
+		if err := vp.CheckText(op, "description", *in.Description, vp.MaxTaskDescriptionBytes, false); err != nil {
 			return vp.RecurringTask{}, err
 		}
 	}
@@ -329,7 +329,7 @@ func (s *Service) UpdateRecurringTask(ctx context.Context, p vp.Principal, in Up
 		}
 	}
 	if in.Project != nil {
-		if err := vp.CheckText(op, "project", *in.Project, vp.MaxShortTextBytes, false); err != nil {
+		if err := vp.CheckText(op, "project", *in.Project, vp.MaxProjectBytes, false); err != nil {
 			return vp.RecurringTask{}, err
 		}
 	}
@@ -379,7 +379,7 @@ func (s *Service) UpdateRecurringTask(ctx context.Context, p vp.Principal, in Up
 		if in.Project != nil {
 			r.Project = *in.Project
 		}
-		return nil
+		return s.checkRecurringInstance(op, p.Tenant, *r, now.UnixMilli())
 	})
 }
 
@@ -644,8 +644,34 @@ func latestSlot(sched cron.Schedule, loc *time.Location, nextRunAt int64, now ti
 	}
 }
 
+// RecurringCreator is the createdBy of the tasks recurring templates
+// create. It matches the auto-generated predicate (createdBy "cron-…"), so
+// list_tasks excludeAutoGenerated hides them and bulk_complete_tasks
+// autoGeneratedOnly can drain them; their assignee works on them as usual.
+const RecurringCreator = "cron-recurring"
+
+// recurringTaskOf is the task a template creates, before newTask completes
+// it. Its tags name the template ("recurring:<id>").
+func recurringTaskOf(r vp.RecurringTask) vp.Task {
+	return vp.Task{Title: r.Title, Description: r.Description, Project: r.Project, AssignedTo: r.AssignedTo,
+		Priority: r.Priority, CreatedBy: RecurringCreator, Tags: []string{"recurring", "recurring:" + r.ID}}
+}
+
+// checkRecurringInstance validates a template by building the task it will
+// create, with the tasks capability's own rules, so that a template that is
+// accepted always fires.
+func (s *Service) checkRecurringInstance(op, tenant string, r vp.RecurringTask, nowMS int64) error {
+	_, _, err := s.newTask(op, tenant, recurringTaskOf(r), nowMS)
+	return err
+}
+
 // recurringInstance builds the task a template creates for one slot: its
-// store item (keys and indexes belong to the tasks capability) and its id.
-func (s *Service) recurringInstance(op, tenant string, r vp.RecurringTask, slot, nowMS int64) (store.Item, string, error) {
-	return store.Item{}, "", vp.E(op, vp.KindInternal, "", "the tasks capability does not provide a task item builder yet")
+// store item (keys and indexes are the tasks capability's, see newTask) and
+// its id.
+func (s *Service) recurringInstance(op, tenant string, r vp.RecurringTask, _, nowMS int64) (store.Item, string, error) {
+	t, it, err := s.newTask(op, tenant, recurringTaskOf(r), nowMS)
+	if err != nil {
+		return store.Item{}, "", err
+	}
+	return it, t.ID, nil
 }

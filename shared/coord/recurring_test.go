@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -261,6 +262,286 @@ func TestListRecurringTasksContract(t *testing.T) {
 		other, _ := svc.ListRecurringTasks(ctx(), admin("other"), listing.Params{})
 		if len(other.Items) != 0 {
 			t.Fatalf("another tenant lists %d templates", len(other.Items))
+		}
+	})
+}
+
+// fire runs the scheduler at now and fails the test on an error.
+func fire(t *testing.T, svc *coord.Service, now time.Time) coord.FireReport {
+	t.Helper()
+	rep, err := svc.FireDue(ctx(), now)
+	if err != nil {
+		t.Fatalf("FireDue(%v): %v", now, err)
+	}
+	return rep
+}
+
+// carolsTasks lists carol's todo tasks of tenant, following cursors.
+func carolsTasks(t *testing.T, svc *coord.Service, tenant string) []vp.Task {
+	t.Helper()
+	var out []vp.Task
+	for _, it := range pageAll(t, func(cursor string) (listing.Page[any], error) {
+		return svc.ListTasks(ctx(), admin(tenant), coord.ListTasksInput{AssignedTo: "carol", Status: "all", Params: listing.Params{Cursor: cursor, Limit: mandateLimit(200)}})
+	}) {
+		out = append(out, it.(vp.Task))
+	}
+	return out
+}
+
+func getTemplate(t *testing.T, svc *coord.Service, id string) vp.RecurringTask {
+	t.Helper()
+	r, err := svc.GetRecurringTask(ctx(), admin("acme"), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRecurringFiresAtExactSlots(t *testing.T) {
+	// Monday 6 January 2025; 09:00 in Paris is 08:00 UTC.
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, _ *recClock) {
+		r, err := svc.CreateRecurringTask(ctx(), as("acme", "bob"), standup("0 9 * * 1-5", "Europe/Paris"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := fire(t, svc, utc(t, "2025-01-06 07:59:59").Add(999*time.Millisecond)); rep.Fired != 0 {
+			t.Fatalf("fired a millisecond early: %+v", rep)
+		}
+		rep := fire(t, svc, utc(t, "2025-01-06 08:00"))
+		if rep.Fired != 1 || len(rep.TaskIDs) != 1 || rep.Missed != 0 {
+			t.Fatalf("at the slot: %+v", rep)
+		}
+		task, err := svc.GetTask(ctx(), admin("acme"), coord.TaskRef{TaskID: rep.TaskIDs[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Status != vp.TaskTodo || task.Title != "Daily standup report" || task.AssignedTo != "carol" || task.Priority != "medium" ||
+			task.Project != "vantage-peers" || task.Description == "" || task.CreatedBy != coord.RecurringCreator ||
+			!slices.Contains(task.Tags, "recurring:"+r.ID) || task.CreationTime != utc(t, "2025-01-06 08:00").UnixMilli() {
+			t.Fatalf("task %+v", task)
+		}
+		got := getTemplate(t, svc, r.ID)
+		if got.NextRunAt != utc(t, "2025-01-07 08:00").UnixMilli() || got.LastSlot != utc(t, "2025-01-06 08:00").UnixMilli() ||
+			got.LastTaskID != task.ID || got.FiredCount != 1 || got.LastTriggered == 0 {
+			t.Fatalf("template after firing: %+v", got)
+		}
+		// A retried run at the same time creates nothing new.
+		if rep := fire(t, svc, utc(t, "2025-01-06 08:00")); rep.Fired != 0 {
+			t.Fatalf("retried run fired again: %+v", rep)
+		}
+		if rep := fire(t, svc, utc(t, "2025-01-06 08:00:30")); rep.Fired != 0 {
+			t.Fatalf("a later run in the same minute fired again: %+v", rep)
+		}
+		// Friday: Tuesday to Thursday were missed; one task, for Friday.
+		rep = fire(t, svc, utc(t, "2025-01-10 08:00:20"))
+		if rep.Fired != 1 || rep.Missed != 3 {
+			t.Fatalf("friday: %+v", rep)
+		}
+		got = getTemplate(t, svc, r.ID)
+		if got.LastSlot != utc(t, "2025-01-10 08:00").UnixMilli() || got.NextRunAt != utc(t, "2025-01-13 08:00").UnixMilli() || got.MissedSlots != 3 {
+			t.Fatalf("template after friday: slot %v next %v missed %d", time.UnixMilli(got.LastSlot).UTC(), time.UnixMilli(got.NextRunAt).UTC(), got.MissedSlots)
+		}
+		// The weekend has no slot.
+		if rep := fire(t, svc, utc(t, "2025-01-12 23:59")); rep.Fired != 0 {
+			t.Fatalf("fired on the weekend: %+v", rep)
+		}
+		if n := len(carolsTasks(t, svc, "acme")); n != 2 {
+			t.Fatalf("%d tasks, want 2", n)
+		}
+	})
+}
+
+// TestRecurringFireRace: several schedulers (two services on one store, as
+// two processes would be) fire the same slots at once; each (template,
+// slot) creates exactly one task.
+func TestRecurringFireRace(t *testing.T) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, st store.Store, clock *recClock) {
+		const templates, schedulers = 5, 8
+		ids := map[string]bool{}
+		for i := 0; i < templates; i++ {
+			r, err := svc.CreateRecurringTask(ctx(), as("acme", "bob"), standup("*/5 * * * *", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[r.ID] = true
+		}
+		other := newClockService(t, st, clock)
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			fired int
+		)
+		start := make(chan struct{})
+		for i := 0; i < schedulers; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				s := svc
+				if i%2 == 1 {
+					s = other
+				}
+				<-start
+				rep, err := s.FireDue(ctx(), utc(t, "2025-01-06 07:35:10"))
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					t.Errorf("scheduler %d: %v", i, err)
+				}
+				fired += rep.Fired
+			}(i)
+		}
+		close(start)
+		wg.Wait()
+		if fired != templates {
+			t.Fatalf("%d schedulers created %d tasks for %d (template, slot) pairs", schedulers, fired, templates)
+		}
+		tasks := carolsTasks(t, svc, "acme")
+		if len(tasks) != templates {
+			t.Fatalf("%d tasks stored, want %d", len(tasks), templates)
+		}
+		per := map[string]int{}
+		for _, task := range tasks {
+			for _, tag := range task.Tags {
+				if id, ok := strings.CutPrefix(tag, "recurring:"); ok {
+					per[id]++
+				}
+			}
+		}
+		for id := range ids {
+			if per[id] != 1 || getTemplate(t, svc, id).FiredCount != 1 {
+				t.Fatalf("template %s: %d tasks, firedCount %d", id, per[id], getTemplate(t, svc, id).FiredCount)
+			}
+		}
+	})
+}
+
+// TestRecurringFiredMarkerBlocksDuplicates: even when the template still
+// points at a slot (as if its advance had been lost), a slot whose marker
+// exists creates no second task; the template just moves on.
+func TestRecurringFiredMarkerBlocksDuplicates(t *testing.T) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, st store.Store, _ *recClock) {
+		r, err := svc.CreateRecurringTask(ctx(), as("acme", "bob"), standup("0 8 * * *", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot := utc(t, "2025-01-06 08:00").UnixMilli()
+		marker := store.Item{Key: store.Key{PK: fmt.Sprintf("T#acme#RECFIRE#%s#%013d", r.ID, slot), SK: "FIRE"}, Data: []byte(`{}`)}
+		if err := st.Write(ctx(), store.Put(marker, store.IfNotExists)); err != nil {
+			t.Fatal(err)
+		}
+		rep := fire(t, svc, utc(t, "2025-01-06 08:00:05"))
+		if rep.Fired != 0 {
+			t.Fatalf("fired a slot that has a marker: %+v", rep)
+		}
+		got := getTemplate(t, svc, r.ID)
+		if got.NextRunAt != utc(t, "2025-01-07 08:00").UnixMilli() || got.FiredCount != 0 {
+			t.Fatalf("template not advanced past the fired slot: %+v", got)
+		}
+		if n := len(carolsTasks(t, svc, "acme")); n != 0 {
+			t.Fatalf("%d tasks", n)
+		}
+	})
+}
+
+func TestRecurringDowntimeFiresOnce(t *testing.T) {
+	eachBackendAt(t, utc(t, "2025-01-06 00:30"), func(t *testing.T, svc *coord.Service, _ store.Store, _ *recClock) {
+		r, err := svc.CreateRecurringTask(ctx(), as("acme", "bob"), standup("0 * * * *", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Down from 00:30 to 10:45: slots 01:00 … 10:00 (10 of them) passed.
+		rep := fire(t, svc, utc(t, "2025-01-06 10:45"))
+		if rep.Fired != 1 || rep.Missed != 9 {
+			t.Fatalf("after 10 missed slots: %+v, want one task and 9 passed over", rep)
+		}
+		got := getTemplate(t, svc, r.ID)
+		if got.LastSlot != utc(t, "2025-01-06 10:00").UnixMilli() || got.NextRunAt != utc(t, "2025-01-06 11:00").UnixMilli() || got.MissedSlots != 9 {
+			t.Fatalf("template: slot %v next %v missed %d", time.UnixMilli(got.LastSlot).UTC(), time.UnixMilli(got.NextRunAt).UTC(), got.MissedSlots)
+		}
+		if n := len(carolsTasks(t, svc, "acme")); n != 1 {
+			t.Fatalf("%d tasks after downtime, want 1", n)
+		}
+		// A very long downtime (two years of hourly slots) is bounded work
+		// and still fires once.
+		rep = fire(t, svc, utc(t, "2027-01-06 10:45"))
+		if rep.Fired != 1 || getTemplate(t, svc, r.ID).NextRunAt != utc(t, "2027-01-06 11:00").UnixMilli() {
+			t.Fatalf("after two years: %+v", rep)
+		}
+	})
+}
+
+func TestRecurringPausedAndDeleted(t *testing.T) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, clock *recClock) {
+		bob := as("acme", "bob")
+		paused, err := svc.CreateRecurringTask(ctx(), bob, standup("0 8 * * *", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, err := svc.CreateRecurringTask(ctx(), bob, standup("0 8 * * *", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.PauseRecurringTask(ctx(), bob, paused.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+		rep := fire(t, svc, utc(t, "2025-01-06 08:00"))
+		if rep.Fired != 1 || getTemplate(t, svc, paused.ID).FiredCount != 0 {
+			t.Fatalf("a paused template fired: %+v", rep)
+		}
+		if rep := fire(t, svc, utc(t, "2025-01-09 08:00")); rep.Fired != 1 || getTemplate(t, svc, paused.ID).FiredCount != 0 {
+			t.Fatalf("a paused template fired days later: %+v", rep)
+		}
+		// Resumed, it fires from its next slot on, not for the paused days.
+		clock.Set(utc(t, "2025-01-09 09:00"))
+		if _, err := svc.ResumeRecurringTask(ctx(), bob, paused.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+		rep = fire(t, svc, utc(t, "2025-01-10 08:00"))
+		if rep.Fired != 2 || rep.Missed != 0 {
+			t.Fatalf("after resume: %+v", rep)
+		}
+		// Deleting a template keeps the tasks it created.
+		before := getTemplate(t, svc, kept.ID)
+		if _, err := svc.DeleteRecurringTask(ctx(), bob, kept.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.GetTask(ctx(), admin("acme"), coord.TaskRef{TaskID: before.LastTaskID}); err != nil {
+			t.Fatalf("the deleted template's task is gone: %v", err)
+		}
+		rep = fire(t, svc, utc(t, "2025-01-11 08:00"))
+		if rep.Fired != 1 {
+			t.Fatalf("after delete: %+v, want only the other template", rep)
+		}
+		if n := len(carolsTasks(t, svc, "acme")); n != 5 {
+			t.Fatalf("%d tasks, want 5 (3 + 2 from the paused one after resume)", n)
+		}
+	})
+}
+
+// TestRecurringFiresIntoEachTenant: the due scan spans tenants; each task
+// lands in its template's tenant only.
+func TestRecurringFiresIntoEachTenant(t *testing.T) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, _ *recClock) {
+		for _, tenant := range []string{"tenant-a", "tenant-b"} {
+			if _, err := svc.CreateRecurringTask(ctx(), as(tenant, "bob"), standup("0 8 * * *", "")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rep := fire(t, svc, utc(t, "2025-01-06 08:00"))
+		if rep.Fired != 2 {
+			t.Fatalf("%+v", rep)
+		}
+		for _, tenant := range []string{"tenant-a", "tenant-b"} {
+			if n := len(carolsTasks(t, svc, tenant)); n != 1 {
+				t.Fatalf("%s has %d tasks, want 1", tenant, n)
+			}
+		}
+		for _, id := range rep.TaskIDs {
+			_, errA := svc.GetTask(ctx(), admin("tenant-a"), coord.TaskRef{TaskID: id})
+			_, errB := svc.GetTask(ctx(), admin("tenant-b"), coord.TaskRef{TaskID: id})
+			if (errA == nil) == (errB == nil) {
+				t.Fatalf("task %s visible in both tenants or neither: %v / %v", id, errA, errB)
+			}
 		}
 	})
 }
