@@ -65,9 +65,16 @@ func TestToolsAreDescribed(t *testing.T) {
 			t.Errorf("%s: missing annotations or input schema", tool.Name)
 			continue
 		}
-		readOnly := tool.Annotations.ReadOnlyHint
-		if readOnly != (strings.HasPrefix(tool.Name, "get_") || strings.HasPrefix(tool.Name, "list_") || tool.Name == "whoami" || tool.Name == "check_messages") {
-			t.Errorf("%s: readOnlyHint %v", tool.Name, readOnly)
+		reader := strings.HasPrefix(tool.Name, "get_") || strings.HasPrefix(tool.Name, "list_") || tool.Name == "whoami" || tool.Name == "check_messages"
+		if reader && !tool.Annotations.ReadOnlyHint {
+			t.Errorf("%s: a reader without readOnlyHint", tool.Name)
+		}
+		writer := strings.HasPrefix(tool.Name, "create_") || strings.HasPrefix(tool.Name, "update_") || strings.HasPrefix(tool.Name, "delete_") || tool.Name == "send_message"
+		if writer && tool.Annotations.ReadOnlyHint {
+			t.Errorf("%s: a writer marked readOnlyHint", tool.Name)
+		}
+		if tool.OutputSchema != nil {
+			t.Errorf("%s: tools/list carries an output schema", tool.Name)
 		}
 		if strings.HasPrefix(tool.Name, "delete_") && (tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
 			t.Errorf("%s: not marked destructive", tool.Name)

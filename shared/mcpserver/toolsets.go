@@ -79,17 +79,20 @@ func (s *server) filterToolList(next mcp.MethodHandler) mcp.MethodHandler {
 		if err := CheckToolProfile(profile); err != nil {
 			return nil, err
 		}
-		if profile == ToolProfileCore {
-			kept := make([]*mcp.Tool, 0, len(coreTools))
-			for _, t := range list.Tools {
-				if slices.Contains(coreTools, t.Name) {
-					kept = append(kept, t)
-				}
+		kept := make([]*mcp.Tool, 0, len(list.Tools))
+		for _, t := range list.Tools {
+			if profile == ToolProfileCore && !slices.Contains(coreTools, t.Name) {
+				continue
 			}
-			filtered := *list
-			filtered.Tools = kept
-			return &filtered, nil
+			// Output schemas would double the size of tools/list, which every
+			// client loads into its model's context; results still carry
+			// structuredContent and a JSON text copy.
+			lean := *t
+			lean.OutputSchema = nil
+			kept = append(kept, &lean)
 		}
-		return res, nil
+		filtered := *list
+		filtered.Tools = kept
+		return &filtered, nil
 	}
 }
