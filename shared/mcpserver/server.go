@@ -14,12 +14,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Options configures New.
 type Options struct {
 	Coord   *coord.Service
+	Memory  *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
 	Version string
 	Logger  *slog.Logger
 	// LocalPrincipal is the identity of calls that carry no token: set for
@@ -56,6 +58,9 @@ func New(o Options) *mcp.Server {
 	})
 	m.AddReceivingMiddleware(s.filterToolList)
 	// tools: one line per capability
+	s.addMemoryTools(m)
+	s.addEpisodeTools(m)
+	s.addFixPatternTools(m)
 	s.addBusinessUnitTools(m)
 	s.addComponentTools(m)
 	s.addRecurringTools(m)
