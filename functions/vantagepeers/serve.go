@@ -57,6 +57,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	log.Info("serving", "url", url, "dataDir", c.dataDir, "version", version)
+	stopJobs := a.startJobs(ctx, log)
+	defer stopJobs()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -124,6 +126,8 @@ func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	server := mcpserver.New(mcpserver.Options{Coord: a.coord, Version: version, Logger: log, LocalPrincipal: &p, ToolProfile: os.Getenv("VP_TOOL_PROFILE")})
 	log.Info("serving stdio", "tenant", p.Tenant, "dataDir", c.dataDir)
+	stopJobs := a.startJobs(ctx, log)
+	defer stopJobs()
 	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
 		return nil

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/jobs"
+)
+
+// startJobs runs the background jobs of the embedded product in process —
+// the same job functions an EventBridge schedule or SQS event invokes on
+// AWS. It returns a function that stops them and waits for the current runs.
+func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	run := func(fn func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn() }()
+	}
+	// Several processes on one data dir (serve plus stdio hosts) are safe:
+	// each recurring slot fires once, whoever gets there first.
+	run(func() {
+		jobs.RunEvery(ctx, log, "recurring-tasks", time.Minute, jobs.RecurringTasks(a.coord, log))
+	})
+	return func() { cancel(); wg.Wait() }
+}
