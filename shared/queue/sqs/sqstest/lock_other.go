@@ -1,0 +1,5 @@
+//go:build !unix
+
+package sqstest
+
+func lockFile(string) (func(), error) { return func() {}, nil }

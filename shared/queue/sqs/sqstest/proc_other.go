@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sqstest
+
+import "os/exec"
+
+func setProcAttr(*exec.Cmd) {}
