@@ -58,6 +58,8 @@ func New(o Options) *mcp.Server {
 	})
 	m.AddReceivingMiddleware(s.filterToolList)
 	// tools: one line per capability
+	s.addTaskTools(m)
+	s.addMissionTools(m)
 	s.addMemoryTools(m)
 	s.addEpisodeTools(m)
 	s.addFixPatternTools(m)

@@ -1,0 +1,120 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+var taskMissionTools = []string{
+	"create_task", "get_task", "list_tasks", "list_tasks_by_mission", "update_task", "start_task", "pause_task", "resume_task",
+	"complete_task", "block_task", "add_task_dependency", "checkout_task", "delete_task", "bulk_complete_tasks", "validate_task_payload",
+	"create_mission", "get_mission", "list_missions", "update_mission", "update_mission_status", "update_mission_progress",
+	"get_mission_template", "update_mission_template", "instantiate_template_into_mission",
+}
+
+func TestTaskAndMissionToolsAreRegistered(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if slices.Contains(taskMissionTools, tool.Name) {
+			b, _ := json.Marshal(tool)
+			size += len(b)
+		}
+	}
+	for _, w := range taskMissionTools {
+		if !slices.Contains(names, w) {
+			t.Errorf("tool %s is not advertised", w)
+		}
+	}
+	t.Logf("task and mission tools: %d, %d bytes, ~%d tokens of tools/list", len(taskMissionTools), size, size/4)
+}
+
+func decodeAs[T any](t *testing.T, text string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		t.Fatalf("decoding %q: %v", text, err)
+	}
+	return v
+}
+
+func TestTasksThroughTools(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}})
+	res, text := call(t, cs, "create_task", map[string]any{"title": "Fix login redirect (#142)", "assignedTo": "bob", "priority": "high"})
+	if res.IsError {
+		t.Fatal(text)
+	}
+	task := decodeAs[vp.Task](t, text)
+	res, text = call(t, cs, "checkout_task", map[string]any{"taskId": task.ID, "callerInstance": "alice-main"})
+	if co := decodeAs[coord.CheckoutResult](t, text); res.IsError || !co.Claimed || co.Task.AssignedTo != "alice" {
+		t.Fatalf("checkout: %s", text)
+	}
+	res, text = call(t, cs, "complete_task", map[string]any{"taskId": task.ID, "completionNote": ""})
+	if !res.IsError || !strings.Contains(text, "completionNote") {
+		t.Fatalf("empty note accepted: %s", text)
+	}
+	res, text = call(t, cs, "complete_task", map[string]any{"taskId": task.ID, "completionNote": "Fixed in PR #47, tests pass"})
+	if res.IsError || decodeAs[vp.Task](t, text).Status != vp.TaskDone {
+		t.Fatalf("complete: %s", text)
+	}
+	res, text = call(t, cs, "start_task", map[string]any{"taskId": task.ID})
+	if !res.IsError || !strings.Contains(text, "conflict") || !strings.Contains(text, "done") {
+		t.Fatalf("start of a done task: %s", text)
+	}
+	res, text = call(t, cs, "create_task", map[string]any{"title": "x", "assignedTo": "bob", "priority": 1})
+	if !res.IsError || !strings.Contains(text, "priority") {
+		t.Fatalf("numeric priority: %s", text)
+	}
+	_, text = call(t, cs, "list_tasks", map[string]any{"status": []string{"done"}, "fields": "lite"})
+	if !strings.Contains(text, task.ID) || strings.Contains(text, "completionNote") || strings.Contains(text, "nextCursor") {
+		t.Fatalf("list: %s", text)
+	}
+	_, text = call(t, cs, "validate_task_payload", map[string]any{"tool": "create_task", "arguments": map[string]any{"title": "x", "priority": 1}})
+	rep := decodeAs[coord.PayloadReport](t, text)
+	if rep.Valid || len(rep.Failures) != 2 || rep.Corrected["priority"] != "high" {
+		t.Fatalf("validate: %s", text)
+	}
+	res, text = call(t, cs, "bulk_complete_tasks", map[string]any{"filter": map[string]any{}})
+	if !res.IsError || !strings.Contains(text, "BULK_FILTER_TOO_BROAD") {
+		t.Fatalf("bulk without a filter: %s", text)
+	}
+}
+
+func TestMissionsThroughTools(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"pi"}})
+	res, text := call(t, cs, "create_mission", map[string]any{"name": "fix-issue-142", "project": "studio/ws1", "priority": "high"})
+	if res.IsError {
+		t.Fatal(text)
+	}
+	m := decodeAs[vp.Mission](t, text)
+	res, text = call(t, cs, "instantiate_template_into_mission", map[string]any{"templateName": "issue-resolution-v2", "missionId": m.ID,
+		"titlePrefix": "[#142]", "context": map[string]any{"issueNumber": "142", "repo": "vantage-memory"}})
+	if res.IsError || decodeAs[coord.InstantiateResult](t, text).Count != 14 {
+		t.Fatalf("instantiate: %s", text)
+	}
+	_, text = call(t, cs, "get_mission", map[string]any{"missionId": m.ID})
+	view := decodeAs[coord.MissionView](t, text)
+	if len(view.Tasks) != 14 || view.Tasks[6].Title != "[#142] T6 — Write Missing Tests" {
+		t.Fatalf("mission view: %d tasks", len(view.Tasks))
+	}
+	res, text = call(t, cs, "update_mission_progress", map[string]any{"missionId": m.ID, "progress": 150})
+	if !res.IsError || !strings.Contains(text, "progress") {
+		t.Fatalf("progress 150: %s", text)
+	}
+	_, text = call(t, cs, "list_missions", map[string]any{"status": "open", "fields": "lite"})
+	if !strings.Contains(text, m.ID) {
+		t.Fatalf("list_missions: %s", text)
+	}
+}
