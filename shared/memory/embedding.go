@@ -367,6 +367,17 @@ func (s *Service) ReembedAll(ctx context.Context, tenant string) (int, error) {
 	return n, nil
 }
 
+// EnsureEmbedder checks that the tenant's vectors were made by the current
+// embedder and, when they were not (the configuration changed), enqueues
+// their re-embedding. Vector searches and the embedding worker call it
+// (once per tenant and process); a server may call it at start.
+func (s *Service) EnsureEmbedder(ctx context.Context, tenant string) error {
+	if !vp.ValidTenant(tenant) {
+		return fmt.Errorf("memory: invalid tenant %q", tenant)
+	}
+	return s.ensureEmbedderMarker(ctx, tenant)
+}
+
 // embedderMarker records which embedder made a tenant's vectors.
 type embedderMarker struct {
 	Embedder string `json:"embedder"`

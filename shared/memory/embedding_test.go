@@ -124,8 +124,12 @@ func TestEmbedderChangeReembeds(t *testing.T) {
 		if r, _ := e.svc.Recall(ctx(), alice, memory.SearchInput{Query: "which port does service 7 listen on"}); r.Count != 0 {
 			t.Fatalf("recall mixed vectors of two embedders: %v", ids(r))
 		}
-		// The first job the worker sees for the tenant notices the change
-		// and enqueues the re-embedding.
+		// That first vector search noticed the change and enqueued the
+		// re-embedding (the first embed job would have, too).
+		e.drain()
+		if m, _ := e.svc.GetMemory(ctx(), alice, mems[0]); m.Embedder != second {
+			t.Fatalf("after a vector search and a drain, memory embedded by %q", m.Embedder)
+		}
 		newer := e.store(alice, "global", "fact", "Service 99 listens on port 9999")
 		e.drain()
 		for _, id := range append(mems, newer) {

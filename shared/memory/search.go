@@ -153,6 +153,9 @@ func (s *Service) rank(ctx context.Context, op, query string, qv **search.Vector
 		}
 	}
 	if *qv == nil {
+		if err := s.ensureEmbedderMarker(ctx, f.Tenant); err != nil {
+			s.log.WarnContext(ctx, "checking the tenant's embedder marker", "tenant", f.Tenant, "err", err)
+		}
 		vs, err := s.emb.Embed(ctx, []string{query})
 		if err == nil && len(vs) != 1 {
 			err = fmt.Errorf("embedder %s returned %d vectors for one query", s.emb.Name(), len(vs))
