@@ -65,7 +65,7 @@ func New(o Options) http.Handler {
 		}
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	mux.Handle("/mcp", bearer(o, sdkAuth(mcpHandler)))
+	mux.Handle("/mcp", bearer(o, jsonrpcErrors(sdkAuth(mcpHandler))))
 	return logRequests(o.Logger, mux)
 }
 

@@ -165,3 +165,35 @@ func TestGarbageKeepsServing(t *testing.T) {
 		t.Fatalf("server stopped serving after garbage: %v", err)
 	}
 }
+
+func TestMalformedRequestsGetJSONRPCErrors(t *testing.T) {
+	f := start(t)
+	for _, c := range []struct {
+		body string
+		code int
+	}{
+		{`{not json`, -32700},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"send_message\",\"arguments\":{\"channel\":\"bob\",\"content\":\"\xff\xfe\"}}}", -32700},
+		{`{"jsonrpc":"2.0","id":3,"method":"no/such/method"}`, -32601},
+	} {
+		req, _ := http.NewRequest("POST", f.url+"/mcp", strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+f.alice)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rpc struct {
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&rpc)
+		res.Body.Close()
+		if err != nil || rpc.Error == nil || rpc.Error.Code != c.code {
+			t.Errorf("%q: HTTP %d, error %+v (%v); want JSON-RPC code %d", c.body, res.StatusCode, rpc.Error, err, c.code)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// jsonrpcErrors makes malformed requests get JSON-RPC error objects, which
+// MCP clients can read, instead of the SDK's plain-text HTTP 400s: -32700
+// for a body that is not JSON (or not UTF-8, which a JSON decoder would
+// otherwise silently rewrite to U+FFFD), -32601 for an unknown method, and
+// -32600 for any other refusal.
+func jsonrpcErrors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, "request body unreadable or over the limit of "+itoa(MaxRequestBytes)+" bytes")
+			return
+		}
+		switch {
+		case !utf8.Valid(body):
+			writeRPCError(w, http.StatusBadRequest, -32700, "parse error: the request body is not valid UTF-8; send text as UTF-8")
+			return
+		case !json.Valid(body):
+			writeRPCError(w, http.StatusBadRequest, -32700, "parse error: the request body is not valid JSON")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := &plainErrorCatcher{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		rec.flush()
+	})
+}
+
+// plainErrorCatcher holds back a text/plain 4xx answer so that it can be
+// re-sent as a JSON-RPC error; anything else passes straight through.
+type plainErrorCatcher struct {
+	http.ResponseWriter
+	status  int
+	caught  bool
+	message bytes.Buffer
+}
+
+func (c *plainErrorCatcher) WriteHeader(status int) {
+	ct := c.Header().Get("Content-Type")
+	if status >= 400 && status < 500 && (ct == "" || strings.HasPrefix(ct, "text/plain")) {
+		c.status, c.caught = status, true
+		return
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *plainErrorCatcher) Write(b []byte) (int, error) {
+	if c.caught {
+		return c.message.Write(b)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *plainErrorCatcher) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok && !c.caught {
+		f.Flush()
+	}
+}
+
+func (c *plainErrorCatcher) flush() {
+	if !c.caught {
+		return
+	}
+	msg := strings.TrimSpace(c.message.String())
+	code := -32600
+	if strings.Contains(msg, "not handled") || strings.Contains(msg, "unsupported") || strings.Contains(msg, "method not found") {
+		code = -32601
+	}
+	c.Header().Del("Content-Length")
+	writeRPCError(c.ResponseWriter, c.status, code, msg)
+}
+
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	writeJSON(w, status, map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": msg},
+	})
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
