@@ -40,6 +40,11 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
+	if a.newMaster != "" {
+		// This command initialised the data dir: the master token exists
+		// only now, and only here.
+		fmt.Fprintf(stderr, "initialised %s: created the master token (shown once; only its hash is stored):\n  %s\n", c.dataDir, a.newMaster)
+	}
 	switch args[0] {
 	case "create":
 		if *tenant == "" || *as == "" {

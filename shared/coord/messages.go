@@ -68,6 +68,7 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 	if err != nil {
 		return SendResult{}, err
 	}
+	in.InstanceID = vp.NormalizeOrchestrator(in.InstanceID)
 	targets, err := s.resolveChannel(ctx, op, tenant, from, in.Channel, in.InstanceID)
 	if err != nil {
 		return SendResult{}, err
@@ -106,11 +107,13 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 	return res, nil
 }
 
+// normalizeChannel folds each entry like an orchestrator id (so that "Alice"
+// and "alice" are one channel, for delivery and for list_messages alike) and
+// drops empty and repeated entries.
 func normalizeChannel(ch string) string {
-	parts := strings.Split(ch, ",")
-	out := parts[:0]
-	for _, part := range parts {
-		if part = strings.TrimSpace(part); part != "" && !slices.Contains(out, part) {
+	var out []string
+	for _, part := range strings.Split(ch, ",") {
+		if part = vp.NormalizeOrchestrator(part); part != "" && !slices.Contains(out, part) {
 			out = append(out, part)
 		}
 	}
@@ -135,7 +138,10 @@ func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel,
 		if err := vp.CheckName(op, "channel", entry, true); err != nil {
 			return nil, err
 		}
-		if strings.EqualFold(entry, Broadcast) {
+		if entry == vp.Wildcard {
+			return nil, vp.E(op, vp.KindInvalid, "channel", "\"*\" is not a channel; use \"broadcast\" to reach everyone")
+		}
+		if entry == Broadcast {
 			all, err := s.orchestrators(ctx, tenant)
 			if err != nil {
 				return nil, storeErr(op, err)
@@ -157,7 +163,7 @@ func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel,
 			}
 			continue
 		}
-		add(Recipient{Orchestrator: vp.NormalizeOrchestrator(entry), InstanceID: instance})
+		add(Recipient{Orchestrator: entry, InstanceID: instance})
 	}
 	if len(out) == 0 {
 		if strings.Contains(strings.ToLower(channel), Broadcast) {
@@ -210,6 +216,7 @@ func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inb
 	if err != nil {
 		return Inbox{}, err
 	}
+	in.InstanceID = vp.NormalizeOrchestrator(in.InstanceID)
 	limit := in.Limit
 	if limit <= 0 {
 		limit = defaultInboxLimit

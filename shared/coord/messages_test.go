@@ -170,6 +170,7 @@ func TestSendValidation(t *testing.T) {
 			{"impersonation", coord.SendInput{From: "bob", Channel: "carol", Content: "x"}, vp.KindForbidden, "from"},
 			{"system needs admin", coord.SendInput{From: "system", Channel: "carol", Content: "x"}, vp.KindForbidden, "from"},
 			{"broadcast to nobody", coord.SendInput{Channel: "broadcast", Content: "x"}, vp.KindInvalid, "broadcast"},
+			{"wildcard channel", coord.SendInput{Channel: "bob,*", Content: "x"}, vp.KindInvalid, "channel"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -188,6 +189,18 @@ func TestSendValidation(t *testing.T) {
 		in, _ := svc.Check(ctx(), as("acme", "bob"), coord.CheckInput{})
 		if in.Count != 1 || in.Messages[0].From != "alice" {
 			t.Fatalf("normalised delivery: %+v", in)
+		}
+		// The channel filter folds case like delivery does.
+		page, _ = svc.ListMessages(ctx(), admin("acme"), coord.ListMessagesInput{Channel: "BOB"})
+		if len(page.Items) != 1 {
+			t.Fatalf("channel filter BOB found %d messages sent to Bob, want 1", len(page.Items))
+		}
+		// Reserved words are not orchestrators.
+		for _, id := range []string{"broadcast", "BROADCAST", "*"} {
+			_, err := svc.UpdateProfile(ctx(), admin("acme"), coord.ProfileUpdate{Orchestrator: id})
+			wantKind(t, err, vp.KindInvalid, "orchestratorId")
+			_, err = svc.Send(ctx(), admin("acme"), coord.SendInput{From: id, Channel: "bob", Content: "x"})
+			wantKind(t, err, vp.KindInvalid, "from")
 		}
 	})
 }

@@ -99,6 +99,8 @@ func (s *Service) upsertProfile(ctx context.Context, op string, p vp.Principal, 
 	if err != nil {
 		return vp.Profile{}, err
 	}
+	// Instance ids are folded like orchestrator ids: channels name them.
+	instance = vp.NormalizeOrchestrator(instance)
 	k := profileKey(tenant, orch, instance)
 	for attempt := 0; attempt < 8; attempt++ {
 		cur, err := s.st.Get(ctx, k)

@@ -87,10 +87,21 @@ func (p Principal) ActAs(op, field, arg string) (string, error) {
 		}
 		return "", Errorf(op, KindInvalid, field, "is required: this token may act as any orchestrator, so name one (for example %q)", "alice")
 	}
+	if ReservedOrchestrator(arg) {
+		return "", Errorf(op, KindInvalid, field, "%q is reserved (a channel or wildcard word) and cannot be an orchestrator id", arg)
+	}
 	if !p.CanActAs(arg) {
 		return "", Errorf(op, KindForbidden, field, "this token may not act as %q (it may act as %s)", arg, p.describeOrchestrators())
 	}
 	return NormalizeOrchestrator(arg), nil
+}
+
+// ReservedOrchestrator reports ids that mean something else in a channel or
+// a grant, "broadcast" (everyone) and "*" (anyone), and so can never name an
+// orchestrator.
+func ReservedOrchestrator(id string) bool {
+	n := NormalizeOrchestrator(id)
+	return n == "broadcast" || strings.Contains(n, Wildcard)
 }
 
 func (p Principal) describeOrchestrators() string {
