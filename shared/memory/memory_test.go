@@ -710,8 +710,15 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("error %q does not name the tool", err)
 			}
 		}
-		_, err = e.svc.TextSearch(ctx(), alice, memory.SearchInput{Query: "?!"})
-		wantKind(t, err, vp.KindInvalid, "query")
+		for name, fn := range map[string]func(context.Context, vp.Principal, memory.SearchInput) (memory.SearchResult, error){
+			"text_search": e.svc.TextSearch, "recall": e.svc.Recall, "hybrid_search": e.svc.HybridSearch,
+		} {
+			_, err = fn(ctx(), alice, memory.SearchInput{Query: "?!"})
+			wantKind(t, err, vp.KindInvalid, "query")
+			if !strings.Contains(err.Error(), name) {
+				t.Fatalf("error %q does not name the tool", err)
+			}
+		}
 		_, err = e.svc.ListMemories(ctx(), alice, memory.ListInput{Namespace: "g", Type: "gossip"})
 		wantKind(t, err, vp.KindInvalid, "type")
 		// Nothing was written by any of it.

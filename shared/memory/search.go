@@ -134,17 +134,21 @@ func (s *Service) searchMemories(ctx context.Context, op string, p vp.Principal,
 }
 
 // rank runs the ranked queries of mode md. The query vector is computed
-// once (qv caches it across calls).
+// once (qv caches it across calls). Vector hits with a similarity of zero or
+// less are dropped: they share nothing with the query.
 func (s *Service) rank(ctx context.Context, op, query string, qv **search.Vector, f search.Filter, md mode, k int) ([]search.Hit, error) {
-	var text, vec []search.Hit
-	var err error
-	if md == modeText || md == modeHybrid {
+	noWords := vp.Errorf(op, vp.KindInvalid, "query", "%q has no searchable words; search for words", query)
+	var text []search.Hit
+	textEmpty := false
+	if md != modeVector {
+		var err error
 		text, err = s.idx.Text(ctx, query, f, k)
 		switch {
-		case errors.Is(err, search.ErrEmptyQuery) && md == modeText:
-			return nil, vp.Errorf(op, vp.KindInvalid, "query", "%q has no searchable words; search for words", query)
 		case errors.Is(err, search.ErrEmptyQuery):
-			text = nil // hybrid: the vector side still ranks
+			if md == modeText {
+				return nil, noWords
+			}
+			text, textEmpty = nil, true // hybrid: the vector side may still rank
 		case err != nil:
 			return nil, vp.Wrap(op, vp.KindInternal, err)
 		}
@@ -152,31 +156,67 @@ func (s *Service) rank(ctx context.Context, op, query string, qv **search.Vector
 			return text, nil
 		}
 	}
-	if *qv == nil {
-		if err := s.ensureEmbedderMarker(ctx, f.Tenant); err != nil {
-			s.log.WarnContext(ctx, "checking the tenant's embedder marker", "tenant", f.Tenant, "err", err)
+	v, err := s.queryVector(ctx, f.Tenant, query, qv)
+	switch {
+	case err != nil && md == modeHybrid && ctx.Err() == nil:
+		// The embedder is unavailable: hybrid search degrades to BM25.
+		s.log.WarnContext(ctx, "query not embedded; hybrid search returns keyword results only", "op", op, "err", err)
+		if textEmpty {
+			return nil, noWords
 		}
-		vs, err := s.emb.Embed(ctx, []string{query})
-		if err == nil && len(vs) != 1 {
-			err = fmt.Errorf("embedder %s returned %d vectors for one query", s.emb.Name(), len(vs))
-		}
-		if err != nil && md == modeHybrid && ctx.Err() == nil {
-			// The embedder is unavailable: hybrid search degrades to BM25.
-			s.log.WarnContext(ctx, "query not embedded; hybrid search returns keyword results only", "op", op, "err", err)
+		return text, nil
+	case err != nil:
+		return nil, vp.Wrap(op, vp.KindInternal, err)
+	case v == nil: // the embedder found nothing to embed
+		if md == modeHybrid && !textEmpty {
 			return text, nil
 		}
-		if err != nil {
-			return nil, vp.Wrap(op, vp.KindInternal, err)
-		}
-		*qv = &search.Vector{Embedder: s.emb.Name(), Values: vs[0]}
+		return nil, noWords
 	}
-	if vec, err = s.idx.Vector(ctx, **qv, f, k); err != nil {
+	vec, err := s.idx.Vector(ctx, *v, f, k)
+	if err != nil {
 		return nil, vp.Wrap(op, vp.KindInternal, err)
 	}
-	if md == modeVector {
-		return vec, nil
+	kept := vec[:0]
+	for _, h := range vec {
+		if h.Score > 0 {
+			kept = append(kept, h)
+		}
 	}
-	return search.Fuse(k, text, vec), nil
+	if md == modeVector {
+		return kept, nil
+	}
+	return search.Fuse(k, text, kept), nil
+}
+
+// queryVector embeds the query (once: *qv caches it). It returns nil for a
+// query the embedder maps to the zero vector (no words it knows).
+func (s *Service) queryVector(ctx context.Context, tenant, query string, qv **search.Vector) (*search.Vector, error) {
+	if *qv != nil {
+		return *qv, nil
+	}
+	if err := s.ensureEmbedderMarker(ctx, tenant); err != nil {
+		s.log.WarnContext(ctx, "checking the tenant's embedder marker", "tenant", tenant, "err", err)
+	}
+	vs, err := s.emb.Embed(ctx, []string{query})
+	if err == nil && len(vs) != 1 {
+		err = fmt.Errorf("embedder %s returned %d vectors for one query", s.emb.Name(), len(vs))
+	}
+	if err != nil {
+		return nil, err
+	}
+	zero := true
+	for _, x := range vs[0] {
+		if x != 0 {
+			zero = false
+			break
+		}
+	}
+	if zero {
+		return nil, nil
+	}
+	*qv = &search.Vector{Embedder: s.emb.Name(), Values: vs[0]}
+	return *qv, nil
 }
 
 func checkQuery(op, q string) error {
