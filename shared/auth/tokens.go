@@ -36,6 +36,15 @@ type Token struct {
 	CreatedAt     int64    `json:"createdAt"`
 	ExpiresAt     int64    `json:"expiresAt,omitempty"`
 	RevokedAt     int64    `json:"revokedAt,omitempty"`
+	// Kind says how the token was issued: "" (an admin created it), "oauth"
+	// (an OAuth client obtained it) or "clerk" (a Clerk JWT exchange).
+	Kind     string `json:"kind,omitempty"`
+	ClientID string `json:"clientId,omitempty"` // the OAuth client it was issued to
+	FamilyID string `json:"familyId,omitempty"` // the OAuth grant (refresh-token family) it belongs to
+	// Requires, when set, is the key of an item that must exist for the
+	// token to be valid: deleting that item (an OAuth client) revokes every
+	// token that requires it in one write.
+	Requires *store.Key `json:"requires,omitempty"`
 }
 
 // Principal is the identity the token grants.
@@ -99,27 +108,51 @@ type Spec struct {
 	Label         string
 	ToolProfile   string        // "core", "full" or "" (the server's default)
 	TTL           time.Duration // zero: no expiry
+	// Issued tokens (OAuth, Clerk): see the fields of Token. An OAuth token
+	// (ClientID set) is listed with its client rather than by `token list`.
+	Kind     string
+	ClientID string
+	FamilyID string
+	Requires *store.Key
+	// Admin grants the admin flag (an OAuth client elevated to the master
+	// profile, approved by the master token).
+	Admin bool
 }
 
 // Create stores a new token and returns its secret, which is never stored.
 func (t *Tokens) Create(ctx context.Context, s Spec) (string, Token, error) {
+	secret, tok, op, err := t.Prepare(s)
+	if err != nil {
+		return "", Token{}, err
+	}
+	if err := t.st.Write(ctx, op); err != nil {
+		return "", Token{}, vp.Wrap("token.create", vp.KindInternal, err)
+	}
+	return secret, tok, nil
+}
+
+// Prepare builds a new token and the write that stores it, without writing:
+// callers that issue a token as part of a larger change (redeeming an OAuth
+// code, rotating a refresh token) put the op in their own transaction. The
+// secret is returned once and never stored.
+func (t *Tokens) Prepare(s Spec) (string, Token, store.Op, error) {
 	const op = "token.create"
 	if !vp.ValidTenant(s.Tenant) {
-		return "", Token{}, vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a tenant id (lower-case letters, digits, '-' and '_', at most 63)", s.Tenant)
+		return "", Token{}, store.Op{}, vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a tenant id (lower-case letters, digits, '-' and '_', at most 63)", s.Tenant)
 	}
 	for _, a := range s.ActsAs {
 		if a == vp.Wildcard {
 			continue
 		}
 		if err := vp.CheckName(op, "as", a, true); err != nil {
-			return "", Token{}, err
+			return "", Token{}, store.Op{}, err
 		}
 		if vp.NormalizeOrchestrator(a) == vp.SystemCaller {
-			return "", Token{}, vp.E(op, vp.KindInvalid, "as", "\"system\" is reserved for the server and the master token")
+			return "", Token{}, store.Op{}, vp.E(op, vp.KindInvalid, "as", "\"system\" is reserved for the server and the master token")
 		}
 	}
 	if s.ToolProfile != "" && s.ToolProfile != "core" && s.ToolProfile != "full" {
-		return "", Token{}, vp.Errorf(op, vp.KindInvalid, "tool-profile", "%q: want core or full", s.ToolProfile)
+		return "", Token{}, store.Op{}, vp.Errorf(op, vp.KindInvalid, "tool-profile", "%q: want core or full", s.ToolProfile)
 	}
 	secret := NewSecret()
 	h := Hash(secret)
@@ -127,18 +160,79 @@ func (t *Tokens) Create(ctx context.Context, s Spec) (string, Token, error) {
 	tok := Token{
 		ID: t.ids.New("tok"), Tenant: s.Tenant, ActsAs: clean(s.ActsAs), ReadPrefixes: clean(s.ReadPrefixes),
 		WritePrefixes: clean(s.WritePrefixes), Scopes: s.Scopes, Label: s.Label, ToolProfile: s.ToolProfile, CreatedAt: now.UnixMilli(),
-	}
-	if s.TTL > 0 {
-		tok.ExpiresAt = now.Add(s.TTL).UnixMilli()
+		Kind: s.Kind, ClientID: s.ClientID, FamilyID: s.FamilyID, Requires: s.Requires, Admin: s.Admin,
 	}
 	it := store.Item{Key: tokenKey(hex.EncodeToString(h[:]))}
-	it.Data, _ = json.Marshal(tok)
-	it.GSI[0] = store.Key{PK: "TOKENS", SK: tok.ID}
-	it.GSI[1] = store.Key{PK: "TOKENID#" + tok.ID, SK: "TOKEN"}
-	if err := t.st.Write(ctx, store.Put(it, store.IfNotExists)); err != nil {
-		return "", Token{}, vp.Wrap(op, vp.KindInternal, err)
+	if s.TTL > 0 {
+		tok.ExpiresAt = now.Add(s.TTL).UnixMilli()
+		if s.Kind != "" {
+			// Issued tokens vanish a day after they expire.
+			it.ExpiresAt = now.Add(s.TTL + 24*time.Hour).Unix()
+		}
 	}
-	return secret, tok, nil
+	it.Data, _ = json.Marshal(tok)
+	if s.ClientID == "" {
+		it.GSI[0] = store.Key{PK: "TOKENS", SK: tok.ID}
+	} else {
+		it.GSI[2] = store.Key{PK: clientTokensPK(s.ClientID), SK: tok.ID}
+	}
+	it.GSI[1] = store.Key{PK: "TOKENID#" + tok.ID, SK: "TOKEN"}
+	return secret, tok, store.Put(it, store.IfNotExists), nil
+}
+
+// TokenKey is the store key of the token whose secret has the given
+// SHA-256 (hex).
+func TokenKey(hashHex string) store.Key { return tokenKey(hashHex) }
+
+// HashHex is the SHA-256 of a secret in hex, as token keys use it.
+func HashHex(secret string) string {
+	h := Hash(secret)
+	return hex.EncodeToString(h[:])
+}
+
+func clientTokensPK(clientID string) string { return "TOKCLIENT#" + clientID }
+
+// ClientTokens returns the live token items issued to an OAuth client
+// (revoked ones included), oldest first.
+func (t *Tokens) ClientTokens(ctx context.Context, clientID string) ([]store.Item, error) {
+	var out []store.Item
+	q := store.Query{Index: store.GSI3, PK: clientTokensPK(clientID), Limit: 200}
+	for {
+		rows, err := t.st.Query(ctx, q)
+		if err != nil {
+			return nil, vp.Wrap("token.client_tokens", vp.KindInternal, err)
+		}
+		out = append(out, rows...)
+		if len(rows) < q.Limit {
+			return out, nil
+		}
+		p := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &p
+	}
+}
+
+// DecodeToken reads the token stored in an item.
+func DecodeToken(it store.Item) (Token, error) {
+	var tok Token
+	if err := json.Unmarshal(it.Data, &tok); err != nil {
+		return Token{}, fmt.Errorf("auth: decoding token: %w", err)
+	}
+	return tok, nil
+}
+
+// RevokeOp returns the conditional write that marks the token in it
+// revoked at ms, or ok=false when it already is (or has expired).
+func RevokeOp(it store.Item, ms int64) (op store.Op, ok bool, err error) {
+	tok, err := DecodeToken(it)
+	if err != nil {
+		return store.Op{}, false, err
+	}
+	if tok.RevokedAt != 0 || (tok.ExpiresAt != 0 && tok.ExpiresAt <= ms) {
+		return store.Op{}, false, nil
+	}
+	tok.RevokedAt = ms
+	it.Data, _ = json.Marshal(tok)
+	return store.Put(it, store.IfVersion(it.Version)), true, nil
 }
 
 func clean(v []string) []string {
@@ -240,6 +334,13 @@ func (t *Tokens) Resolve(ctx context.Context, secret string) (vp.Principal, erro
 	now := t.now().UnixMilli()
 	if tok.RevokedAt != 0 || (tok.ExpiresAt != 0 && tok.ExpiresAt <= now) {
 		return vp.Principal{}, ErrInvalidToken
+	}
+	if tok.Requires != nil {
+		if _, err := t.st.Get(ctx, *tok.Requires); errors.Is(err, store.ErrNotFound) {
+			return vp.Principal{}, ErrInvalidToken
+		} else if err != nil {
+			return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
+		}
 	}
 	return tok.Principal(), nil
 }

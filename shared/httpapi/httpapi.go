@@ -37,6 +37,9 @@ type Options struct {
 	Started  time.Time
 	Storage  string // "sqlite" or "dynamodb", reported by /health
 	BasePath string // public base URL, for resource_metadata (optional)
+	// OAuth, when set, serves /.well-known/ (the metadata resource_metadata
+	// points at), /oauth/, /admin/ and /issueBearerFromClerk.
+	OAuth http.Handler
 }
 
 // TenantHeader lets the master token act in a tenant other than the default.
@@ -66,6 +69,11 @@ func New(o Options) http.Handler {
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	mux.Handle("/mcp", bearer(o, jsonrpcErrors(sdkAuth(mcpHandler))))
+	if o.OAuth != nil {
+		for _, p := range []string{"/.well-known/", "/oauth/", "/admin/", "/issueBearerFromClerk"} {
+			mux.Handle(p, o.OAuth)
+		}
+	}
 	return logRequests(o.Logger, mux)
 }
 

@@ -87,6 +87,13 @@ func (s *server) principal(req *mcp.CallToolRequest) (vp.Principal, error) {
 	return vp.Principal{}, vp.E("", vp.KindUnauthorized, "", "no credential: send Authorization: Bearer <token>")
 }
 
+// grantsNothing reports a principal that authenticates but may do nothing:
+// no orchestrator, no namespace (the deny-by-default client-generic
+// profile). It may still call whoami.
+func grantsNothing(p vp.Principal) bool {
+	return !p.Admin && len(p.Orchestrators) == 0 && len(p.ReadPrefixes) == 0 && len(p.WritePrefixes) == 0
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // Annotation presets.
@@ -107,6 +114,10 @@ func add[In, Out any](s *server, m *mcp.Server, t *mcp.Tool, fn func(context.Con
 			}
 		}()
 		p, err := s.principal(req)
+		if err == nil && grantsNothing(p) && t.Name != "whoami" {
+			err = vp.E(t.Name, vp.KindForbidden, "", "this token may act as no orchestrator and read or write no namespace "+
+				"(an OAuth client on the client-generic profile): ask an admin to elevate the client to a scope profile")
+		}
 		if err != nil {
 			return nil, out, s.toolError(ctx, t.Name, err)
 		}

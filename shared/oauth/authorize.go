@@ -1,0 +1,331 @@
+package oauth
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// authzRequest is an authorization request (query on GET, form on POST).
+type authzRequest struct {
+	ClientID, RedirectURI, ResponseType, State string
+	Challenge, Method, Scope, Resource, Lang   string
+}
+
+func authzFrom(v url.Values) authzRequest {
+	return authzRequest{
+		ClientID: v.Get("client_id"), RedirectURI: v.Get("redirect_uri"), ResponseType: v.Get("response_type"), State: v.Get("state"),
+		Challenge: v.Get("code_challenge"), Method: v.Get("code_challenge_method"), Scope: v.Get("scope"), Resource: v.Get("resource"), Lang: v.Get("lang"),
+	}
+}
+
+// authzFailure: before the client and its redirect URI are verified, an
+// error is shown on the page (never redirected: no open redirect); after,
+// it goes back to the client as error=... on its redirect URI.
+type authzFailure struct {
+	redirect bool
+	code     string
+	msg      string // shown on the page (the page's language) or sent as error_description
+}
+
+var challengeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+const maxStateBytes = 1024
+
+// checkAuthz validates an authorization request.
+func (s *Server) checkAuthz(ctx context.Context, r *http.Request, q authzRequest, t texts) (Client, *authzFailure) {
+	if q.ClientID == "" {
+		return Client{}, &authzFailure{code: "invalid_request", msg: t.NoClient}
+	}
+	c, err := s.clientForAuthorize(ctx, q.ClientID)
+	if vp.IsKind(err, vp.KindNotFound) {
+		return Client{}, &authzFailure{code: "invalid_client", msg: t.UnknownClient}
+	}
+	if vp.IsKind(err, vp.KindInvalid) {
+		return Client{}, &authzFailure{code: "invalid_client", msg: t.BadClientDocument + " " + err.Error()}
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "loading a client for authorization", "err", err)
+		return Client{}, &authzFailure{code: "server_error", msg: t.ServerError}
+	}
+	if q.RedirectURI == "" || !slices.Contains(c.RedirectURIs, q.RedirectURI) {
+		return Client{}, &authzFailure{code: "invalid_request", msg: t.BadRedirect}
+	}
+	if len(q.State) > maxStateBytes {
+		return Client{}, &authzFailure{code: "invalid_request", msg: "state is longer than 1024 bytes"}
+	}
+	// From here on the client's registered redirect URI receives errors.
+	switch {
+	case !slices.Contains(c.GrantTypes, grantCode):
+		return c, &authzFailure{redirect: true, code: "unauthorized_client", msg: "this client is not registered for the authorization_code grant"}
+	case q.ResponseType != "code":
+		return c, &authzFailure{redirect: true, code: "unsupported_response_type", msg: "response_type must be code"}
+	case q.Challenge == "":
+		return c, &authzFailure{redirect: true, code: "invalid_request", msg: "code_challenge is required (PKCE S256)"}
+	case q.Method != "S256":
+		return c, &authzFailure{redirect: true, code: "invalid_request", msg: "code_challenge_method must be S256"}
+	case !challengeRE.MatchString(q.Challenge):
+		return c, &authzFailure{redirect: true, code: "invalid_request", msg: "code_challenge must be the 43-character base64url SHA-256 of the verifier"}
+	case len(q.Scope) > 1024:
+		return c, &authzFailure{redirect: true, code: "invalid_scope", msg: "scope is too long"}
+	case q.Resource != "" && !s.ourResource(r, q.Resource):
+		return c, &authzFailure{redirect: true, code: "invalid_target", msg: "resource must be this server's MCP endpoint " + s.baseURL(r) + ResourcePath}
+	}
+	return c, nil
+}
+
+func (s *Server) ourResource(r *http.Request, res string) bool {
+	base := s.baseURL(r)
+	res = strings.TrimSuffix(res, "/")
+	return res == base || res == base+ResourcePath
+}
+
+// redirectTo sends the browser back to the client with params (and the
+// state and issuer). The redirect URI was matched exactly beforehand.
+func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, q authzRequest, params url.Values) {
+	u, err := url.Parse(q.RedirectURI)
+	if err != nil { // registered URIs were validated; cannot happen
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	v := u.Query()
+	for k, vals := range params {
+		v[k] = vals
+	}
+	if q.State != "" {
+		v.Set("state", q.State)
+	}
+	v.Set("iss", s.baseURL(r))
+	u.RawQuery = v.Encode()
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+}
+
+func (s *Server) authorizeGet(w http.ResponseWriter, r *http.Request) {
+	q := authzFrom(r.URL.Query())
+	t := pickTexts(r, q.Lang)
+	c, fail := s.checkAuthz(r.Context(), r, q, t)
+	if fail != nil {
+		s.authzFail(w, r, q, t, fail)
+		return
+	}
+	s.renderConsent(w, r, http.StatusOK, q, c, t, "")
+}
+
+func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
+	limitBody(w, r, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	q := authzFrom(r.PostForm)
+	t := pickTexts(r, q.Lang)
+	ctx := r.Context()
+	c, fail := s.checkAuthz(ctx, r, q, t)
+	if fail != nil {
+		s.authzFail(w, r, q, t, fail)
+		return
+	}
+	a := Actor{IP: clientIP(r), UserAgent: r.UserAgent()}
+	switch r.PostForm.Get("action") {
+	case "deny":
+		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", ClientID: c.ClientID, Detail: "denied by the user", IP: a.IP, UserAgent: a.UserAgent})
+		s.redirectTo(w, r, q, url.Values{"error": {"access_denied"}, "error_description": {"the user denied the request"}})
+		return
+	case "approve":
+	default:
+		s.renderConsent(w, r, http.StatusBadRequest, q, c, t, t.ChooseAction)
+		return
+	}
+	p, err := s.tokens.Resolve(ctx, strings.TrimSpace(r.PostForm.Get("token")))
+	if errors.Is(err, auth.ErrInvalidToken) {
+		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", ClientID: c.ClientID, Detail: "invalid sign-in token", IP: a.IP, UserAgent: a.UserAgent})
+		s.renderConsent(w, r, http.StatusUnauthorized, q, c, t, t.BadToken)
+		return
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "resolving the sign-in token", "err", err)
+		s.renderConsent(w, r, http.StatusServiceUnavailable, q, c, t, t.ServerError)
+		return
+	}
+	code := auth.NewSecret()
+	now := s.nowMS()
+	ac := authCode{ClientID: c.ClientID, RedirectURI: q.RedirectURI, Challenge: q.Challenge, Scope: q.Scope, Resource: q.Resource,
+		Tenant: p.Tenant, Approver: approverOf(p), CreatedAt: now, ExpiresAt: now + s.ttl.code.Milliseconds()}
+	it := store.Item{Key: codeKey(auth.HashHex(code)), Data: mustJSON(ac), ExpiresAt: ac.ExpiresAt/1000 + codeReplayWindow}
+	err = s.st.Write(ctx, store.Put(it, store.IfNotExists),
+		s.auditOp(AuditRecord{Action: "oauth.authorize", Actor: p.TokenID, ClientID: c.ClientID, Tenant: p.Tenant, Profile: c.ScopeProfile, Detail: "authorization code issued", IP: a.IP, UserAgent: a.UserAgent}))
+	if err != nil {
+		s.log.ErrorContext(ctx, "storing an authorization code", "err", err)
+		s.renderConsent(w, r, http.StatusServiceUnavailable, q, c, t, t.ServerError)
+		return
+	}
+	s.log.InfoContext(ctx, "oauth authorization approved", "clientId", c.ClientID, "tenant", p.Tenant, "approver", p.TokenID)
+	s.redirectTo(w, r, q, url.Values{"code": {code}})
+}
+
+func (s *Server) authzFail(w http.ResponseWriter, r *http.Request, q authzRequest, t texts, f *authzFailure) {
+	if f.redirect {
+		s.redirectTo(w, r, q, url.Values{"error": {f.code}, "error_description": {f.msg}})
+		return
+	}
+	status := http.StatusBadRequest
+	if f.code == "server_error" {
+		status = http.StatusInternalServerError
+	}
+	s.renderPage(w, status, "", page{T: t, Lang: t.Lang, Error: f.msg, Fatal: true})
+}
+
+// ---- the page ----
+
+//go:embed consent.html
+var consentHTML string
+
+var consentTmpl = template.Must(template.New("consent").Funcs(template.FuncMap{"list": describeList}).Parse(consentHTML))
+
+// describeList renders a profile list for people: "nothing", "everything"
+// or the entries.
+func describeList(v []string, t texts) string {
+	if len(v) == 0 {
+		return t.Nothing
+	}
+	if slices.Contains(v, vp.Wildcard) {
+		return t.Everything
+	}
+	return strings.Join(v, ", ")
+}
+
+type page struct {
+	T       texts
+	Lang    string
+	Error   string
+	Fatal   bool // no form: the request itself is bad
+	Client  Client
+	Profile Profile
+	Req     authzRequest
+	Host    string // where the browser goes back to
+	LangURL map[string]string
+}
+
+func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, status int, q authzRequest, c Client, t texts, msg string) {
+	pr, err := s.profileOrDefault(r.Context(), c.ScopeProfile)
+	if err != nil {
+		pr = Profile{ID: c.ScopeProfile}
+	}
+	q.Lang = t.Lang
+	host := q.RedirectURI
+	if u, err := url.Parse(q.RedirectURI); err == nil {
+		host = u.Scheme + "://" + u.Host
+	}
+	langURL := map[string]string{}
+	for _, l := range []string{"en", "fr"} {
+		v := url.Values{"client_id": {q.ClientID}, "redirect_uri": {q.RedirectURI}, "response_type": {q.ResponseType}, "code_challenge": {q.Challenge},
+			"code_challenge_method": {q.Method}, "lang": {l}}
+		for k, val := range map[string]string{"state": q.State, "scope": q.Scope, "resource": q.Resource} {
+			if val != "" {
+				v.Set(k, val)
+			}
+		}
+		langURL[l] = "/oauth/authorize?" + v.Encode()
+	}
+	s.renderPage(w, status, host, page{T: t, Lang: t.Lang, Error: msg, Client: c, Profile: pr, Req: q, Host: host, LangURL: langURL})
+}
+
+func (s *Server) renderPage(w http.ResponseWriter, status int, redirectOrigin string, p page) {
+	h := w.Header()
+	formAction := "'self'"
+	if redirectOrigin != "" {
+		// Chromium applies form-action to the redirect that follows the
+		// form: allow the client's origin too.
+		formAction += " " + redirectOrigin
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = consentTmpl.Execute(w, p)
+}
+
+// ---- languages ----
+
+// texts are the strings of the page in one language.
+type texts struct {
+	Lang, Title, Intro, ClientID, ReturnsTo, ProfileLabel, Grants           string
+	ActsAs, Reads, Writes, Nothing, Everything, Bounded, TokenLabel         string
+	TokenHelp, Approve, Deny, ChooseAction, BadToken, ServerError, NoClient string
+	UnknownClient, BadClientDocument, BadRedirect, ErrorTitle, Language     string
+}
+
+var allTexts = map[string]texts{
+	"en": {
+		Lang: "en", Title: "Authorize access to VantagePeers", Intro: "wants to connect to your VantagePeers workspace.",
+		ClientID: "Client ID", ReturnsTo: "You will be sent back to", ProfileLabel: "Scope profile it will get",
+		Grants: "What its tokens may do", ActsAs: "Act as (send messages from)", Reads: "Read namespaces", Writes: "Write namespaces",
+		Nothing: "nothing", Everything: "everything", Bounded: "It never gets more than the token you sign in with may do, and only in that token's tenant.",
+		TokenLabel: "Your VantagePeers token", TokenHelp: "A tenant token or the master token (64 hexadecimal characters). It is used to sign you in and is not given to the application.",
+		Approve: "Approve", Deny: "Deny", ChooseAction: "Choose Approve or Deny.", BadToken: "That token is not valid (unknown, revoked or expired). Check it and try again.",
+		ServerError: "The server could not complete the request. Try again in a moment.", NoClient: "The request names no client (client_id is missing).",
+		UnknownClient: "This application is not registered with this server. It must register again.", BadClientDocument: "The application's metadata document could not be used.",
+		BadRedirect: "The redirect address does not match any address registered by this application, so the request was stopped.",
+		ErrorTitle:  "This authorization request cannot be completed", Language: "Language",
+	},
+	"fr": {
+		Lang: "fr", Title: "Autoriser l'accès à VantagePeers", Intro: "souhaite se connecter à votre espace VantagePeers.",
+		ClientID: "Identifiant du client", ReturnsTo: "Vous serez renvoyé vers", ProfileLabel: "Profil de portée attribué",
+		Grants: "Ce que ses jetons pourront faire", ActsAs: "Agir en tant que (envoyer des messages de)", Reads: "Lire les espaces de noms", Writes: "Écrire dans les espaces de noms",
+		Nothing: "rien", Everything: "tout", Bounded: "Elle n'obtient jamais plus que ce que permet le jeton avec lequel vous vous connectez, et seulement dans le locataire de ce jeton.",
+		TokenLabel: "Votre jeton VantagePeers", TokenHelp: "Un jeton de locataire ou le jeton maître (64 caractères hexadécimaux). Il sert à vous identifier et n'est pas transmis à l'application.",
+		Approve: "Autoriser", Deny: "Refuser", ChooseAction: "Choisissez Autoriser ou Refuser.", BadToken: "Ce jeton n'est pas valide (inconnu, révoqué ou expiré). Vérifiez-le et réessayez.",
+		ServerError: "Le serveur n'a pas pu traiter la demande. Réessayez dans un instant.", NoClient: "La demande ne nomme aucun client (client_id manquant).",
+		UnknownClient: "Cette application n'est pas enregistrée sur ce serveur. Elle doit s'enregistrer de nouveau.", BadClientDocument: "Le document de métadonnées de l'application est inutilisable.",
+		BadRedirect: "L'adresse de redirection ne correspond à aucune adresse enregistrée par cette application : la demande a été arrêtée.",
+		ErrorTitle:  "Cette demande d'autorisation ne peut pas aboutir", Language: "Langue",
+	},
+}
+
+// pickTexts chooses the language: ?lang= (or the form's lang), else the
+// best of Accept-Language, else English.
+func pickTexts(r *http.Request, explicit string) texts {
+	if t, ok := allTexts[explicit]; ok {
+		return t
+	}
+	type choice struct {
+		lang string
+		q    float64
+	}
+	var cs []choice
+	for i, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		primary, _, _ := strings.Cut(strings.ToLower(tag), "-")
+		if _, ok := allTexts[primary]; ok && q > 0 {
+			cs = append(cs, choice{primary, q - float64(i)*1e-6})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].q > cs[j].q })
+	if len(cs) > 0 {
+		return allTexts[cs[0].lang]
+	}
+	return allTexts["en"]
+}

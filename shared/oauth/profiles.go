@@ -1,0 +1,363 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Scope profiles are global (an admin defines them for every tenant); the
+// tenant of a token comes from whoever approved it (or, for client
+// credentials, from the client). All of them live in one partition.
+const profilesPK = "OAUTH#PROFILES"
+
+func profileKey(id string) store.Key { return store.Key{PK: profilesPK, SK: id} }
+
+// Built-in profile ids.
+const (
+	ProfileMaster   = "master"
+	ProfileGeneric  = "client-generic"
+	ProfileReadOnly = "public-readonly"
+)
+
+// Limits of a profile.
+const (
+	MaxProfileEntries     = 100
+	MaxProfileDescription = 1024
+)
+
+// Profile is a scope profile: what a token of a client assigned to it may
+// do inside the approving user's tenant. Empty lists grant nothing.
+type Profile struct {
+	ID                     string   `json:"profileId"`
+	Description            string   `json:"description"`
+	FromAllowList          []string `json:"fromAllowList"`
+	NamespaceReadPrefixes  []string `json:"namespaceReadPrefixes"`
+	NamespaceWritePrefixes []string `json:"namespaceWritePrefixes"`
+	CreatedAt              int64    `json:"createdAt,omitempty"`
+	UpdatedAt              int64    `json:"updatedAt,omitempty"`
+}
+
+// DefaultProfiles are seeded by SeedProfiles.
+var DefaultProfiles = []Profile{
+	{ID: ProfileMaster, Description: "Full admin: every namespace, every from-address. Only for clients an admin elevates; never given by self-registration.",
+		FromAllowList: []string{vp.Wildcard}, NamespaceReadPrefixes: []string{vp.Wildcard}, NamespaceWritePrefixes: []string{vp.Wildcard}},
+	{ID: ProfileGeneric, Description: "Deny by default: the client can connect and authenticate but can neither read nor write anything until an admin elevates it.",
+		FromAllowList: []string{}, NamespaceReadPrefixes: []string{}, NamespaceWritePrefixes: []string{}},
+	{ID: ProfileReadOnly, Description: "Read-only on the shared namespace global; cannot write or send messages.",
+		FromAllowList: []string{}, NamespaceReadPrefixes: []string{"global"}, NamespaceWritePrefixes: []string{}},
+}
+
+var profileIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+func checkProfile(op string, p *Profile) error {
+	if !profileIDRE.MatchString(p.ID) {
+		return vp.Errorf(op, vp.KindInvalid, "profileId", "%q: use lower-case letters, digits, '-' and '_' (at most 63)", p.ID)
+	}
+	if err := vp.CheckText(op, "description", p.Description, MaxProfileDescription, false); err != nil {
+		return err
+	}
+	lists := []struct {
+		field string
+		v     *[]string
+	}{{"fromAllowList", &p.FromAllowList}, {"namespaceReadPrefixes", &p.NamespaceReadPrefixes}, {"namespaceWritePrefixes", &p.NamespaceWritePrefixes}}
+	for _, l := range lists {
+		if len(*l.v) > MaxProfileEntries {
+			return vp.Errorf(op, vp.KindTooLarge, l.field, "has %d entries; the limit is %d", len(*l.v), MaxProfileEntries)
+		}
+		out := []string{}
+		for _, e := range *l.v {
+			e = strings.TrimSpace(e)
+			if err := vp.CheckName(op, l.field, e, true); err != nil {
+				return err
+			}
+			if !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+		*l.v = out
+	}
+	for _, f := range p.FromAllowList {
+		if vp.NormalizeOrchestrator(f) == vp.SystemCaller {
+			return vp.E(op, vp.KindInvalid, "fromAllowList", "\"system\" is reserved for the server and the master token")
+		}
+	}
+	return nil
+}
+
+// GetProfile returns a profile.
+func (s *Server) GetProfile(ctx context.Context, id string) (Profile, error) {
+	const op = "oauth.profile.get"
+	it, err := s.st.Get(ctx, profileKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return Profile{}, vp.Errorf(op, vp.KindNotFound, "profileId", "no scope profile %q (seed the defaults with POST /admin/oauth/seed-profiles)", id)
+	}
+	if err != nil {
+		return Profile{}, vp.Wrap(op, vp.KindInternal, err)
+	}
+	var p Profile
+	if err := json.Unmarshal(it.Data, &p); err != nil {
+		return Profile{}, vp.Wrap(op, vp.KindInternal, err)
+	}
+	return p, nil
+}
+
+// ListProfiles returns every profile, by id.
+func (s *Server) ListProfiles(ctx context.Context) ([]Profile, error) {
+	rows, err := queryAll(ctx, s.st, store.Query{PK: profilesPK}, 10_000)
+	if err != nil {
+		return nil, vp.Wrap("oauth.profile.list", vp.KindInternal, err)
+	}
+	out := []Profile{}
+	for _, it := range rows {
+		var p Profile
+		if err := json.Unmarshal(it.Data, &p); err != nil {
+			return nil, vp.Wrap("oauth.profile.list", vp.KindInternal, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// PutProfile creates or replaces a profile. The master profile is fixed.
+func (s *Server) PutProfile(ctx context.Context, a Actor, p Profile) (Profile, error) {
+	const op = "oauth.profile.put"
+	if err := checkProfile(op, &p); err != nil {
+		return Profile{}, err
+	}
+	if p.ID == ProfileMaster {
+		return Profile{}, vp.E(op, vp.KindForbidden, "profileId", "the master profile is fixed (full access); create a profile of your own instead")
+	}
+	for try := 0; try < 5; try++ {
+		now := s.nowMS()
+		cond := store.IfNotExists
+		it, err := s.st.Get(ctx, profileKey(p.ID))
+		switch {
+		case err == nil:
+			var old Profile
+			_ = json.Unmarshal(it.Data, &old)
+			p.CreatedAt, p.UpdatedAt = old.CreatedAt, now
+			cond = store.IfVersion(it.Version)
+		case errors.Is(err, store.ErrNotFound):
+			p.CreatedAt, p.UpdatedAt = now, 0
+		default:
+			return Profile{}, vp.Wrap(op, vp.KindInternal, err)
+		}
+		err = s.st.Write(ctx, store.Put(store.Item{Key: profileKey(p.ID), Data: mustJSON(p)}, cond),
+			s.auditOp(AuditRecord{Action: "oauth.profile.put", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, Profile: p.ID}))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return Profile{}, vp.Wrap(op, vp.KindInternal, err)
+		}
+		return p, nil
+	}
+	return Profile{}, vp.E(op, vp.KindConflict, "profileId", "the profile kept changing underneath; retry")
+}
+
+// DeleteProfile removes a profile no client uses. The built-in master and
+// client-generic profiles cannot be deleted.
+func (s *Server) DeleteProfile(ctx context.Context, a Actor, id string) error {
+	const op = "oauth.profile.delete"
+	if id == ProfileMaster || id == ProfileGeneric {
+		return vp.Errorf(op, vp.KindForbidden, "profileId", "%q is built in and cannot be deleted", id)
+	}
+	it, err := s.st.Get(ctx, profileKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return vp.Errorf(op, vp.KindNotFound, "profileId", "no scope profile %q", id)
+	}
+	if err != nil {
+		return vp.Wrap(op, vp.KindInternal, err)
+	}
+	users, err := s.st.Query(ctx, store.Query{Index: store.GSI2, PK: clientsByProfilePK(id), Limit: 5})
+	if err != nil {
+		return vp.Wrap(op, vp.KindInternal, err)
+	}
+	if len(users) > 0 {
+		var ids []string
+		for _, u := range users {
+			var c Client
+			_ = json.Unmarshal(u.Data, &c)
+			ids = append(ids, c.ClientID)
+		}
+		return vp.Errorf(op, vp.KindConflict, "profileId", "%q is assigned to clients (%s); elevate them to another profile first", id, strings.Join(ids, ", "))
+	}
+	err = s.st.Write(ctx, store.Delete(it.Key, store.IfVersion(it.Version)),
+		s.auditOp(AuditRecord{Action: "oauth.profile.delete", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, Profile: id}))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return vp.E(op, vp.KindConflict, "profileId", "the profile changed while deleting it; retry")
+	}
+	return vp.Wrap(op, vp.KindInternal, err)
+}
+
+// SeedProfiles creates the default profiles that do not exist yet (it never
+// overwrites an admin's edits) and returns the ids it created.
+func (s *Server) SeedProfiles(ctx context.Context, a Actor) ([]string, error) {
+	created := []string{}
+	for _, p := range DefaultProfiles {
+		p.CreatedAt = s.nowMS()
+		err := s.st.Write(ctx, store.Put(store.Item{Key: profileKey(p.ID), Data: mustJSON(p)}, store.IfNotExists),
+			s.auditOp(AuditRecord{Action: "oauth.profile.seed", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, Profile: p.ID}))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return created, vp.Wrap("oauth.profile.seed", vp.KindInternal, err)
+		}
+		created = append(created, p.ID)
+	}
+	return created, nil
+}
+
+// profileOrDefault reads a profile; the built-ins work before they are
+// seeded.
+func (s *Server) profileOrDefault(ctx context.Context, id string) (Profile, error) {
+	p, err := s.GetProfile(ctx, id)
+	if vp.IsKind(err, vp.KindNotFound) {
+		for _, d := range DefaultProfiles {
+			if d.ID == id {
+				return d, nil
+			}
+		}
+	}
+	if id == ProfileMaster && err == nil {
+		return DefaultProfiles[0], nil // fixed, whatever is stored
+	}
+	return p, err
+}
+
+// ---- what a token gets ----
+
+// approver is who approved an authorization: the lists of the token or
+// master token that signed in on the consent page, kept with the grant so
+// that a refresh never gives more than the approver had.
+type approver struct {
+	TokenID string   `json:"tokenId"`
+	Tenant  string   `json:"tenant"`
+	ActsAs  []string `json:"actsAs"`
+	Read    []string `json:"read"`
+	Write   []string `json:"write"`
+	Admin   bool     `json:"admin,omitempty"`
+}
+
+func approverOf(p vp.Principal) approver {
+	return approver{TokenID: p.TokenID, Tenant: p.Tenant, ActsAs: nz(p.Orchestrators), Read: nz(p.ReadPrefixes), Write: nz(p.WritePrefixes), Admin: p.Admin}
+}
+
+func nz(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
+}
+
+// grant is what one token carries.
+type grant struct {
+	Tenant  string
+	Profile string
+	ActsAs  []string
+	Read    []string
+	Write   []string
+	Admin   bool
+}
+
+// grantFor is the profile's lists in tenant, bounded by the approver when
+// there is one (authorization code) — a profile never lets a client do
+// more than the person who approved it may. Only the master profile
+// approved by an admin carries the admin flag.
+func grantFor(pr Profile, tenant string, ap *approver) grant {
+	g := grant{Tenant: tenant, Profile: pr.ID, ActsAs: nz(pr.FromAllowList), Read: nz(pr.NamespaceReadPrefixes), Write: nz(pr.NamespaceWritePrefixes)}
+	if ap == nil {
+		g.Admin = pr.ID == ProfileMaster
+		return g
+	}
+	if ap.Admin {
+		g.Admin = pr.ID == ProfileMaster
+		return g
+	}
+	g.ActsAs = intersectActs(g.ActsAs, ap.ActsAs)
+	g.Read = intersectPrefixes(g.Read, ap.Read)
+	g.Write = intersectPrefixes(g.Write, ap.Write)
+	return g
+}
+
+func intersectActs(profile, approver []string) []string {
+	out := []string{}
+	p := vp.Principal{Orchestrators: approver}
+	for _, x := range profile {
+		if x == vp.Wildcard {
+			for _, a := range approver {
+				if !slices.Contains(out, a) {
+					out = append(out, a)
+				}
+			}
+			continue
+		}
+		if p.CanActAs(x) && !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// covers reports whether prefix a grants namespace (or prefix) b.
+func covers(a, b string) bool {
+	a = strings.TrimSuffix(a, "/")
+	b = strings.TrimSuffix(b, "/")
+	return a == vp.Wildcard || a == b || (b != vp.Wildcard && strings.HasPrefix(b, a+"/"))
+}
+
+func intersectPrefixes(profile, approver []string) []string {
+	out := []string{}
+	add := func(v string) {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, p := range profile {
+		for _, a := range approver {
+			switch {
+			case covers(a, p):
+				add(p)
+			case covers(p, a):
+				add(a)
+			}
+		}
+	}
+	return out
+}
+
+// ---- helpers ----
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("oauth: encoding: " + err.Error())
+	}
+	return b
+}
+
+func queryAll(ctx context.Context, st store.Store, q store.Query, max int) ([]store.Item, error) {
+	var out []store.Item
+	for len(out) < max {
+		q.Limit = min(200, max-len(out))
+		rows, err := st.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+		if len(rows) < q.Limit {
+			break
+		}
+		p := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &p
+	}
+	return out, nil
+}
