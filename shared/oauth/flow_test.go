@@ -314,7 +314,11 @@ func TestAuthorizeRefusals(t *testing.T) {
 			mod(v)
 			for _, r := range []resp{
 				e.do(http.MethodGet, "/oauth/authorize?"+v.Encode(), nil, nil),
-				func() resp { v.Set("token", user); v.Set("action", "approve"); return e.postForm("/oauth/authorize", v, nil) }(),
+				func() resp {
+					v.Set("token", user)
+					v.Set("action", "approve")
+					return e.postForm("/oauth/authorize", v, nil)
+				}(),
 			} {
 				if r.status != 400 || r.header.Get("Location") != "" || !strings.Contains(string(r.body), `role="alert"`) {
 					t.Fatalf("HTTP %d Location %q\n%s", r.status, r.header.Get("Location"), r.body)
