@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+)
+
+// Experimental transports, not part of the default set: the same domain
+// service behind an MCP server whose tools are registered with the SDK's
+// low-level Server.AddTool instead of the generic mcp.AddTool that
+// shared/mcpserver uses. They measure what a change to shared/mcpserver
+// would save; they do not measure the product.
+//
+//   - inmem-raw: arguments decoded straight into the input struct, the
+//     output marshalled once and sent as structuredContent plus the same
+//     JSON as a text block (what the SDK sends today, minus the per-call
+//     unmarshal / schema validation / re-marshal of the tool's own output).
+//   - inmem-raw-notext: as inmem-raw, without the text copy.
+const (
+	trInmemRaw       = "inmem-raw"
+	trInmemRawNoText = "inmem-raw-notext"
+)
+
+var experimentalTransports = []string{trInmemRaw, trInmemRawNoText}
+
+// addRaw registers fn as a tool with a low-level handler.
+func addRaw[In, Out any](m *mcp.Server, name string, textCopy bool, fn func(context.Context, In) (Out, error)) {
+	m.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in In
+			if len(req.Params.Arguments) > 0 {
+				if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+					res := &mcp.CallToolResult{}
+					res.SetError(err)
+					return res, nil
+				}
+			}
+			out, err := fn(ctx, in)
+			if err != nil {
+				res := &mcp.CallToolResult{}
+				res.SetError(err)
+				return res, nil
+			}
+			b, err := json.Marshal(out)
+			if err != nil {
+				return nil, err
+			}
+			res := &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{}}
+			if textCopy {
+				res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+			}
+			return res, nil
+		})
+}
+
+func startInmemRaw(ctx context.Context, dataDir string, textCopy bool) (target, error) {
+	svc, err := openServices(ctx, dataDir, sqlite.Options{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, p := svc.coord, localAdmin()
+	m := mcp.NewServer(&mcp.Implementation{Name: "vantagepeers-raw", Version: "bench"},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	type sendIn struct {
+		From           string `json:"from"`
+		FromInstanceID string `json:"fromInstanceId"`
+		Channel        string `json:"channel"`
+		Content        string `json:"content"`
+	}
+	addRaw(m, "send_message", textCopy, func(ctx context.Context, in sendIn) (coord.SendResult, error) {
+		return c.Send(ctx, p, coord.SendInput{From: in.From, FromInstanceID: in.FromInstanceID, Channel: in.Channel, Content: in.Content})
+	})
+	type checkIn struct {
+		Recipient string `json:"recipient"`
+	}
+	addRaw(m, "check_messages", textCopy, func(ctx context.Context, in checkIn) (coord.Inbox, error) {
+		return c.Check(ctx, p, coord.CheckInput{Recipient: in.Recipient})
+	})
+	type markIn struct {
+		ReceiptIDs []string `json:"receiptIds"`
+	}
+	addRaw(m, "mark_as_read", textCopy, func(ctx context.Context, in markIn) (map[string]int, error) {
+		n, err := c.MarkRead(ctx, p, in.ReceiptIDs)
+		return map[string]int{"marked": n}, err
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := m.Connect(ctx, st, nil)
+	if err != nil {
+		_ = svc.Close()
+		return nil, err
+	}
+	cs, err := newClient().Connect(ctx, ct, nil)
+	if err != nil {
+		_ = ss.Close()
+		_ = svc.Close()
+		return nil, err
+	}
+	return &mcpTarget{cs: cs, cleanup: func() error { return errors.Join(ss.Wait(), svc.Close()) }}, nil
+}
