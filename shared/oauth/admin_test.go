@@ -185,7 +185,7 @@ func TestDeleteClientRevokesEverything(t *testing.T) {
 func TestClientIDMetadataDocument(t *testing.T) {
 	const id = "https://app.example.com/oauth/client.json"
 	docs := map[string]string{
-		id: `{"client_id":"` + id + `","client_name":"Doc Client","redirect_uris":["https://app.example.com/cb"],"token_endpoint_auth_method":"none"}`,
+		id:                                      `{"client_id":"` + id + `","client_name":"Doc Client","redirect_uris":["https://app.example.com/cb"],"token_endpoint_auth_method":"none"}`,
 		"https://app.example.com/mismatch.json": `{"client_id":"https://other.example/x","redirect_uris":["https://app.example.com/cb"]}`,
 		"https://app.example.com/secret.json":   `{"client_id":"https://app.example.com/secret.json","redirect_uris":["https://app.example.com/cb"],"token_endpoint_auth_method":"client_secret_basic"}`,
 		"https://app.example.com/http.json":     `{"client_id":"https://app.example.com/http.json","redirect_uris":["http://app.example.com/cb"]}`,
