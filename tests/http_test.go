@@ -69,21 +69,49 @@ func TestBadHTTP(t *testing.T) {
 		}
 	})
 
-	t.Run("garbage JSON-RPC body: refused, server keeps serving", func(t *testing.T) {
+	t.Run("garbage JSON-RPC body: parse error -32700, server keeps serving", func(t *testing.T) {
 		for _, body := range []string{`{garbage`, `not json at all`, `{"jsonrpc":"2.0","id":1,"method":`, "\x00\x01\x02"} {
 			resp, got := post(t, masterToken, []byte(body), nil)
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Errorf("body %q: HTTP %d %s, want 400", body, resp.StatusCode, got)
+			r := rpcError(t, resp, got)
+			if resp.StatusCode != http.StatusBadRequest || r.Error == nil || r.Error.Code != -32700 || string(r.ID) != "null" {
+				t.Errorf("body %q: HTTP %d %s, want 400 with a JSON-RPC error -32700 and id null", body, resp.StatusCode, got)
 			}
 		}
 		alive(t)
 	})
 
-	t.Run("invalid UTF-8 in content: server keeps serving", func(t *testing.T) {
+	t.Run("unknown method: JSON-RPC error -32601", func(t *testing.T) {
+		resp, got := post(t, masterToken, []byte(`{"jsonrpc":"2.0","id":3,"method":"no/such/method"}`), nil)
+		r := rpcError(t, resp, got)
+		if r.Error == nil || r.Error.Code != -32601 || !strings.Contains(r.Error.Message, "no/such/method") {
+			t.Errorf("HTTP %d %s, want a JSON-RPC error -32601 naming the method", resp.StatusCode, got)
+		}
+		alive(t)
+	})
+
+	t.Run("invalid UTF-8 in content: clear error, nothing stored, server keeps serving", func(t *testing.T) {
 		tenant := newTenant("utf8")
-		resp, _ := post(t, masterToken, invalidUTF8Send(), map[string]string{"X-VP-Tenant": tenant})
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("HTTP %d, want 200 with a tool result", resp.StatusCode)
+		resp, got := post(t, masterToken, invalidUTF8Send(), map[string]string{"X-VP-Tenant": tenant})
+		var r rpcResponse
+		if err := json.Unmarshal(got, &r); err != nil {
+			t.Fatalf("HTTP %d %q: not a JSON-RPC response: %v", resp.StatusCode, got, err)
+		}
+		switch {
+		case r.Error != nil: // refused at the transport: a parse error that says why
+			if r.Error.Code != -32700 || !strings.Contains(r.Error.Message, "UTF-8") {
+				t.Errorf("HTTP %d %s, want -32700 naming UTF-8", resp.StatusCode, got)
+			}
+		case r.Result != nil: // or refused by the tool, naming the field
+			if !r.Result.IsError || !strings.Contains(r.Result.text(), "content") || !strings.Contains(r.Result.text(), "UTF-8") {
+				t.Errorf("HTTP %d %s, want an isError result naming content and UTF-8", resp.StatusCode, got)
+			}
+		default:
+			t.Errorf("HTTP %d %s: neither result nor error", resp.StatusCode, got)
+		}
+		// Nothing was stored with the bytes replaced by U+FFFD.
+		inbox := decode[struct{ Messages []struct{ Content string } }](t, callTool(t, masterToken, tenant, "check_messages", map[string]any{"recipient": "bob"}))
+		if len(inbox.Messages) != 0 {
+			t.Errorf("the message was stored anyway: %q", inbox.Messages)
 		}
 		alive(t)
 	})
@@ -126,6 +154,19 @@ func TestBadHTTP(t *testing.T) {
 			t.Errorf("/health = %v", h)
 		}
 	})
+}
+
+// rpcError decodes a JSON-RPC error response (application/json).
+func rpcError(t testing.TB, resp *http.Response, body []byte) rpcResponse {
+	t.Helper()
+	var r rpcResponse
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("HTTP %d: Content-Type %q, want application/json: %q", resp.StatusCode, ct, body)
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.JSONRPC != "2.0" {
+		t.Errorf("HTTP %d: %q is not a JSON-RPC response (%v)", resp.StatusCode, body, err)
+	}
+	return r
 }
 
 // invalidUTF8Send is a send_message call whose content holds the raw bytes
