@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -66,6 +67,7 @@ CREATE TABLE IF NOT EXISTS docs (
 	tenant TEXT NOT NULL, id TEXT NOT NULL,
 	kind TEXT NOT NULL, ns TEXT NOT NULL, type TEXT NOT NULL, owner TEXT NOT NULL,
 	created INTEGER NOT NULL, expires INTEGER NOT NULL,
+	np INTEGER NOT NULL, -- passages in fts, rowids rid<<10 .. rid<<10 + np-1
 	UNIQUE (tenant, id)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
@@ -162,27 +164,57 @@ func (x *Index) Upsert(ctx context.Context, docs ...search.Doc) error {
 		return fmt.Errorf("search.local.Upsert: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	up, err := tx.PrepareContext(ctx, `INSERT INTO docs (tenant, id, kind, ns, type, owner, created, expires)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tenant, id) DO UPDATE SET kind = excluded.kind, ns = excluded.ns, type = excluded.type,
-			owner = excluded.owner, created = excluded.created, expires = excluded.expires
-		RETURNING rid`)
+	sel, err := tx.PrepareContext(ctx, `SELECT rid, np FROM docs WHERE tenant = ? AND id = ?`)
 	if err != nil {
 		return fmt.Errorf("search.local.Upsert: %w", err)
 	}
-	defer up.Close()
-	ins, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO fts (rowid, title, body) VALUES (?, ?, ?)`)
+	defer sel.Close()
+	upd, err := tx.PrepareContext(ctx, `UPDATE docs SET kind = ?, ns = ?, type = ?, owner = ?, created = ?, expires = ?, np = ? WHERE rid = ?`)
+	if err != nil {
+		return fmt.Errorf("search.local.Upsert: %w", err)
+	}
+	defer upd.Close()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs (tenant, id, kind, ns, type, owner, created, expires, np)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`)
 	if err != nil {
 		return fmt.Errorf("search.local.Upsert: %w", err)
 	}
 	defer ins.Close()
+	del, err := tx.PrepareContext(ctx, `DELETE FROM fts WHERE rowid = ?`)
+	if err != nil {
+		return fmt.Errorf("search.local.Upsert: %w", err)
+	}
+	defer del.Close()
+	put, err := tx.PrepareContext(ctx, `INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("search.local.Upsert: %w", err)
+	}
+	defer put.Close()
 	for _, d := range docs {
-		var rid int64
-		if err := up.QueryRowContext(ctx, d.Tenant, d.ID, d.Kind, d.Namespace, d.Type, d.Owner, d.CreatedAt, d.ExpiresAt).Scan(&rid); err != nil {
+		ps := Passages(d.Text)
+		var rid, np int64
+		switch err := sel.QueryRowContext(ctx, d.Tenant, d.ID).Scan(&rid, &np); {
+		case errors.Is(err, sql.ErrNoRows):
+			if err := ins.QueryRowContext(ctx, d.Tenant, d.ID, d.Kind, d.Namespace, d.Type, d.Owner,
+				d.CreatedAt, d.ExpiresAt, len(ps)).Scan(&rid); err != nil {
+				return fmt.Errorf("search.local.Upsert: %w", err)
+			}
+		case err != nil:
 			return fmt.Errorf("search.local.Upsert: %w", err)
+		default:
+			for i := int64(0); i < np; i++ {
+				if _, err := del.ExecContext(ctx, rid<<passageBits+i); err != nil {
+					return fmt.Errorf("search.local.Upsert: %w", err)
+				}
+			}
+			if _, err := upd.ExecContext(ctx, d.Kind, d.Namespace, d.Type, d.Owner, d.CreatedAt, d.ExpiresAt, len(ps), rid); err != nil {
+				return fmt.Errorf("search.local.Upsert: %w", err)
+			}
 		}
-		if _, err := ins.ExecContext(ctx, rid, d.Title, d.Text); err != nil {
-			return fmt.Errorf("search.local.Upsert: %w", err)
+		for i, p := range ps {
+			if _, err := put.ExecContext(ctx, rid<<passageBits+int64(i), d.Title, p); err != nil {
+				return fmt.Errorf("search.local.Upsert: %w", err)
+			}
 		}
 	}
 	// Hold the cache lock across the commit so that no reader sees the
@@ -216,16 +248,18 @@ func (x *Index) Delete(ctx context.Context, tenant string, ids ...string) error 
 	}
 	defer func() { _ = tx.Rollback() }()
 	for _, id := range ids {
-		var rid int64
-		err := tx.QueryRowContext(ctx, `DELETE FROM docs WHERE tenant = ? AND id = ? RETURNING rid`, tenant, id).Scan(&rid)
+		var rid, np int64
+		err := tx.QueryRowContext(ctx, `DELETE FROM docs WHERE tenant = ? AND id = ? RETURNING rid, np`, tenant, id).Scan(&rid, &np)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("search.local.Delete: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM fts WHERE rowid = ?`, rid); err != nil {
-			return fmt.Errorf("search.local.Delete: %w", err)
+		for i := int64(0); i < np; i++ {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM fts WHERE rowid = ?`, rid<<passageBits+i); err != nil {
+				return fmt.Errorf("search.local.Delete: %w", err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM vecs WHERE rid = ?`, rid); err != nil {
 			return fmt.Errorf("search.local.Delete: %w", err)
@@ -260,8 +294,14 @@ func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) 
 		return nil, search.ErrEmptyQuery
 	}
 	where, args := filterSQL(f)
-	q := `SELECT d.id, d.kind, bm25(fts, ?, 1.0) AS s FROM fts JOIN docs d ON d.rid = fts.rowid
-		WHERE fts MATCH ? AND ` + where + ` ORDER BY s, d.id LIMIT ?`
+	// A document scores as its best passage (bm25() is lower for better).
+	// bm25() cannot sit inside an aggregate: score the passages in a
+	// materialised CTE, then keep each document's best.
+	q := `WITH p AS MATERIALIZED (
+			SELECT d.rid AS rid, d.id AS id, d.kind AS kind, bm25(fts, ?, 1.0) AS s
+			FROM fts JOIN docs d ON d.rid = (fts.rowid >> ` + strconv.Itoa(passageBits) + `)
+			WHERE fts MATCH ? AND ` + where + `)
+		SELECT id, kind, min(s) AS best FROM p GROUP BY rid ORDER BY best, id LIMIT ?`
 	all := append([]any{x.titleWeight, match}, args...)
 	all = append(all, k)
 	rows, err := x.r.QueryContext(ctx, q, all...)

@@ -1,0 +1,150 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/embed"
+	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/search/local"
+)
+
+// corpus is a synthetic memory corpus: words drawn from a Zipf
+// distribution over a fixed vocabulary (like natural text), 20 to 80 words
+// a document, spread over 8 namespaces; queries are 2 to 6 words drawn the
+// same way.
+type corpus struct {
+	vocab []string
+	zipf  *rand.Zipf
+	rng   *rand.Rand
+}
+
+func newCorpus(seed uint64) *corpus {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	vocab := make([]string, 30000)
+	for i := range vocab {
+		var b strings.Builder
+		n := 3 + rng.IntN(8)
+		for j := 0; j < n; j++ {
+			b.WriteByte(byte('a' + rng.IntN(26)))
+		}
+		vocab[i] = b.String()
+	}
+	return &corpus{vocab: vocab, zipf: rand.NewZipf(rng, 1.1, 2, uint64(len(vocab)-1)), rng: rng}
+}
+
+func (c *corpus) words(n int) string {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = c.vocab[c.zipf.Uint64()]
+	}
+	return strings.Join(w, " ")
+}
+
+type fixture struct {
+	x       *local.Index
+	emb     *embedlocal.Embedder
+	queries []string
+	vecs    []search.Vector
+}
+
+var fixtures = map[int]*fixture{}
+
+func build(b *testing.B, n int) *fixture {
+	if f, ok := fixtures[n]; ok {
+		return f
+	}
+	ctx := context.Background()
+	dir := b.TempDir()
+	x, err := local.Open(ctx, local.Options{Path: filepath.Join(dir, "bench.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	emb := embedlocal.New(embedlocal.Options{})
+	c := newCorpus(uint64(n))
+	start := time.Now()
+	const batch = 1000
+	for i := 0; i < n; i += batch {
+		var docs []search.Doc
+		for j := i; j < min(i+batch, n); j++ {
+			docs = append(docs, search.Doc{Tenant: "t", ID: fmt.Sprintf("m%07d", j), Kind: "memory",
+				Namespace: fmt.Sprintf("ns/%d", j%8), Type: "note", Text: c.words(20 + c.rng.IntN(60))})
+		}
+		if err := x.Upsert(ctx, docs...); err != nil {
+			b.Fatal(err)
+		}
+		texts := make([]string, len(docs))
+		for j, d := range docs {
+			texts[j] = d.Text
+		}
+		vs, _ := emb.Embed(ctx, texts)
+		for j, d := range docs {
+			if err := x.SetVector(ctx, "t", d.ID, search.Vector{Embedder: emb.Name(), Values: vs[j]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Logf("indexed %d documents in %v", n, time.Since(start))
+	f := &fixture{x: x, emb: emb}
+	for i := 0; i < 200; i++ {
+		q := c.words(2 + c.rng.IntN(5))
+		f.queries = append(f.queries, q)
+		vs, _ := emb.Embed(ctx, []string{q})
+		f.vecs = append(f.vecs, search.Vector{Embedder: emb.Name(), Values: vs[0]})
+	}
+	fixtures[n] = f
+	return f
+}
+
+// report adds p50 and p95 of the per-operation times.
+func report(b *testing.B, lat []time.Duration) {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) float64 {
+		return float64(lat[int(math.Min(float64(len(lat)-1), q*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(p(0.50), "p50-ms")
+	b.ReportMetric(p(0.95), "p95-ms")
+}
+
+func benchSearch(b *testing.B, n int) {
+	f := build(b, n)
+	ctx := context.Background()
+	filter := search.Filter{Tenant: "t", Kinds: []string{"memory"}, Namespaces: []string{"*"}, NowMS: 1}
+	nsFilter := search.Filter{Tenant: "t", Kinds: []string{"memory"}, Namespaces: []string{"ns/3"}, NowMS: 1}
+	for _, mode := range []string{"text", "vector", "hybrid", "vector-ns"} {
+		b.Run(mode, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; b.Loop(); i++ {
+				q, v := f.queries[i%len(f.queries)], f.vecs[i%len(f.vecs)]
+				start := time.Now()
+				var err error
+				switch mode {
+				case "text":
+					_, err = f.x.Text(ctx, q, filter, 10)
+				case "vector":
+					_, err = f.x.Vector(ctx, v, filter, 10)
+				case "vector-ns":
+					_, err = f.x.Vector(ctx, v, nsFilter, 10)
+				case "hybrid":
+					_, err = search.Hybrid(ctx, f.x, q, &v, filter, 10, search.HybridOptions{VectorWeight: embed.FusionWeight(f.emb)})
+				}
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			report(b, lat)
+		})
+	}
+}
+
+func BenchmarkSearch2k(b *testing.B)   { benchSearch(b, 2_000) }
+func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000) }

@@ -1,0 +1,326 @@
+// Command benchretrieval measures retrieval quality and latency on LoCoMo
+// (five conversations, 999 questions; ../shared/bench/locomo-dev.json) with
+// the protocol of basic-memory-benchmarks:
+//
+//   - session granularity: one document per session, its turns as
+//     "speaker: text" lines under the session date; the ground truth of a
+//     question is the set of sessions named by its evidence ("D3:14" is
+//     session 3);
+//   - turn granularity: one document per dialogue turn ("speaker: text");
+//     the ground truth is the set of evidence turns;
+//   - recall@k is the share of a question's ground truth found in the top k,
+//     averaged over all questions (adversarial ones included; a question
+//     whose evidence names nothing usable counts as 0); MRR is 1/rank of
+//     the first ground-truth hit in the top 10 (0 if none);
+//   - latency is the time of one search call, query embedding included,
+//     reported as p50/p95 over all questions.
+//
+// Each conversation is its own namespace and every question searches its
+// conversation's namespace only. Three modes: text (BM25), vector (cosine
+// over the offline embedder's vectors) and hybrid (RRF of both).
+//
+//	go run ./tests/benchretrieval                 # markdown table
+//	go run ./tests/benchretrieval -data path/to/locomo-dev.json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	data := flag.String("data", "", "path of locomo-dev.json (default: ../shared/bench or /work/shared/bench)")
+	gran := flag.String("granularity", "session,turn", "granularities to run: session, turn")
+	modes := flag.String("modes", "text,vector,hybrid", "modes to run: text, vector, hybrid")
+	verbose := flag.Bool("v", false, "print progress")
+	vw := flag.Float64("vector-weight", 0, "weight of the vector ranking in hybrid fusion (default: the embedder's, embed.FusionWeight)")
+	flag.Parse()
+	if err := run(context.Background(), *data, split(*gran), split(*modes), *vw, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "benchretrieval:", err)
+		os.Exit(1)
+	}
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func run(ctx context.Context, dataPath string, grans, modes []string, vectorWeight float64, verbose bool) error {
+	path, err := findData(dataPath)
+	if err != nil {
+		return err
+	}
+	convs, err := load(path)
+	if err != nil {
+		return err
+	}
+	nq := 0
+	for _, c := range convs {
+		nq += len(c.QA)
+	}
+	fmt.Printf("LoCoMo dev: %d conversations, %d questions (%s)\n\n", len(convs), nq, path)
+	fmt.Println("| granularity | docs | mode | recall@5 | recall@10 | MRR | p50 ms | p95 ms |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, g := range grans {
+		docs, err := buildDocs(convs, g)
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "benchretrieval-")
+		if err != nil {
+			return err
+		}
+		b, err := openIndexBackend(ctx, dir, vectorWeight)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := b.store(ctx, docs); err != nil {
+			return err
+		}
+		if verbose {
+			fmt.Fprintf(os.Stderr, "%s: stored %d documents in %v\n", g, len(docs), time.Since(start))
+		}
+		for _, m := range modes {
+			res, err := evaluate(ctx, b, convs, g, m)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("| %s | %d | %s | %.3f | %.3f | %.3f | %.2f | %.2f |\n",
+				g, len(docs), m, res.recall5, res.recall10, res.mrr, ms(res.p50), ms(res.p95))
+		}
+		_ = b.close()
+		_ = os.RemoveAll(dir)
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// findData locates locomo-dev.json: the flag, else ../shared/bench from the
+// repository root or the current folder, else /work/shared/bench.
+func findData(flagPath string) (string, error) {
+	if flagPath != "" {
+		return flagPath, nil
+	}
+	var cands []string
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			cands = append(cands, filepath.Join(d, "..", "shared", "bench", "locomo-dev.json"))
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil || d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	cands = append(cands, "/work/shared/bench/locomo-dev.json")
+	for _, c := range cands {
+		if _, err := os.Stat(c); err == nil {
+			return filepath.Clean(c), nil
+		}
+	}
+	return "", errors.New("locomo-dev.json not found; pass -data")
+}
+
+// conversation is one LoCoMo sample.
+type conversation struct {
+	ID       string
+	Sessions []session
+	QA       []question
+}
+
+type session struct {
+	N     int
+	Date  string
+	Turns []turn
+}
+
+type turn struct {
+	Speaker string `json:"speaker"`
+	DiaID   string `json:"dia_id"`
+	Text    string `json:"text"`
+}
+
+type question struct {
+	Question string   `json:"question"`
+	Evidence []string `json:"evidence"`
+	Category int      `json:"category"`
+}
+
+var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
+
+func load(path string) ([]conversation, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var samples []struct {
+		SampleID     string                     `json:"sample_id"`
+		Conversation map[string]json.RawMessage `json:"conversation"`
+		QA           []question                 `json:"qa"`
+	}
+	if err := json.Unmarshal(raw, &samples); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []conversation
+	for _, s := range samples {
+		c := conversation{ID: s.SampleID, QA: s.QA}
+		for k, v := range s.Conversation {
+			m := sessionKey.FindStringSubmatch(k)
+			if m == nil {
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			var ss session
+			ss.N = n
+			if err := json.Unmarshal(v, &ss.Turns); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", s.SampleID, k, err)
+			}
+			if d, ok := s.Conversation[k+"_date_time"]; ok {
+				_ = json.Unmarshal(d, &ss.Date)
+			}
+			c.Sessions = append(c.Sessions, ss)
+		}
+		sort.Slice(c.Sessions, func(i, j int) bool { return c.Sessions[i].N < c.Sessions[j].N })
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// doc is one benchmark document before it reaches the backend.
+type doc struct {
+	Conv  string
+	ID    string
+	Title string
+	Text  string
+}
+
+func buildDocs(convs []conversation, gran string) ([]doc, error) {
+	var docs []doc
+	for _, c := range convs {
+		for _, s := range c.Sessions {
+			switch gran {
+			case "session":
+				var b strings.Builder
+				fmt.Fprintf(&b, "Session %d, %s\n", s.N, s.Date)
+				for _, t := range s.Turns {
+					fmt.Fprintf(&b, "%s: %s\n", t.Speaker, t.Text)
+				}
+				docs = append(docs, doc{Conv: c.ID, ID: sessionID(c.ID, s.N), Text: b.String()})
+			case "turn":
+				for _, t := range s.Turns {
+					docs = append(docs, doc{Conv: c.ID, ID: turnID(c.ID, t.DiaID),
+						Text: t.Speaker + ": " + t.Text})
+				}
+			default:
+				return nil, fmt.Errorf("unknown granularity %q (want session or turn)", gran)
+			}
+		}
+	}
+	return docs, nil
+}
+
+func sessionID(conv string, n int) string { return fmt.Sprintf("%s.s%d", conv, n) }
+func turnID(conv, dia string) string      { return conv + "." + strings.ReplaceAll(dia, ":", "-") }
+
+// evidenceRef reads evidence ids, tolerating the few malformed ones of the
+// data set ("D8:6; D9:17", "D:11:26").
+var evidenceRef = regexp.MustCompile(`D:?(\d+):(\d+)`)
+
+// truth is the set of ground-truth document ids of a question.
+func truth(conv string, q question, gran string) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range q.Evidence {
+		for _, m := range evidenceRef.FindAllStringSubmatch(e, -1) {
+			s, _ := strconv.Atoi(m[1])
+			if gran == "session" {
+				out[sessionID(conv, s)] = true
+			} else {
+				out[turnID(conv, "D"+m[1]+":"+m[2])] = true
+			}
+		}
+	}
+	return out
+}
+
+type result struct {
+	recall5, recall10, mrr float64
+	p50, p95               time.Duration
+}
+
+func evaluate(ctx context.Context, b backend, convs []conversation, gran, mode string) (result, error) {
+	var (
+		r    result
+		lat  []time.Duration
+		n    int
+		hits []string
+		err  error
+	)
+	for _, c := range convs {
+		for _, q := range c.QA {
+			gt := truth(c.ID, q, gran)
+			start := time.Now()
+			switch mode {
+			case "text":
+				hits, err = b.text(ctx, c.ID, q.Question, 10)
+			case "vector":
+				hits, err = b.vector(ctx, c.ID, q.Question, 10)
+			case "hybrid":
+				hits, err = b.hybrid(ctx, c.ID, q.Question, 10)
+			default:
+				return r, fmt.Errorf("unknown mode %q (want text, vector or hybrid)", mode)
+			}
+			lat = append(lat, time.Since(start))
+			if err != nil {
+				return r, fmt.Errorf("%s %q: %w", mode, q.Question, err)
+			}
+			n++
+			if len(gt) == 0 {
+				continue
+			}
+			found5, found10 := 0, 0
+			first := 0
+			for i, id := range hits {
+				if i >= 10 {
+					break
+				}
+				if gt[id] {
+					if i < 5 {
+						found5++
+					}
+					found10++
+					if first == 0 {
+						first = i + 1
+					}
+				}
+			}
+			r.recall5 += float64(found5) / float64(len(gt))
+			r.recall10 += float64(found10) / float64(len(gt))
+			if first > 0 {
+				r.mrr += 1 / float64(first)
+			}
+		}
+	}
+	r.recall5 /= float64(n)
+	r.recall10 /= float64(n)
+	r.mrr /= float64(n)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	r.p50 = lat[len(lat)/2]
+	r.p95 = lat[len(lat)*95/100]
+	return r, nil
+}
