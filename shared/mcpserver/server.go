@@ -58,6 +58,7 @@ func New(o Options) *mcp.Server {
 	})
 	m.AddReceivingMiddleware(s.filterToolList)
 	// tools: one line per capability
+	s.addIframeTools(m)
 	s.addTaskTools(m)
 	s.addMissionTools(m)
 	s.addMemoryTools(m)

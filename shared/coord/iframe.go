@@ -1,0 +1,276 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Iframe embed session keys. A session is addressed by its client-generated
+// id inside the tenant; a global sparse index sorted by expiry lets the
+// cleanup job find expired rows without scanning any tenant.
+//
+//	table  T#t#IFRAME#<sessionId>  IFRAME                                  get/touch/revoke
+//	gsi1   IFRAME_EXPIRY           <expiresAt 13 digits>#<tenant>#<sessionId>  cleanup of expired rows
+
+func iframeKey(tenant, sessionID string) store.Key {
+	return store.Key{PK: tp(tenant) + "IFRAME#" + sessionID, SK: "IFRAME"}
+}
+
+const iframeExpiryPK = "IFRAME_EXPIRY"
+
+func iframeExpiryIndex(tenant, sessionID string, expiresAt int64) store.Key {
+	return store.Key{PK: iframeExpiryPK, SK: ms13(expiresAt) + "#" + tenant + "#" + sessionID}
+}
+
+// Limits of an iframe session.
+const (
+	MaxIframeSessionTTL = 30 * 24 * time.Hour
+	MaxIframeOrigin     = 2048
+	// iframeRetention keeps an expired row readable by the store for a
+	// while (the cleanup job normally removes it first).
+	iframeRetention = 30 * 24 * time.Hour
+)
+
+// IframeSession is one authenticated Gen UI iframe embed (SEP-1865): one
+// connection from an origin. TenantID is the caller's routing label only;
+// the tenant the row lives in is the token's.
+type IframeSession struct {
+	ID           string `json:"_id"`
+	CreationTime int64  `json:"_creationTime"`
+	SessionID    string `json:"sessionId"`
+	TenantID     string `json:"tenantId,omitempty"`
+	Origin       string `json:"origin"`
+	UserID       string `json:"userId,omitempty"`
+	CreatedAt    int64  `json:"createdAt"`
+	LastSeenAt   int64  `json:"lastSeenAt"`
+	ExpiresAt    int64  `json:"expiresAt"`
+	Revoked      bool   `json:"revoked"`
+	RevokedAt    int64  `json:"revokedAt,omitempty"`
+	CreatedBy    string `json:"createdBy,omitempty"` // the token that created it
+}
+
+// CreateIframeInput is create_iframe_session's arguments.
+type CreateIframeInput struct {
+	SessionID string
+	TenantID  string
+	Origin    string
+	UserID    string
+	ExpiresAt int64 // Unix ms
+}
+
+func (s *Service) iframeItem(tenant string, is IframeSession) store.Item {
+	it := store.Item{Key: iframeKey(tenant, is.SessionID), Data: encode("iframe_session", is),
+		ExpiresAt: is.ExpiresAt/1000 + int64(iframeRetention.Seconds())}
+	it.GSI[0] = iframeExpiryIndex(tenant, is.SessionID, is.ExpiresAt)
+	return it
+}
+
+// CreateIframeSession records a new embed session; the session id is the
+// client's (crypto.randomUUID()) and must be new in the tenant.
+func (s *Service) CreateIframeSession(ctx context.Context, p vp.Principal, in CreateIframeInput) (IframeSession, error) {
+	const op = "create_iframe_session"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return IframeSession{}, err
+	}
+	if err := vp.CheckName(op, "sessionId", in.SessionID, true); err != nil {
+		return IframeSession{}, err
+	}
+	if err := vp.CheckName(op, "tenantId", in.TenantID, false); err != nil {
+		return IframeSession{}, err
+	}
+	if err := vp.CheckName(op, "userId", in.UserID, false); err != nil {
+		return IframeSession{}, err
+	}
+	origin, err := checkOrigin(op, in.Origin)
+	if err != nil {
+		return IframeSession{}, err
+	}
+	now := s.nowMS()
+	switch {
+	case in.ExpiresAt <= now:
+		return IframeSession{}, vp.Errorf(op, vp.KindInvalid, "expiresAt", "must be in the future (Unix ms; now is %d), e.g. now + 30 minutes", now)
+	case in.ExpiresAt > now+MaxIframeSessionTTL.Milliseconds():
+		return IframeSession{}, vp.Errorf(op, vp.KindInvalid, "expiresAt", "is more than %d days ahead; the limit is %d days", int(MaxIframeSessionTTL.Hours()/24), int(MaxIframeSessionTTL.Hours()/24))
+	}
+	is := IframeSession{
+		ID: s.ids.New("ifs"), CreationTime: now, SessionID: in.SessionID, TenantID: in.TenantID, Origin: origin, UserID: in.UserID,
+		CreatedAt: now, LastSeenAt: now, ExpiresAt: in.ExpiresAt, CreatedBy: p.TokenID,
+	}
+	err = s.st.Write(ctx, store.Put(s.iframeItem(tenant, is), store.IfNotExists))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return IframeSession{}, vp.Errorf(op, vp.KindConflict, "sessionId", "session %q already exists; generate a new id (crypto.randomUUID())", in.SessionID)
+	}
+	if err != nil {
+		return IframeSession{}, storeErr(op, err)
+	}
+	return is, nil
+}
+
+// checkOrigin accepts a web origin (scheme://host[:port]) and returns it
+// normalised: https, or http for a loopback host; no path, query or
+// fragment.
+func checkOrigin(op, origin string) (string, error) {
+	if err := vp.CheckText(op, "origin", origin, MaxIframeOrigin, true); err != nil {
+		return "", err
+	}
+	u, err := url.Parse(strings.TrimSpace(origin))
+	bad := func(why string) error {
+		return vp.Errorf(op, vp.KindInvalid, "origin", "%q is not an origin: %s (want e.g. https://app.example.com)", origin, why)
+	}
+	if err != nil || u.Host == "" || u.User != nil {
+		return "", bad("give scheme://host[:port]")
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return "", bad("no path, query or fragment")
+	}
+	host := strings.ToLower(u.Hostname())
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if host != "localhost" && host != "127.0.0.1" && host != "::1" {
+			return "", bad("http is only allowed on localhost")
+		}
+	default:
+		return "", bad("the scheme must be https")
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host), nil
+}
+
+// GetIframeSession returns the live session, or nil when there is none, it
+// has expired (expiresAt <= now) or it was revoked: callers treat nil as
+// non-existent.
+func (s *Service) GetIframeSession(ctx context.Context, p vp.Principal, sessionID string) (*IframeSession, error) {
+	const op = "get_iframe_session"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return nil, err
+	}
+	is, _, err := s.loadIframe(ctx, op, tenant, sessionID)
+	if err != nil || is == nil || is.Revoked || is.ExpiresAt <= s.nowMS() {
+		return nil, err
+	}
+	return is, nil
+}
+
+func (s *Service) loadIframe(ctx context.Context, op, tenant, sessionID string) (*IframeSession, store.Item, error) {
+	if err := vp.CheckName(op, "sessionId", sessionID, true); err != nil {
+		return nil, store.Item{}, err
+	}
+	it, err := s.st.Get(ctx, iframeKey(tenant, sessionID))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, it, nil
+	}
+	if err != nil {
+		return nil, it, storeErr(op, err)
+	}
+	is, err := decode[IframeSession](op, it)
+	return &is, it, err
+}
+
+// TouchIframeSession moves lastSeenAt to now (never expiresAt). It reports
+// false when the session does not exist, was revoked or has expired.
+func (s *Service) TouchIframeSession(ctx context.Context, p vp.Principal, sessionID string) (bool, error) {
+	const op = "touch_iframe_session"
+	return s.updateIframe(ctx, p, op, sessionID, func(is *IframeSession, now int64) bool {
+		if is.Revoked || is.ExpiresAt <= now {
+			return false
+		}
+		is.LastSeenAt = now
+		return true
+	})
+}
+
+// RevokeIframeSession marks the session revoked, keeping the row for audit;
+// getSession treats it as non-existent from then on. It reports false only
+// when the session does not exist (revoking twice is true).
+func (s *Service) RevokeIframeSession(ctx context.Context, p vp.Principal, sessionID string) (bool, error) {
+	const op = "revoke_iframe_session"
+	return s.updateIframe(ctx, p, op, sessionID, func(is *IframeSession, now int64) bool {
+		if !is.Revoked {
+			is.Revoked, is.RevokedAt = true, now
+		}
+		return true
+	})
+}
+
+// updateIframe is the read-modify-write of one session; change reports
+// whether the session qualifies (and is then written).
+func (s *Service) updateIframe(ctx context.Context, p vp.Principal, op, sessionID string, change func(*IframeSession, int64) bool) (bool, error) {
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return false, err
+	}
+	for try := 0; try < maxUpsertAttempts; try++ {
+		is, it, err := s.loadIframe(ctx, op, tenant, sessionID)
+		if err != nil || is == nil {
+			return false, err
+		}
+		before := *is
+		if !change(is, s.nowMS()) {
+			return false, nil
+		}
+		if *is == before {
+			return true, nil
+		}
+		err = s.st.Write(ctx, store.Put(s.iframeItem(tenant, *is), store.IfVersion(it.Version)))
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return false, storeErr(op, err)
+		}
+		return true, nil
+	}
+	return false, vp.E(op, vp.KindConflict, "sessionId", "the session kept changing underneath; retry")
+}
+
+// IframeCleanupReport is what one cleanup run did.
+type IframeCleanupReport struct {
+	Deleted int  `json:"deleted"`
+	More    bool `json:"more"` // stopped at the bound with expired rows left
+}
+
+// maxIframeCleanup bounds one cleanup run.
+const maxIframeCleanup = 10_000
+
+// CleanupIframeSessions deletes the sessions of every tenant that expired
+// at or before now (revoked or not), through the global expiry index.
+func (s *Service) CleanupIframeSessions(ctx context.Context, now time.Time) (IframeCleanupReport, error) {
+	const op = "iframe_sessions.cleanup"
+	var rep IframeCleanupReport
+	q := store.Query{Index: store.GSI1, PK: iframeExpiryPK, SKTo: ms13(now.UnixMilli()) + "$", Limit: store.MaxTransactOps} // '$' sorts just after '#'
+	for rep.Deleted < maxIframeCleanup {
+		rows, err := s.st.Query(ctx, q)
+		if err != nil {
+			return rep, storeErr(op, err)
+		}
+		if len(rows) == 0 {
+			return rep, nil
+		}
+		ops := make([]store.Op, 0, len(rows))
+		for _, it := range rows {
+			ops = append(ops, store.Delete(it.Key, store.Always))
+		}
+		if err := s.st.Write(ctx, ops...); err != nil {
+			return rep, storeErr(op, fmt.Errorf("deleting %d expired sessions: %w", len(ops), err))
+		}
+		rep.Deleted += len(rows)
+		if len(rows) < q.Limit {
+			return rep, nil
+		}
+		// Go on past them (a secondary index may still show deleted rows
+		// for a moment on DynamoDB).
+		pos := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &pos
+	}
+	rep.More = true
+	return rep, nil
+}
