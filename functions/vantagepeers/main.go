@@ -28,12 +28,17 @@ Usage:
   vantagepeers token create --tenant T --as alice,bob --read global,project/x --write project/x [--label L] [--ttl 720h] [--tool-profile core|full]
   vantagepeers token list   [--tenant T]
   vantagepeers token revoke ID
+  vantagepeers admin clients | elevate CLIENT_ID --profile P [--tenant T] | delete-client CLIENT_ID
+  vantagepeers admin profiles | profile-set ID [--from ..] [--read ..] [--write ..] | profile-delete ID | seed-profiles
+  vantagepeers admin audit [--day YYYY-MM-DD] | clerk-map CLERK_USER_ID TENANT   (vantagepeers admin help)
   vantagepeers version
 
 Environment: VP_DATA_DIR (default ~/.vantagepeers), VP_ADDR (default 127.0.0.1:8787),
 VP_LOG_LEVEL (debug|info|warn|error), VP_MASTER_TOKEN (64 hex; overrides the stored
 master token), VP_TOKEN (stdio: act with this token instead of as the local owner),
-VP_TOOL_PROFILE (core|full: the tools advertised by default; full unless set).
+VP_TOOL_PROFILE (core|full: the tools advertised by default; full unless set),
+VP_PUBLIC_BASE_URL (the public URL: OAuth issuer and endpoints; default: the request's host),
+CLERK_JWT_ISSUER_DOMAIN, VP_ALLOWED_EXT_IDS, VP_CLERK_AUDIENCE (the Clerk JWT exchange).
 `
 
 func main() {
@@ -59,6 +64,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return stdio(ctx, args[1:], stdin, stdout, stderr)
 	case "token":
 		return token(ctx, args[1:], stdout, stderr)
+	case "admin":
+		return admin(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "vantagepeers", version)
 		return nil

@@ -52,6 +52,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Handler: httpapi.New(httpapi.Options{
 			MCP:    mcpserver.New(mcpserver.Options{Coord: a.coord, Version: version, Logger: log}),
 			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
+			OAuth: newOAuth(a, log), BasePath: publicBaseURL(),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
