@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -134,59 +135,64 @@ func (s *Service) searchMemories(ctx context.Context, op string, p vp.Principal,
 }
 
 // rank runs the ranked queries of mode md. The query vector is computed
-// once (qv caches it across calls). Vector hits with a similarity of zero or
-// less are dropped: they share nothing with the query.
+// once (qv caches it across calls). Hybrid retrieval is search.Hybrid (RRF,
+// k = 60, the vector list weighted by embed.FusionWeight; native on
+// adapters that implement it). Vector hits with a similarity of zero or
+// less are dropped from vector search: they share nothing with the query.
 func (s *Service) rank(ctx context.Context, op, query string, qv **search.Vector, f search.Filter, md mode, k int) ([]search.Hit, error) {
 	noWords := vp.Errorf(op, vp.KindInvalid, "query", "%q has no searchable words; search for words", query)
-	var text []search.Hit
-	textEmpty := false
-	if md != modeVector {
-		var err error
-		text, err = s.idx.Text(ctx, query, f, k)
-		switch {
-		case errors.Is(err, search.ErrEmptyQuery):
-			if md == modeText {
-				return nil, noWords
+	switch md {
+	case modeText:
+		hits, err := s.idx.Text(ctx, query, f, k)
+		if errors.Is(err, search.ErrEmptyQuery) {
+			return nil, noWords
+		}
+		if err != nil {
+			return nil, vp.Wrap(op, vp.KindInternal, err)
+		}
+		return hits, nil
+	case modeHybrid:
+		v, err := s.queryVector(ctx, f.Tenant, query, qv)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, vp.Wrap(op, vp.KindInternal, err)
 			}
-			text, textEmpty = nil, true // hybrid: the vector side may still rank
+			// The embedder is unavailable: hybrid search degrades to BM25.
+			s.log.WarnContext(ctx, "query not embedded; hybrid search returns keyword results only", "op", op, "err", err)
+		}
+		hits, err := search.Hybrid(ctx, s.idx, query, v, f, k, search.HybridOptions{VectorWeight: embed.FusionWeight(s.emb)})
+		switch {
+		case errors.Is(err, search.ErrEmptyQuery) && v == nil:
+			return nil, noWords
+		case errors.Is(err, search.ErrEmptyQuery):
+			return s.vectorHits(ctx, op, *v, f, k) // no words BM25 knows: the vector side still ranks
 		case err != nil:
 			return nil, vp.Wrap(op, vp.KindInternal, err)
 		}
-		if md == modeText {
-			return text, nil
-		}
+		return hits, nil
 	}
 	v, err := s.queryVector(ctx, f.Tenant, query, qv)
-	switch {
-	case err != nil && md == modeHybrid && ctx.Err() == nil:
-		// The embedder is unavailable: hybrid search degrades to BM25.
-		s.log.WarnContext(ctx, "query not embedded; hybrid search returns keyword results only", "op", op, "err", err)
-		if textEmpty {
-			return nil, noWords
-		}
-		return text, nil
-	case err != nil:
-		return nil, vp.Wrap(op, vp.KindInternal, err)
-	case v == nil: // the embedder found nothing to embed
-		if md == modeHybrid && !textEmpty {
-			return text, nil
-		}
-		return nil, noWords
-	}
-	vec, err := s.idx.Vector(ctx, *v, f, k)
 	if err != nil {
 		return nil, vp.Wrap(op, vp.KindInternal, err)
 	}
-	kept := vec[:0]
-	for _, h := range vec {
+	if v == nil {
+		return nil, noWords
+	}
+	return s.vectorHits(ctx, op, *v, f, k)
+}
+
+func (s *Service) vectorHits(ctx context.Context, op string, v search.Vector, f search.Filter, k int) ([]search.Hit, error) {
+	hits, err := s.idx.Vector(ctx, v, f, k)
+	if err != nil {
+		return nil, vp.Wrap(op, vp.KindInternal, err)
+	}
+	kept := hits[:0]
+	for _, h := range hits {
 		if h.Score > 0 {
 			kept = append(kept, h)
 		}
 	}
-	if md == modeVector {
-		return kept, nil
-	}
-	return search.Fuse(k, text, kept), nil
+	return kept, nil
 }
 
 // queryVector embeds the query (once: *qv caches it). It returns nil for a
