@@ -5,6 +5,11 @@
 #     pinned in tests/package.json and tests/package-lock.json (npm ci). It
 #     is reinstalled only when missing or when package-lock.json changed.
 #   - DynamoDB Local (scripts/dynamodb-local.sh), for the DynamoDB store tests.
+#   - The Lambda Runtime Interface Emulator (Go module) into .cache/bin, for
+#     tests/lambda, and the CDK CLI aws-cdk@2.1148.1 (npm) into .cache/cdk,
+#     for make synth (aws-cdk@3 does not read this CDK's cloud assembly).
+#   - chromium (Debian package), for the OAuth consent page end-to-end test;
+#     installed with apt-get only when missing.
 #
 # Without node/npm or java the matching tests skip with a loud message, so
 # this script only warns about them — except with CI=true, where it fails.
@@ -85,6 +90,63 @@ install_dynamodb_local() {
 	rm -f "$log"
 }
 
+# ---- chromium (headless, for the consent page test) ----
+install_chromium() {
+	if command -v chromium >/dev/null; then
+		return 0
+	fi
+	if ! command -v apt-get >/dev/null || [[ "$(id -u)" != 0 ]]; then
+		missing "chromium is not installed (Debian: apt-get install chromium)"
+		return 0
+	fi
+	say "installing chromium (apt-get)"
+	local log
+	log="$(mktemp)"
+	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$log" 2>&1; then
+		say "ERROR: apt-get install chromium failed:"
+		tail -20 "$log" >&2
+		rm -f "$log"
+		missing "chromium could not be installed"
+		return 0
+	fi
+	rm -f "$log"
+}
+
+# ---- Lambda Runtime Interface Emulator and CDK CLI ----
+rie_version="v0.0.0-20261030222936-bef5c4ba774d"
+cdk_version="2.1148.1"
+install_rie() {
+	local bin="$repo/.cache/bin" stamp="$repo/.cache/bin/.aws-lambda-rie.version"
+	if [[ -x "$bin/aws-lambda-rie" && -f "$stamp" && "$(cat "$stamp")" == "$rie_version" ]]; then
+		return 0
+	fi
+	if ! command -v go >/dev/null; then
+		missing "go is not on PATH (to install the Lambda Runtime Interface Emulator)"
+		return 0
+	fi
+	say "installing aws-lambda-rie $rie_version"
+	GOBIN="$bin" go install "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$rie_version"
+	echo "$rie_version" >"$stamp"
+}
+install_cdk() {
+	local dir="$repo/.cache/cdk"
+	if [[ -f "$dir/node_modules/aws-cdk/package.json" &&
+		"$(node -p "require('$dir/node_modules/aws-cdk/package.json').version" 2>/dev/null)" == "$cdk_version" ]]; then
+		return 0
+	fi
+	if ! command -v npm >/dev/null; then
+		missing "npm is not on PATH (to install the CDK CLI for make synth)"
+		return 0
+	fi
+	say "installing aws-cdk@$cdk_version into .cache/cdk"
+	mkdir -p "$dir"
+	[[ -f "$dir/package.json" ]] || echo '{"private": true}' >"$dir/package.json"
+	(cd "$dir" && npm install --no-audit --no-fund --loglevel=error --save-exact "aws-cdk@$cdk_version" >/dev/null)
+}
+
 install_node_modules
 install_dynamodb_local
+install_rie
+install_cdk
+install_chromium
 say "ok"

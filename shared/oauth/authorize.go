@@ -225,6 +225,9 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, status in
 	if err != nil {
 		pr = Profile{ID: c.ScopeProfile}
 	}
+	if d, ok := builtinDescriptions[t.Lang][pr.ID]; ok && isDefaultDescription(pr) {
+		pr.Description = d
+	}
 	q.Lang = t.Lang
 	host := q.RedirectURI
 	if u, err := url.Parse(q.RedirectURI); err == nil {
@@ -297,6 +300,25 @@ var allTexts = map[string]texts{
 		BadRedirect: "L'adresse de redirection ne correspond à aucune adresse enregistrée par cette application : la demande a été arrêtée.",
 		ErrorTitle:  "Cette demande d'autorisation ne peut pas aboutir", Language: "Langue",
 	},
+}
+
+// builtinDescriptions translate the seeded descriptions of the built-in
+// profiles (an admin's own wording is shown as written).
+var builtinDescriptions = map[string]map[string]string{
+	"fr": {
+		ProfileMaster:   "Administration complète : tous les espaces de noms, toutes les adresses d'expéditeur. Seulement pour les clients qu'un administrateur élève ; jamais attribué par l'auto-enregistrement.",
+		ProfileGeneric:  "Refus par défaut : le client peut se connecter et s'authentifier, mais ne peut rien lire ni écrire tant qu'un administrateur ne l'a pas élevé.",
+		ProfileReadOnly: "Lecture seule de l'espace de noms partagé global ; ne peut ni écrire ni envoyer de messages.",
+	},
+}
+
+func isDefaultDescription(p Profile) bool {
+	for _, d := range DefaultProfiles {
+		if d.ID == p.ID {
+			return d.Description == p.Description
+		}
+	}
+	return false
 }
 
 // pickTexts chooses the language: ?lang= (or the form's lang), else the
