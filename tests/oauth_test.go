@@ -247,7 +247,10 @@ func putProfile(t *testing.T, id string, body map[string]any) {
 	adminDo(t, http.MethodPut, "/admin/oauth/profiles/"+id, body, nil)
 }
 
-func adminGet(t *testing.T, path string, out any) { t.Helper(); adminDo(t, http.MethodGet, path, nil, out) }
+func adminGet(t *testing.T, path string, out any) {
+	t.Helper()
+	adminDo(t, http.MethodGet, path, nil, out)
+}
 
 func adminDo(t *testing.T, method, path string, body, out any) {
 	t.Helper()
