@@ -2,23 +2,36 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // app is the embedded product: one data directory, one SQLite store, and the
 // services built on it.
 type app struct {
 	store  *sqlite.Store
+	index  *searchlocal.Index
+	queue  *storequeue.Queue
 	tokens *auth.Tokens
 	coord  *coord.Service
+	memory *memory.Service
+	log    *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -31,7 +44,10 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 	if err := os.Chmod(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dataDir, "vantagepeers.db")})
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dataDir, "vantagepeers.db"), Synchronous: os.Getenv("VP_SQLITE_SYNC")})
 	if err != nil {
 		return nil, err
 	}
@@ -50,12 +66,34 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		_ = st.Close()
 		return nil, err
 	}
+	// The search index is derived data (rebuilt from the store if lost), in
+	// its own file so that index writes never wait on the store's writer.
+	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(dataDir, "search.db")})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
 	return &app{
-		store:     st,
-		tokens:    auth.New(auth.Options{Store: st, MasterHash: masterHash}),
-		coord:     coord.New(coord.Options{Store: st, Cursors: signer, Logger: log}),
+		store:  st,
+		index:  idx,
+		queue:  q,
+		tokens: auth.New(auth.Options{Store: st, MasterHash: masterHash}),
+		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log}),
+		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
+			Queue: q, Cursors: signer, Logger: log}),
+		log:       log,
 		newMaster: created,
 	}, nil
 }
 
-func (a *app) Close() error { return a.store.Close() }
+// mcpServer builds the MCP server over every service. local is the identity
+// of token-less calls (stdio only).
+func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
+	return mcpserver.New(mcpserver.Options{
+		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
+		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
+	})
+}
+
+func (a *app) Close() error { return errors.Join(a.index.Close(), a.store.Close()) }

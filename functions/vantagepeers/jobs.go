@@ -24,5 +24,10 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	run(func() {
 		jobs.RunEvery(ctx, log, "recurring-tasks", time.Minute, jobs.RecurringTasks(a.coord, log))
 	})
+	// Vectors are computed here, off the request path; text search works
+	// from the moment a memory is stored.
+	run(func() {
+		jobs.RunEmbedder(ctx, jobs.EmbedderOptions{Queue: a.queue, Memory: a.memory, Logger: log}, jobs.DefaultEmbedPoll)
+	})
 	return func() { cancel(); wg.Wait() }
 }

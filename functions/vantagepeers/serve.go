@@ -50,7 +50,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler: httpapi.New(httpapi.Options{
-			MCP:    mcpserver.New(mcpserver.Options{Coord: a.coord, Version: version, Logger: log}),
+			MCP:    a.mcpServer(nil),
 			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
 			OAuth: newOAuth(a, log), BasePath: publicBaseURL(),
 		}),
@@ -125,7 +125,7 @@ func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	server := mcpserver.New(mcpserver.Options{Coord: a.coord, Version: version, Logger: log, LocalPrincipal: &p, ToolProfile: os.Getenv("VP_TOOL_PROFILE")})
+	server := a.mcpServer(&p)
 	log.Info("serving stdio", "tenant", p.Tenant, "dataDir", c.dataDir)
 	stopJobs := a.startJobs(ctx, log)
 	defer stopJobs()
