@@ -25,9 +25,9 @@ const (
 
 // Params are the paging arguments every list_* tool accepts.
 type Params struct {
-	Limit  *int   `json:"limit,omitempty" jsonschema:"page size, default 20; values above 200 are clamped to 200, below 1 to 1"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"the nextCursor of the previous page, passed back verbatim"`
-	Fields string `json:"fields,omitempty" jsonschema:"lite (a few display fields per row) or full (every field, the default)"`
+	Limit  *int   `json:"limit,omitempty" jsonschema:"page size, default 20, clamped to 1..200"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page, verbatim"`
+	Fields string `json:"fields,omitempty" jsonschema:"lite or full (default)"`
 }
 
 // Page is the envelope. NextCursor is absent, never null, on the last page.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,6 +40,9 @@ const PrincipalKey = "vp.principal"
 type server struct {
 	opts Options
 	log  *slog.Logger
+
+	leanMu sync.Mutex
+	lean   map[string]*mcp.Tool // advertised form of each tool, by name
 }
 
 // New builds the MCP server with every tool registered.
