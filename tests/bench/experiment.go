@@ -4,10 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/httpapi"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -27,7 +33,7 @@ const (
 	trInmemRawNoText = "inmem-raw-notext"
 )
 
-var experimentalTransports = []string{trInmemRaw, trInmemRawNoText}
+var experimentalTransports = []string{trInmemRaw, trInmemRawNoText, trHTTPInproc}
 
 // addRaw registers fn as a tool with a low-level handler.
 func addRaw[In, Out any](m *mcp.Server, name string, textCopy bool, fn func(context.Context, In) (Out, error)) {
@@ -102,4 +108,41 @@ func startInmemRaw(ctx context.Context, dataDir string, textCopy bool) (target, 
 		return nil, err
 	}
 	return &mcpTarget{cs: cs, cleanup: func() error { return errors.Join(ss.Wait(), svc.Close()) }}, nil
+}
+
+// trHTTPInproc serves the product's HTTP handler (shared/httpapi around
+// shared/mcpserver, wired as `vantagepeers serve` wires them) from this
+// process on loopback, so that -profile-dir can profile the HTTP path.
+const trHTTPInproc = "http-inproc"
+
+func startHTTPInproc(ctx context.Context, dataDir, master string) (target, error) {
+	svc, err := openServices(ctx, dataDir, sqlite.Options{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = svc.Close()
+		return nil, err
+	}
+	srv := &http.Server{Handler: httpapi.New(httpapi.Options{
+		MCP:     mcpserver.New(mcpserver.Options{Coord: svc.coord, Version: "bench"}),
+		Tokens:  auth.New(auth.Options{Store: svc.store, MasterHash: auth.Hash(master)}),
+		Version: "bench", Started: time.Now(), Storage: "sqlite",
+	}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	stop := func() error {
+		err := srv.Shutdown(context.Background())
+		return errors.Join(err, svc.Close())
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	hc := &http.Client{Transport: &bearerTransport{base: tr, token: master}}
+	cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true,
+	}, nil)
+	if err != nil {
+		_ = stop()
+		return nil, err
+	}
+	return &mcpTarget{cs: cs, cleanup: func() error { tr.CloseIdleConnections(); return stop() }}, nil
 }

@@ -380,6 +380,8 @@ func start(ctx context.Context, tr, bin, dataDir, master, logDir string) (target
 		return startInmem(ctx, dataDir)
 	case trDomain:
 		return startDomain(ctx, dataDir)
+	case trHTTPInproc:
+		return startHTTPInproc(ctx, dataDir, master)
 	case trInmemRaw, trInmemRawNoText:
 		return startInmemRaw(ctx, dataDir, tr == trInmemRaw)
 	}
