@@ -24,6 +24,9 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	run(func() {
 		jobs.RunEvery(ctx, log, "recurring-tasks", time.Minute, jobs.RecurringTasks(a.coord, log))
 	})
+	run(func() {
+		jobs.RunEvery(ctx, log, "iframe-cleanup", time.Hour, jobs.IframeCleanup(a.coord, log))
+	})
 	// Vectors are computed here, off the request path; text search works
 	// from the moment a memory is stored.
 	run(func() {

@@ -316,6 +316,28 @@ func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (i
 			todo = append(todo, pending{r, it})
 		}
 	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	// One transaction for the whole batch; only when another caller marked
+	// one of them meanwhile does each receipt go its own way.
+	now := s.nowMS()
+	ops := make([]store.Op, len(todo))
+	for i, t := range todo {
+		r := t.r
+		r.ReadAt = &now
+		next := t.it
+		next.GSI[0] = store.Key{} // leave the unread index
+		next.Data = encode(op, r)
+		ops[i] = store.Put(next, store.IfVersion(t.it.Version))
+	}
+	err = s.st.Write(ctx, ops...)
+	if err == nil {
+		return len(todo), nil
+	}
+	if !errors.Is(err, store.ErrConditionFailed) {
+		return 0, storeErr(op, err)
+	}
 	marked := 0
 	for _, t := range todo {
 		ok, err := s.markOne(ctx, op, t.r, t.it)

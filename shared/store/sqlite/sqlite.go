@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -39,6 +40,11 @@ type Options struct {
 type Store struct {
 	w, r *sql.DB
 	now  func() time.Time
+
+	// Prepared read statements by SQL text: parsing a query costs about as
+	// much as running it on an inbox-sized result.
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -116,12 +122,37 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	for _, suffix := range []string{"-wal", "-shm"} {
 		_ = os.Chmod(opts.Path+suffix, 0o600)
 	}
-	return &Store{w: w, r: r, now: now}, nil
+	return &Store{w: w, r: r, now: now, stmts: map[string]*sql.Stmt{}}, nil
 }
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		_ = st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
 	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// read returns the prepared reader statement for query. The set of queries
+// is small and fixed (one per index and sort-key condition shape).
+func (s *Store) read(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	if s.stmts == nil {
+		return nil, errors.New("store.sqlite: closed")
+	}
+	st, err := s.r.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 const columns = `pk, sk, g1pk, g1sk, g2pk, g2sk, g3pk, g3sk, g4pk, g4sk, expires, ver, data`
@@ -141,9 +172,11 @@ func scanItem(sc scanner) (store.Item, error) {
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
-	row := s.r.QueryRowContext(ctx, `SELECT `+columns+` FROM items WHERE pk = ? AND sk = ? AND (expires = 0 OR expires > ?)`,
-		k.PK, k.SK, s.now().Unix())
-	it, err := scanItem(row)
+	st, err := s.read(ctx, `SELECT `+columns+` FROM items WHERE pk = ? AND sk = ? AND (expires = 0 OR expires > ?)`)
+	if err != nil {
+		return store.Item{}, fmt.Errorf("store.sqlite.Get: %w", err)
+	}
+	it, err := scanItem(st.QueryRowContext(ctx, k.PK, k.SK, s.now().Unix()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Item{}, store.ErrNotFound
 	}
@@ -203,8 +236,11 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, error) 
 	}
 	where = append(where, "(expires = 0 OR expires > ?)")
 	args = append(args, s.now().Unix(), q.Limit)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+columns+` FROM items WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY `+order+` LIMIT ?`, args...)
+	st, err := s.read(ctx, `SELECT `+columns+` FROM items WHERE `+strings.Join(where, " AND ")+` ORDER BY `+order+` LIMIT ?`)
+	if err != nil {
+		return nil, fmt.Errorf("store.sqlite.Query: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store.sqlite.Query: %w", err)
 	}
