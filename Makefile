@@ -8,13 +8,17 @@
 #                with -race)
 #   make bench   run the benchmark program (go run ./tests/bench)
 #   make lint    gofmt check and go vet
+#   make lambdas build every Lambda function for linux/arm64 into dist/lambda/<name>.zip
+#   make synth   synthesize the CDK app offline into cdk.out/ (CUSTOMER=example unless given)
+#   make deploy CUSTOMER=acme [REGION=eu-west-1] [SEARCH_TIER=...] [EMBEDDING=...] [CDK_ARGS="-c domain=..."]
+#                deploy one customer's stack with your AWS credentials (see README, Deploy on AWS)
 
 GO ?= go
 BIN := bin/vantagepeers
 ARGS ?=
 GOTESTFLAGS ?= -timeout 20m
 
-.PHONY: run build test test-deps e2e bench lint
+.PHONY: run build test test-deps e2e bench lint lambdas synth deploy infra-test
 
 build:
 	$(GO) build -o $(BIN) ./functions/vantagepeers
@@ -32,6 +36,8 @@ test: test-deps
 	$(GO) test -race $(GOTESTFLAGS) $$($(GO) list ./... | grep -v -e '/tests$$' -e '/tests/') || rc=1; \
 	echo "$(GO) test $(GOTESTFLAGS) ./tests/..."; \
 	$(GO) test $(GOTESTFLAGS) ./tests/... || rc=1; \
+	$(MAKE) --no-print-directory infra-test || rc=1; \
+	$(MAKE) --no-print-directory synth || rc=1; \
 	exit $$rc
 
 # Only the end-to-end tests (real server, real MCP clients).
@@ -45,3 +51,51 @@ lint:
 	@out="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard -- '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt: these files need formatting (gofmt -w):"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# ---- AWS (functions/<name>, infra/, cdk.json) ----
+FUNCTIONS := mcp oauth embedder scheduler
+LAMBDA_DIR := dist/lambda
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+CUSTOMER ?= example
+REGION ?= us-east-1
+CDK_ARGS ?=
+CDK := $(CURDIR)/.cache/cdk/node_modules/.bin/cdk
+# The CDK CLI offline and quiet (../shared/STAND-INS.md): no version check, no
+# telemetry, no instance metadata probe. synth runs without AWS credentials.
+CDK_ENV := CDK_HOME=$(CURDIR)/.cdk-home CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true \
+	JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
+	JSII_RUNTIME_PACKAGE_CACHE_ROOT=$(CURDIR)/.jsii-cache
+CDK_CONTEXT = -c customer=$(CUSTOMER) -c region=$(REGION) \
+	$(if $(SEARCH_TIER),-c searchTier=$(SEARCH_TIER)) $(if $(EMBEDDING),-c embedding=$(EMBEDDING)) $(CDK_ARGS)
+
+# Each function: a static linux/arm64 binary named bootstrap (provided.al2023),
+# zipped with a fixed timestamp so that an unchanged binary keeps its asset hash.
+lambdas:
+	@mkdir -p $(LAMBDA_DIR)
+	@for f in $(FUNCTIONS); do \
+		d="$$(mktemp -d)"; \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath \
+			-ldflags='-s -w -X main.version=$(VERSION)' -o "$$d/bootstrap" ./functions/$$f || { rm -rf "$$d"; exit 1; }; \
+		touch -t 198001010000 "$$d/bootstrap"; rm -f $(LAMBDA_DIR)/$$f.zip; \
+		(cd "$$d" && zip -q -X "$(CURDIR)/$(LAMBDA_DIR)/$$f.zip" bootstrap) || { rm -rf "$$d"; exit 1; }; \
+		rm -rf "$$d"; \
+		echo "$(LAMBDA_DIR)/$$f.zip $$(wc -c <$(LAMBDA_DIR)/$$f.zip) bytes"; \
+	done
+
+synth: test-deps lambdas
+	env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_PROFILE \
+		$(CDK_ENV) AWS_EC2_METADATA_DISABLED=true AWS_REGION=$(REGION) \
+		$(CDK) synth -q --no-notices --no-version-reporting -o cdk.out $(CDK_CONTEXT)
+
+# Needs AWS credentials for the target account (and cdk bootstrap once per
+# account and region). Without MASTER_TOKEN_SHA256 the stack generates the
+# master token in Secrets Manager; the MasterTokenCommand output prints it.
+deploy: test-deps lambdas
+	@case "$(origin CUSTOMER)" in "command line"|environment) ;; *) echo "make deploy: say which customer, e.g. make deploy CUSTOMER=acme"; exit 1;; esac
+	$(CDK_ENV) AWS_REGION=$(REGION) $(CDK) deploy $(if $(filter 1 true,$(YES)),--require-approval never) --no-notices \
+		--outputs-file cdk.out/outputs-$(CUSTOMER).json $(CDK_CONTEXT) \
+		$(if $(MASTER_TOKEN_SHA256),-c masterTokenHash=$(MASTER_TOKEN_SHA256)) VantagePeers-$(CUSTOMER)
+
+# The CDK stack's assertions (a separate Go module: the main module never compiles the CDK).
+infra-test:
+	cd infra && $(CDK_ENV) AWS_EC2_METADATA_DISABLED=true $(GO) test $(GOTESTFLAGS) ./...

@@ -1,0 +1,117 @@
+// Command infra is the CDK app of VantagePeers on AWS: one CustomerStack
+// per customer, each an isolated deployment (its own table, search,
+// queues, functions and HTTP API). cdk.json at the repository root runs it;
+// the Makefile's synth and deploy targets pass the context:
+//
+//	customer          required: lower-case letters, digits and '-' (stack VantagePeers-<customer>)
+//	region            default CDK_DEFAULT_REGION, else us-east-1
+//	account           default CDK_DEFAULT_ACCOUNT (environment-agnostic when unset)
+//	domain            custom domain for the HTTP API (needs certificateArn)
+//	certificateArn    ACM certificate of domain, in the stack's region
+//	embedding         bedrock (default) | openai | local
+//	openaiBaseUrl     with embedding=openai (the API key goes in the secret the stack creates)
+//	searchTier        opensearch-domain-small (default) | opensearch-domain-medium | opensearch-serverless
+//	masterTokenHash   SHA-256 (hex) of a master token you keep; default: the stack generates the token in Secrets Manager
+//	alarmEmail        subscribed to the alarm topic
+//	logRetentionDays  default 30
+//	deletionProtection  default true (table, search domain and secrets are retained on stack deletion either way)
+//	lambdaDir         default <repo>/dist/lambda (make lambdas)
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	props, err := propsFromContext(app)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "infra:", err)
+		os.Exit(1)
+	}
+	NewCustomerStack(app, StackName(props.Customer), props)
+	app.Synth(nil)
+}
+
+// propsFromContext reads the stack's parameters from the CDK context (-c).
+func propsFromContext(app awscdk.App) (*CustomerProps, error) {
+	ctx := func(k string) string {
+		if v, ok := app.Node().TryGetContext(jsii.String(k)).(string); ok {
+			return v
+		}
+		return ""
+	}
+	p := &CustomerProps{
+		Customer:        ctx("customer"),
+		Domain:          ctx("domain"),
+		CertificateArn:  ctx("certificateArn"),
+		Embedding:       ctx("embedding"),
+		OpenAIBaseURL:   ctx("openaiBaseUrl"),
+		SearchTier:      SearchTier(ctx("searchTier")),
+		MasterTokenHash: ctx("masterTokenHash"),
+		AlarmEmail:      ctx("alarmEmail"),
+		LambdaDir:       ctx("lambdaDir"),
+	}
+	region := firstOf(ctx("region"), os.Getenv("CDK_DEFAULT_REGION"), "us-east-1")
+	account := firstOf(ctx("account"), os.Getenv("CDK_DEFAULT_ACCOUNT"))
+	p.Env = &awscdk.Environment{Region: jsii.String(region)}
+	if account != "" {
+		p.Env.Account = jsii.String(account)
+	}
+	if v := ctx("logRetentionDays"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("logRetentionDays: %q is not a number of days", v)
+		}
+		p.LogRetentionDays = n
+	}
+	if v := ctx("deletionProtection"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("deletionProtection: %q is not true or false", v)
+		}
+		p.DeletionProtection = &b
+	}
+	if p.LambdaDir == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return nil, err
+		}
+		p.LambdaDir = filepath.Join(root, "dist", "lambda")
+	}
+	return p, p.Validate()
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// repoRoot is the folder holding cdk.json, at or above the working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "cdk.json")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("cdk.json not found above the working directory: pass -c lambdaDir=...")
+		}
+		dir = parent
+	}
+}

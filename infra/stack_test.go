@@ -1,0 +1,623 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
+)
+
+// TestMain closes the jsii runtime, or it leaves /tmp/jsii-runtime.* behind.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	jsii.Close()
+	os.Exit(code)
+}
+
+// tmpl is a synthesized template as JSON.
+type tmpl struct {
+	t         *testing.T
+	Resources map[string]resource
+	Outputs   map[string]map[string]any
+	assert    assertions.Template
+}
+
+type resource struct {
+	Type           string
+	Properties     map[string]any
+	DeletionPolicy string
+	DependsOn      any
+}
+
+func synth(t *testing.T, p CustomerProps) *tmpl {
+	t.Helper()
+	if p.Customer == "" {
+		p.Customer = "acme"
+	}
+	dir := t.TempDir()
+	for _, fn := range Functions {
+		// The assets are packaged as they are: any file will do here.
+		if err := os.WriteFile(filepath.Join(dir, fn+".zip"), []byte("PK\x05\x06"+strings.Repeat("\x00", 18)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.LambdaDir = dir
+	p.Env = &awscdk.Environment{Region: jsii.String("eu-west-1"), Account: jsii.String("123456789012")}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	s := NewCustomerStack(app, StackName(p.Customer), &p)
+	a := assertions.Template_FromStack(s.Stack, nil)
+	raw, err := json.Marshal(a.ToJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &tmpl{t: t, assert: a}
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// ofType returns the logical ids of the resources of a type, sorted.
+func (m *tmpl) ofType(typ string) []string {
+	var ids []string
+	for id, r := range m.Resources {
+		if r.Type == typ {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// one returns the only resource of typ whose logical id starts with prefix.
+func (m *tmpl) one(typ, prefix string) (string, resource) {
+	m.t.Helper()
+	var found []string
+	for _, id := range m.ofType(typ) {
+		if strings.HasPrefix(id, prefix) {
+			found = append(found, id)
+		}
+	}
+	if len(found) != 1 {
+		m.t.Fatalf("want one %s named %s*, found %v", typ, prefix, found)
+	}
+	return found[0], m.Resources[found[0]]
+}
+
+// function returns the logical id of a function and of its role.
+func (m *tmpl) function(name string) (fnID, roleID string) {
+	m.t.Helper()
+	fnID, fn := m.one("AWS::Lambda::Function", title(name)+"Function")
+	role := fn.Properties["Role"].(map[string]any)["Fn::GetAtt"].([]any)
+	return fnID, role[0].(string)
+}
+
+// statement is one IAM statement, its resources rendered as text.
+type statement struct {
+	Sid       string
+	Actions   []string
+	Resources []string
+}
+
+func strs(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, x := range v {
+			out = append(out, strs(x)...)
+		}
+		return out
+	}
+	b, _ := json.Marshal(v)
+	return []string{string(b)}
+}
+
+// policy returns the statements of the inline policies attached to a role.
+func (m *tmpl) policy(roleID string) []statement {
+	var out []statement
+	for _, id := range m.ofType("AWS::IAM::Policy") {
+		r := m.Resources[id]
+		attached := false
+		for _, ref := range r.Properties["Roles"].([]any) {
+			if ref.(map[string]any)["Ref"] == roleID {
+				attached = true
+			}
+		}
+		if !attached {
+			continue
+		}
+		doc := r.Properties["PolicyDocument"].(map[string]any)
+		for _, st := range doc["Statement"].([]any) {
+			st := st.(map[string]any)
+			if st["Effect"] != "Allow" {
+				m.t.Errorf("%s: unexpected effect %v", id, st["Effect"])
+			}
+			s := statement{Actions: strs(st["Action"]), Resources: strs(st["Resource"])}
+			if sid, ok := st["Sid"].(string); ok {
+				s.Sid = sid
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func actionsOf(sts []statement) []string {
+	set := map[string]bool{}
+	for _, s := range sts {
+		for _, a := range s.Actions {
+			set[a] = true
+		}
+	}
+	var out []string
+	for a := range set {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sorted(groups ...[]string) []string {
+	var out []string
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func TestTableMirrorsTheStore(t *testing.T) {
+	m := synth(t, CustomerProps{})
+	_, table := m.one("AWS::DynamoDB::Table", "Table")
+	want := dynamo.TableInput("vp-acme")
+	p := table.Properties
+
+	if p["BillingMode"] != "PAY_PER_REQUEST" {
+		t.Errorf("BillingMode = %v, want PAY_PER_REQUEST", p["BillingMode"])
+	}
+	if !reflect.DeepEqual(p["PointInTimeRecoverySpecification"], map[string]any{"PointInTimeRecoveryEnabled": true}) {
+		t.Errorf("PITR = %v, want enabled", p["PointInTimeRecoverySpecification"])
+	}
+	if p["DeletionProtectionEnabled"] != true || table.DeletionPolicy != "Retain" {
+		t.Errorf("deletion protection = %v, policy %q; want true, Retain", p["DeletionProtectionEnabled"], table.DeletionPolicy)
+	}
+	if !reflect.DeepEqual(p["TimeToLiveSpecification"], map[string]any{"AttributeName": dynamo.AttrTTL, "Enabled": true}) {
+		t.Errorf("TTL = %v, want attribute %q enabled", p["TimeToLiveSpecification"], dynamo.AttrTTL)
+	}
+
+	keys := func(ks []any) string {
+		var parts []string
+		for _, k := range ks {
+			k := k.(map[string]any)
+			parts = append(parts, fmt.Sprint(k["AttributeName"], ":", k["KeyType"]))
+		}
+		return strings.Join(parts, ",")
+	}
+	wantKeys := func(in []dynamoKey) string {
+		var parts []string
+		for _, k := range in {
+			kt := "RANGE"
+			if k.hash {
+				kt = "HASH"
+			}
+			parts = append(parts, k.name+":"+kt)
+		}
+		return strings.Join(parts, ",")
+	}
+	if got, w := keys(p["KeySchema"].([]any)), wantKeys(keysOf(want.KeySchema)); got != w {
+		t.Errorf("key schema = %s, want %s", got, w)
+	}
+	attrs := map[string]string{}
+	for _, a := range p["AttributeDefinitions"].([]any) {
+		a := a.(map[string]any)
+		attrs[a["AttributeName"].(string)] = a["AttributeType"].(string)
+	}
+	wantAttrs := map[string]string{}
+	for _, a := range want.AttributeDefinitions {
+		wantAttrs[*a.AttributeName] = string(a.AttributeType)
+	}
+	if !reflect.DeepEqual(attrs, wantAttrs) {
+		t.Errorf("attributes = %v, want %v", attrs, wantAttrs)
+	}
+	gsis := map[string]string{}
+	for _, g := range p["GlobalSecondaryIndexes"].([]any) {
+		g := g.(map[string]any)
+		proj := g["Projection"].(map[string]any)["ProjectionType"]
+		gsis[g["IndexName"].(string)] = keys(g["KeySchema"].([]any)) + " " + fmt.Sprint(proj)
+	}
+	wantGSIs := map[string]string{}
+	for _, g := range want.GlobalSecondaryIndexes {
+		wantGSIs[*g.IndexName] = wantKeys(keysOf(g.KeySchema)) + " " + string(g.Projection.ProjectionType)
+	}
+	if len(wantGSIs) != 4 || !reflect.DeepEqual(gsis, wantGSIs) {
+		t.Errorf("GSIs = %v, want %v", gsis, wantGSIs)
+	}
+}
+
+func TestDeletionProtectionCanBeTurnedOff(t *testing.T) {
+	m := synth(t, CustomerProps{DeletionProtection: jsii.Bool(false)})
+	_, table := m.one("AWS::DynamoDB::Table", "Table")
+	if table.Properties["DeletionProtectionEnabled"] != false || table.DeletionPolicy != "Delete" {
+		t.Errorf("deletion protection = %v, policy %q; want false, Delete", table.Properties["DeletionProtectionEnabled"], table.DeletionPolicy)
+	}
+	if p := table.Properties["PointInTimeRecoverySpecification"]; !reflect.DeepEqual(p, map[string]any{"PointInTimeRecoveryEnabled": true}) {
+		t.Errorf("PITR = %v, want enabled regardless", p)
+	}
+}
+
+// TestFunctionPolicies: each function's role names exactly the actions it
+// uses, on its own resources only.
+func TestFunctionPolicies(t *testing.T) {
+	m := synth(t, CustomerProps{})
+	tableID, _ := m.one("AWS::DynamoDB::Table", "Table")
+	queueID, _ := m.one("AWS::SQS::Queue", "EmbedJobs")
+	dlqID, _ := m.one("AWS::SQS::Queue", "EmbedDeadLetters")
+	searchID, _ := m.one("AWS::OpenSearchService::Domain", "Search")
+	masterID, _ := m.one("AWS::SecretsManager::Secret", "MasterToken")
+	keysID, _ := m.one("AWS::SecretsManager::Secret", "SigningKeys")
+
+	store := sorted(StoreItemActions, StoreQueryActions)
+	secrets := []string{"secretsmanager:GetSecretValue"}
+	send := []string{"sqs:SendMessage"}
+	bedrock := []string{"bedrock:InvokeModel"}
+	// Added by the SQS event source of the embedder.
+	consume := []string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"}
+
+	cases := []struct {
+		fn      string
+		actions []string
+		// refs are the logical ids the policy may name; mustRef, those it must.
+		refs []string
+	}{
+		{awsenv.FuncMCP, sorted(store, secrets, send, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID, masterID, keysID}},
+		{awsenv.FuncOAuth, sorted(store, secrets), []string{tableID, masterID}},
+		{awsenv.FuncEmbedder, sorted(store, send, consume, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID}},
+		{awsenv.FuncScheduler, store, []string{tableID}},
+	}
+	for _, c := range cases {
+		t.Run(c.fn, func(t *testing.T) {
+			_, roleID := m.function(c.fn)
+			sts := m.policy(roleID)
+			if got := actionsOf(sts); !reflect.DeepEqual(got, c.actions) {
+				t.Errorf("actions = %v\nwant      %v", got, c.actions)
+			}
+			all := map[string]bool{}
+			for _, id := range m.ofType("AWS::DynamoDB::Table") {
+				all[id] = true
+			}
+			for _, typ := range []string{"AWS::SQS::Queue", "AWS::OpenSearchService::Domain", "AWS::SecretsManager::Secret", "AWS::SSM::Parameter"} {
+				for _, id := range m.ofType(typ) {
+					all[id] = true
+				}
+			}
+			for _, s := range sts {
+				for _, r := range s.Resources {
+					if r == "*" || strings.Contains(r, `"*"`) {
+						t.Errorf("%v: wildcard resource %s", s.Actions, r)
+					}
+					for id := range all {
+						if strings.Contains(r, `"`+id+`"`) && !slices.Contains(c.refs, id) {
+							t.Errorf("%v names %s, which %s does not use", s.Actions, id, c.fn)
+						}
+					}
+				}
+			}
+			// Store actions on the table (and its indexes for Query) only.
+			for _, s := range sts {
+				for _, a := range s.Actions {
+					if strings.HasPrefix(a, "dynamodb:") {
+						for _, r := range s.Resources {
+							if !strings.Contains(r, tableID) {
+								t.Errorf("%s on %s, want the table only", a, r)
+							}
+						}
+					}
+					if strings.HasPrefix(a, "sqs:") {
+						for _, r := range s.Resources {
+							if !strings.Contains(r, queueID) || strings.Contains(r, dlqID) {
+								t.Errorf("%s on %s, want the jobs queue only", a, r)
+							}
+						}
+					}
+				}
+			}
+			// The role's only managed policy writes the function's logs.
+			role := m.Resources[roleID]
+			managed := fmt.Sprint(role.Properties["ManagedPolicyArns"])
+			if strings.Count(managed, "arn:") != 1 || !strings.Contains(managed, "service-role/AWSLambdaBasicExecutionRole") {
+				t.Errorf("managed policies = %s, want AWSLambdaBasicExecutionRole only", managed)
+			}
+		})
+	}
+}
+
+func TestMasterTokenHashInSSM(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	m := synth(t, CustomerProps{MasterTokenHash: hash})
+	if ids := m.ofType("AWS::SecretsManager::Secret"); len(ids) != 1 || !strings.HasPrefix(ids[0], "SigningKeys") {
+		t.Errorf("secrets = %v, want only the signing keys", ids)
+	}
+	paramID, param := m.one("AWS::SSM::Parameter", "MasterTokenHash")
+	if param.Properties["Value"] != hash {
+		t.Errorf("parameter value = %v", param.Properties["Value"])
+	}
+	for _, fn := range []string{awsenv.FuncMCP, awsenv.FuncOAuth} {
+		fnID, roleID := m.function(fn)
+		found := false
+		for _, s := range m.policy(roleID) {
+			if reflect.DeepEqual(s.Actions, []string{"ssm:GetParameter"}) {
+				found = len(s.Resources) == 1 && strings.Contains(s.Resources[0], paramID)
+			}
+		}
+		if !found {
+			t.Errorf("%s may not read the master token hash parameter", fn)
+		}
+		env := fmt.Sprint(m.Resources[fnID].Properties["Environment"])
+		if !strings.Contains(env, awsenv.EnvMasterHashParam) || strings.Contains(env, awsenv.EnvMasterSecret) {
+			t.Errorf("%s environment = %s", fn, env)
+		}
+	}
+}
+
+func TestEmbeddingQueueAndDeadLetters(t *testing.T) {
+	m := synth(t, CustomerProps{})
+	dlqID, _ := m.one("AWS::SQS::Queue", "EmbedDeadLetters")
+	_, q := m.one("AWS::SQS::Queue", "EmbedJobs")
+	redrive := q.Properties["RedrivePolicy"].(map[string]any)
+	if redrive["maxReceiveCount"] != float64(5) || !strings.Contains(fmt.Sprint(redrive["deadLetterTargetArn"]), dlqID) {
+		t.Errorf("redrive = %v, want 5 receives then %s", redrive, dlqID)
+	}
+	if vt := q.Properties["VisibilityTimeout"].(float64); vt < 6*60 {
+		t.Errorf("visibility timeout %v s, want at least six times the embedder's 60 s", vt)
+	}
+	// The alarm on the dead letters.
+	found := 0
+	for _, id := range m.ofType("AWS::CloudWatch::Alarm") {
+		p := m.Resources[id].Properties
+		if p["MetricName"] == "ApproximateNumberOfMessagesVisible" && p["Namespace"] == "AWS/SQS" &&
+			strings.Contains(fmt.Sprint(p["Dimensions"]), dlqID) && p["Threshold"] == float64(1) &&
+			p["ComparisonOperator"] == "GreaterThanOrEqualToThreshold" && len(p["AlarmActions"].([]any)) == 1 {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("found %d alarms on the dead-letter queue, want 1", found)
+	}
+	// The embedder consumes the queue and reports partial batch failures.
+	embedderID, _ := m.function(awsenv.FuncEmbedder)
+	m.assert.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+		"FunctionName":          map[string]any{"Ref": embedderID},
+		"FunctionResponseTypes": []string{"ReportBatchItemFailures"},
+		"BatchSize":             10,
+	})
+	if n := len(m.ofType("AWS::Lambda::EventSourceMapping")); n != 1 {
+		t.Errorf("%d event source mappings, want 1", n)
+	}
+}
+
+func TestFunctionsAlarmsAndSchedule(t *testing.T) {
+	m := synth(t, CustomerProps{LogRetentionDays: 14})
+	for _, fn := range Functions {
+		fnID, _ := m.function(fn)
+		p := m.Resources[fnID].Properties
+		if p["Runtime"] != "provided.al2023" || p["Handler"] != "bootstrap" || !reflect.DeepEqual(p["Architectures"], []any{"arm64"}) {
+			t.Errorf("%s: runtime %v, handler %v, architectures %v", fn, p["Runtime"], p["Handler"], p["Architectures"])
+		}
+		if !strings.Contains(fmt.Sprint(p["Environment"]), awsenv.EnvTable) {
+			t.Errorf("%s has no %s", fn, awsenv.EnvTable)
+		}
+		logID, _ := m.one("AWS::Logs::LogGroup", title(fn)+"Logs")
+		if m.Resources[logID].Properties["RetentionInDays"] != float64(14) {
+			t.Errorf("%s logs kept %v days, want 14", fn, m.Resources[logID].Properties["RetentionInDays"])
+		}
+		for _, metric := range []string{"Errors", "Throttles"} {
+			n := 0
+			for _, id := range m.ofType("AWS::CloudWatch::Alarm") {
+				a := m.Resources[id].Properties
+				if a["MetricName"] == metric && a["Namespace"] == "AWS/Lambda" && strings.Contains(fmt.Sprint(a["Dimensions"]), fnID) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%s: %d %s alarms, want 1", fn, n, metric)
+			}
+		}
+	}
+	schedID, _ := m.function(awsenv.FuncScheduler)
+	_, rule := m.one("AWS::Events::Rule", "EveryMinute")
+	if rule.Properties["ScheduleExpression"] != "rate(1 minute)" || !strings.Contains(fmt.Sprint(rule.Properties["Targets"]), schedID) {
+		t.Errorf("rule = %v, want rate(1 minute) on the scheduler", rule.Properties)
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	m := synth(t, CustomerProps{})
+	fnOf := map[string]string{}
+	for _, fn := range Functions {
+		id, _ := m.function(fn)
+		fnOf[id] = fn
+	}
+	got := map[string]string{}
+	for _, id := range m.ofType("AWS::ApiGatewayV2::Route") {
+		p := m.Resources[id].Properties
+		target := p["Target"].(map[string]any)["Fn::Join"].([]any)[1].([]any)
+		integID := target[1].(map[string]any)["Ref"].(string)
+		integ := m.Resources[integID].Properties
+		if integ["PayloadFormatVersion"] != "2.0" || integ["IntegrationType"] != "AWS_PROXY" {
+			t.Errorf("%s: integration %v", p["RouteKey"], integ)
+		}
+		fnID := integ["IntegrationUri"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+		got[p["RouteKey"].(string)] = fnOf[fnID]
+	}
+	want := map[string]string{
+		"ANY /mcp":                  awsenv.FuncMCP,
+		"ANY /.well-known/{proxy+}": awsenv.FuncOAuth,
+		"ANY /oauth/{proxy+}":       awsenv.FuncOAuth,
+		"ANY /admin/{proxy+}":       awsenv.FuncOAuth,
+		"ANY /issueBearerFromClerk": awsenv.FuncOAuth,
+		"GET /health":               awsenv.FuncOAuth,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("routes = %v\nwant     %v", got, want)
+	}
+	for _, o := range []string{"McpUrl", "OAuthMetadataUrl", "MasterTokenCommand"} {
+		if _, ok := m.Outputs[o]; !ok {
+			t.Errorf("no output %s", o)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(m.Outputs["OAuthMetadataUrl"]), "/.well-known/oauth-authorization-server") {
+		t.Errorf("OAuthMetadataUrl = %v", m.Outputs["OAuthMetadataUrl"])
+	}
+}
+
+func TestSearchTiers(t *testing.T) {
+	t.Run("small", func(t *testing.T) {
+		m := synth(t, CustomerProps{})
+		_, d := m.one("AWS::OpenSearchService::Domain", "Search")
+		p := d.Properties
+		want := map[string]any{
+			"EncryptionAtRestOptions":     map[string]any{"Enabled": true},
+			"NodeToNodeEncryptionOptions": map[string]any{"Enabled": true},
+		}
+		for k, v := range want {
+			if !reflect.DeepEqual(p[k], v) {
+				t.Errorf("%s = %v, want %v", k, p[k], v)
+			}
+		}
+		ep := p["DomainEndpointOptions"].(map[string]any)
+		if ep["EnforceHTTPS"] != true {
+			t.Errorf("DomainEndpointOptions = %v, want HTTPS enforced", ep)
+		}
+		cc := p["ClusterConfig"].(map[string]any)
+		if cc["InstanceType"] != "t3.small.search" || cc["InstanceCount"] != float64(1) {
+			t.Errorf("cluster = %v", cc)
+		}
+		if p["AccessPolicies"] != nil {
+			t.Errorf("access policy %v: access must come from the functions' identity policies only", p["AccessPolicies"])
+		}
+		if d.DeletionPolicy != "Retain" {
+			t.Errorf("domain deletion policy %q, want Retain", d.DeletionPolicy)
+		}
+	})
+	t.Run("medium", func(t *testing.T) {
+		m := synth(t, CustomerProps{SearchTier: SearchDomainMedium})
+		_, d := m.one("AWS::OpenSearchService::Domain", "Search")
+		cc := d.Properties["ClusterConfig"].(map[string]any)
+		if cc["InstanceType"] != "m6g.large.search" || cc["InstanceCount"] != float64(2) || cc["ZoneAwarenessEnabled"] != true {
+			t.Errorf("cluster = %v", cc)
+		}
+	})
+	t.Run("serverless", func(t *testing.T) {
+		m := synth(t, CustomerProps{SearchTier: SearchServerless})
+		if ids := m.ofType("AWS::OpenSearchService::Domain"); len(ids) != 0 {
+			t.Errorf("domains %v, want none", ids)
+		}
+		collID, coll := m.one("AWS::OpenSearchServerless::Collection", "Search")
+		if coll.Properties["Type"] != "VECTORSEARCH" {
+			t.Errorf("collection = %v", coll.Properties)
+		}
+		var kinds []string
+		for _, id := range m.ofType("AWS::OpenSearchServerless::SecurityPolicy") {
+			kinds = append(kinds, m.Resources[id].Properties["Type"].(string))
+		}
+		sort.Strings(kinds)
+		if !reflect.DeepEqual(kinds, []string{"encryption", "network"}) {
+			t.Errorf("security policies %v", kinds)
+		}
+		_, access := m.one("AWS::OpenSearchServerless::AccessPolicy", "SearchAccess")
+		policy := fmt.Sprint(access.Properties["Policy"])
+		for _, fn := range Functions {
+			_, roleID := m.function(fn)
+			uses := fn == awsenv.FuncMCP || fn == awsenv.FuncEmbedder
+			if strings.Contains(policy, roleID) != uses {
+				t.Errorf("data access policy names %s: %v, want %v", fn, !uses, uses)
+			}
+			granted := slices.Contains(actionsOf(m.policy(roleID)), "aoss:APIAccessAll")
+			if granted != uses {
+				t.Errorf("%s aoss:APIAccessAll = %v, want %v", fn, granted, uses)
+			}
+			for _, s := range m.policy(roleID) {
+				if slices.Contains(s.Actions, "aoss:APIAccessAll") && !strings.Contains(fmt.Sprint(s.Resources), collID) {
+					t.Errorf("%s: aoss on %v, want the collection", fn, s.Resources)
+				}
+			}
+		}
+	})
+}
+
+func TestEmbeddingProviders(t *testing.T) {
+	m := synth(t, CustomerProps{Embedding: awsenv.EmbedderOpenAI, OpenAIBaseURL: "https://api.openai.com/v1"})
+	keyID, _ := m.one("AWS::SecretsManager::Secret", "OpenAIKey")
+	for _, fn := range Functions {
+		fnID, roleID := m.function(fn)
+		uses := fn == awsenv.FuncMCP || fn == awsenv.FuncEmbedder
+		if got := strings.Contains(fmt.Sprint(m.policy(roleID)), keyID); got != uses {
+			t.Errorf("%s may read the OpenAI key: %v, want %v", fn, got, uses)
+		}
+		if slices.Contains(actionsOf(m.policy(roleID)), "bedrock:InvokeModel") {
+			t.Errorf("%s may call Bedrock with embedding=openai", fn)
+		}
+		env := fmt.Sprint(m.Resources[fnID].Properties["Environment"])
+		if strings.Contains(env, awsenv.EnvOpenAIBaseURL) != uses {
+			t.Errorf("%s environment = %s", fn, env)
+		}
+	}
+	m = synth(t, CustomerProps{Embedding: awsenv.EmbedderLocal})
+	for _, fn := range Functions {
+		_, roleID := m.function(fn)
+		if a := actionsOf(m.policy(roleID)); slices.Contains(a, "bedrock:InvokeModel") {
+			t.Errorf("%s may call Bedrock with embedding=local", fn)
+		}
+	}
+}
+
+func TestCustomDomain(t *testing.T) {
+	m := synth(t, CustomerProps{Domain: "mcp.acme.example", CertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abc"})
+	m.one("AWS::ApiGatewayV2::DomainName", "Domain")
+	if got := fmt.Sprint(m.Outputs["McpUrl"]["Value"]); !strings.Contains(got, "https://mcp.acme.example") {
+		t.Errorf("McpUrl = %s", got)
+	}
+	if _, ok := m.Outputs["ApiDomainTarget"]; !ok {
+		t.Error("no ApiDomainTarget output")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := []CustomerProps{
+		{Customer: "Acme"},
+		{Customer: "a"},
+		{Customer: "acme_corp"},
+		{Customer: "acme", SearchTier: "elasticsearch"},
+		{Customer: "acme", Embedding: "cohere"},
+		{Customer: "acme", Embedding: awsenv.EmbedderOpenAI},
+		{Customer: "acme", Domain: "mcp.acme.example"},
+		{Customer: "acme", MasterTokenHash: "not-a-hash"},
+		{Customer: "acme"}, // no LambdaDir
+	}
+	for _, p := range bad {
+		if err := p.Validate(); err == nil {
+			t.Errorf("%+v: no error", p)
+		}
+	}
+	ok := CustomerProps{Customer: "acme-2", LambdaDir: "dist/lambda"}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if ok.SearchTier != SearchDomainSmall || ok.Embedding != awsenv.EmbedderBedrock || !*ok.DeletionProtection || ok.LogRetentionDays != 30 {
+		t.Errorf("defaults = %+v", ok)
+	}
+}

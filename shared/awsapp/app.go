@@ -1,0 +1,316 @@
+package awsapp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/embed"
+	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
+	"github.com/vantagepeers/vantagepeers/shared/embed/local"
+	"github.com/vantagepeers/vantagepeers/shared/embed/openai"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/queue"
+	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
+)
+
+// The functions, as named in functions/<name> and in the CDK stack.
+const (
+	FuncMCP       = awsenv.FuncMCP
+	FuncOAuth     = awsenv.FuncOAuth
+	FuncEmbedder  = awsenv.FuncEmbedder
+	FuncScheduler = awsenv.FuncScheduler
+)
+
+// needs says what a function builds at start. Least privilege follows from
+// it: a function only reads the secrets and builds the clients it needs,
+// and the CDK stack grants it only those (infra/).
+type needs struct {
+	master bool // the master token hash (SSM): functions that check bearer tokens
+	keys   bool // the signing keys (Secrets Manager): functions that mint or check list cursors
+	coord  bool // the coordination service
+	memory bool // the memory service (search index, embedder, queue)
+}
+
+var functionNeeds = map[string]needs{
+	FuncMCP:       {master: true, keys: true, coord: true, memory: true},
+	FuncOAuth:     {master: true},
+	FuncEmbedder:  {memory: true},
+	FuncScheduler: {coord: true},
+}
+
+// Options configures Load. Only Function is required.
+type Options struct {
+	Function string
+	Version  string
+	// Getenv reads the configuration (os.Getenv when nil).
+	Getenv func(string) string
+	// Secrets resolves SSM parameters and Secrets Manager secrets (AWS
+	// clients over AWS when nil).
+	Secrets Secrets
+	// AWS is the SDK configuration (config.LoadDefaultConfig when nil).
+	AWS *aws.Config
+	// LogOutput receives the JSON logs (os.Stdout when nil).
+	LogOutput io.Writer
+	Now       func() time.Time
+}
+
+// App is one function's service graph, built once per container.
+type App struct {
+	Function string
+	Version  string
+	Config   Config
+	Log      *slog.Logger
+	Started  time.Time
+	AWS      aws.Config
+
+	Store  *dynamo.Store
+	Tokens *auth.Tokens // functions that check bearer tokens
+	Keys   Keys
+	Coord  *coord.Service  // functions that need it
+	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
+	Queue  queue.Queue     // the embedding queue, with Memory
+}
+
+// Load reads the configuration, resolves the secrets the function needs and
+// builds its clients and services. It makes no call to DynamoDB, SQS or
+// OpenSearch; only SSM and Secrets Manager are read, once.
+func Load(ctx context.Context, o Options) (*App, error) {
+	began := time.Now()
+	nd, ok := functionNeeds[o.Function]
+	if !ok {
+		return nil, fmt.Errorf("awsapp: unknown function %q", o.Function)
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.LogOutput == nil {
+		o.LogOutput = os.Stdout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	cfg, err := ConfigFromEnv(o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Function: o.Function, Version: o.Version, Config: cfg, Started: o.Now(),
+		Log: NewLogger(o.LogOutput, cfg.LogLevel, o.Function)}
+	if o.AWS != nil {
+		a.AWS = *o.AWS
+	} else {
+		a.AWS, err = config.LoadDefaultConfig(ctx, config.WithRegion(cfg.Region))
+		if err != nil {
+			return nil, fmt.Errorf("awsapp: AWS configuration: %w", err)
+		}
+	}
+	if o.Secrets == nil {
+		o.Secrets = NewAWSSecrets(a.AWS)
+	}
+
+	ddb := dynamodb.NewFromConfig(a.AWS, func(do *dynamodb.Options) {
+		if cfg.DynamoDBEndpoint != "" {
+			do.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
+			do.DisableValidateResponseChecksum = true // DynamoDB Local
+		}
+	})
+	if a.Store, err = dynamo.New(ctx, dynamo.Options{Client: ddb, Table: cfg.Table, Now: o.Now}); err != nil {
+		return nil, err
+	}
+
+	if nd.master {
+		hash, err := a.masterHash(ctx, o.Secrets)
+		if err != nil {
+			return nil, err
+		}
+		a.Tokens = auth.New(auth.Options{Store: a.Store, MasterHash: hash, Now: o.Now})
+	}
+	if nd.keys {
+		if a.Keys, err = a.keys(ctx, o.Secrets); err != nil {
+			return nil, err
+		}
+	} else {
+		// This function never mints or checks a cursor, but the services
+		// want a signer: give it a key nobody else holds.
+		a.Keys.Cursor = make([]byte, 32)
+		_, _ = rand.Read(a.Keys.Cursor)
+	}
+	signer, err := listing.NewSigner(a.Keys.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if nd.coord {
+		a.Coord = coord.New(coord.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
+	}
+	if nd.memory {
+		err := a.buildMemory(ctx, o.Secrets, signer, o.Now)
+		if errors.Is(err, errNotBuilt) && o.Function == FuncMCP {
+			// Serve the coordination tools rather than nothing.
+			a.Log.Error("memory tools disabled", "err", err)
+			err = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	a.Log.Info("container ready", "version", o.Version, "table", cfg.Table, "memory", a.Memory != nil,
+		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds())
+	return a, nil
+}
+
+func (a *App) masterHash(ctx context.Context, s Secrets) ([32]byte, error) {
+	var hash [32]byte
+	c := a.Config
+	h := c.MasterHash
+	switch {
+	case h != "":
+	case c.MasterHashParam != "":
+		v, err := s.Parameter(ctx, c.MasterHashParam)
+		if err != nil {
+			return hash, fmt.Errorf("awsapp: reading the master token hash (%s=%s): %w", awsenv.EnvMasterHashParam, c.MasterHashParam, err)
+		}
+		if h = strings.ToLower(strings.TrimSpace(v)); !isHex32(h) {
+			return hash, fmt.Errorf("awsapp: the SSM parameter %s must hold the SHA-256 of the master token as 64 hex characters", c.MasterHashParam)
+		}
+	case c.MasterSecret != "":
+		v, err := s.Secret(ctx, c.MasterSecret)
+		if err != nil {
+			return hash, fmt.Errorf("awsapp: reading the master token (%s=%s): %w", awsenv.EnvMasterSecret, c.MasterSecret, err)
+		}
+		if !auth.ValidSecret(v) {
+			return hash, fmt.Errorf("awsapp: the secret %s must hold the master token as 64 lower-case hex characters", c.MasterSecret)
+		}
+		return auth.Hash(v), nil
+	default:
+		// Without a master token only stored tokens work; that is a
+		// valid, if unusual, deployment.
+		a.Log.Warn("no master token configured", "set", awsenv.EnvMasterSecret+" or "+awsenv.EnvMasterHashParam)
+		return hash, nil
+	}
+	_, _ = hex.Decode(hash[:], []byte(h))
+	return hash, nil
+}
+
+func (a *App) keys(ctx context.Context, s Secrets) (Keys, error) {
+	switch {
+	case a.Config.CursorKey != "":
+		k, _ := hex.DecodeString(a.Config.CursorKey)
+		return Keys{Cursor: k}, nil
+	case a.Config.KeysSecret != "":
+		v, err := s.Secret(ctx, a.Config.KeysSecret)
+		if err != nil {
+			return Keys{}, fmt.Errorf("awsapp: reading the signing keys (%s=%s): %w", awsenv.EnvKeysSecret, a.Config.KeysSecret, err)
+		}
+		return ParseKeys(v)
+	}
+	// Like the embedded binary: the key lives in the table, created by the
+	// first function that needs it.
+	k, err := auth.EnsureKey(ctx, a.Store, "cursor")
+	if err != nil {
+		return Keys{}, fmt.Errorf("awsapp: cursor key from the table: %w", err)
+	}
+	return Keys{Cursor: k}, nil
+}
+
+// buildMemory wires the memory service: the search index, the embedder and
+// the embedding queue. With no search endpoint configured the mcp function
+// serves without memory tools; the embedder function cannot run.
+func (a *App) buildMemory(ctx context.Context, secrets Secrets, signer *listing.Signer, now func() time.Time) error {
+	cfg := a.Config
+	idx, err := a.newIndex(ctx)
+	if err != nil {
+		return err
+	}
+	if idx == nil {
+		if a.Function == FuncEmbedder {
+			return fmt.Errorf("awsapp: the embedder needs a search index: set %s", awsenv.EnvSearchEndpoint)
+		}
+		a.Log.Warn("memory tools disabled: no search index configured", "set", awsenv.EnvSearchEndpoint)
+		return nil
+	}
+	emb, err := a.newEmbedder(ctx, secrets)
+	if err != nil {
+		return err
+	}
+	if cfg.QueueURL == "" {
+		return fmt.Errorf("awsapp: %s is required with a search index (embedding jobs go there)", awsenv.EnvQueueURL)
+	}
+	client := awssqs.NewFromConfig(a.AWS, func(so *awssqs.Options) {
+		if cfg.SQSEndpoint != "" {
+			so.BaseEndpoint = aws.String(cfg.SQSEndpoint)
+		}
+	})
+	q, err := sqsqueue.New(sqsqueue.Options{Client: client, QueueURL: cfg.QueueURL})
+	if err != nil {
+		return err
+	}
+	a.Queue = q
+	a.Memory = memory.New(memory.Options{Store: a.Store, Index: idx, Embedder: emb, Queue: q, Cursors: signer, Now: now, Logger: a.Log})
+	return nil
+}
+
+// errNotBuilt marks configuration that names an adapter this build does not
+// have yet.
+var errNotBuilt = errors.New("not available in this build")
+
+// newIndex returns the search index, or nil when none is configured.
+func (a *App) newIndex(_ context.Context) (search.Index, error) {
+	if a.Config.SearchEndpoint == "" {
+		return nil, nil
+	}
+	// TODO(search/opensearch): wire the OpenSearch adapter here (endpoint
+	// a.Config.SearchEndpoint, SigV4 service a.Config.SearchService, the
+	// function's credentials a.AWS) once shared/search/opensearch exists.
+	return nil, fmt.Errorf("awsapp: %s is set but the OpenSearch search adapter is %w", awsenv.EnvSearchEndpoint, errNotBuilt)
+}
+
+// newEmbedder returns the configured embedder.
+func (a *App) newEmbedder(ctx context.Context, secrets Secrets) (embed.Embedder, error) {
+	c := a.Config
+	switch c.Embedder {
+	case awsenv.EmbedderBedrock:
+		return bedrock.New(bedrock.Options{Client: bedrockruntime.NewFromConfig(a.AWS), Model: c.BedrockModel})
+	case awsenv.EmbedderOpenAI:
+		var key string
+		if c.OpenAIKeyID != "" {
+			v, err := secrets.Secret(ctx, c.OpenAIKeyID)
+			if err != nil {
+				return nil, fmt.Errorf("awsapp: reading the embeddings API key (%s=%s): %w", awsenv.EnvOpenAIKeySecret, c.OpenAIKeyID, err)
+			}
+			key = strings.TrimSpace(v)
+		}
+		return openai.New(openai.Options{BaseURL: c.OpenAIBaseURL, APIKey: key, Model: c.OpenAIModel})
+	}
+	return local.New(local.Options{}), nil
+}
+
+// MustLoad is Load for a main: configuration from the environment, AWS
+// clients, logs on stdout. A configuration error is logged as JSON and
+// ends the process, which Lambda reports as an init error.
+func MustLoad(function, version string) *App {
+	a, err := Load(context.Background(), Options{Function: function, Version: version})
+	if err != nil {
+		NewLogger(os.Stdout, slog.LevelInfo, function).Error("init failed", "err", err)
+		os.Exit(1)
+	}
+	return a
+}

@@ -1,0 +1,63 @@
+// Package awsenv names the configuration shared by the Lambda functions
+// (shared/awsapp) and the CDK stack that sets it (infra/): environment
+// variables, function names, embedding providers. It has no dependencies,
+// so the CDK module can import it without compiling the functions.
+package awsenv
+
+// The functions, as named in functions/<name> and in the CDK stack.
+const (
+	FuncMCP       = "mcp"
+	FuncOAuth     = "oauth"
+	FuncEmbedder  = "embedder"
+	FuncScheduler = "scheduler"
+)
+
+// Environment variables read by awsapp.ConfigFromEnv. The CDK stack (infra/) sets
+// them; the tests set the *_ENDPOINT ones to local stand-ins and pass the
+// secrets directly.
+const (
+	EnvTable            = "VP_TABLE"             // DynamoDB table (required)
+	EnvDynamoDBEndpoint = "VP_DYNAMODB_ENDPOINT" // tests: DynamoDB Local
+	EnvRegion           = "AWS_REGION"           // set by Lambda
+	EnvQueueURL         = "VP_EMBED_QUEUE_URL"   // SQS queue of embedding jobs
+	EnvSQSEndpoint      = "VP_SQS_ENDPOINT"      // tests: fauxqs
+	EnvSearchEndpoint   = "VP_OPENSEARCH_ENDPOINT"
+	EnvSearchService    = "VP_OPENSEARCH_SERVICE" // "es" (domain, default) or "aoss" (serverless)
+	EnvEmbedder         = "VP_EMBEDDER"           // local (default) | bedrock | openai
+	EnvBedrockModel     = "VP_BEDROCK_MODEL"      // default amazon.titan-embed-text-v2:0
+	EnvOpenAIBaseURL    = "VP_OPENAI_BASE_URL"
+	EnvOpenAIModel      = "VP_OPENAI_MODEL"
+	EnvOpenAIKeySecret  = "VP_OPENAI_API_KEY_SECRET" // Secrets Manager id of the API key
+	// The master token, one of: its SHA-256 in hex given directly (tests);
+	// the name of an SSM parameter holding that hash; or the id of a
+	// Secrets Manager secret holding the token itself (64 hex; the CDK
+	// stack generates it), hashed at start and then forgotten.
+	EnvMasterHash      = "VP_MASTER_TOKEN_SHA256"
+	EnvMasterHashParam = "VP_MASTER_TOKEN_SHA256_PARAM"
+	EnvMasterSecret    = "VP_MASTER_TOKEN_SECRET"
+	// Server signing keys: a Secrets Manager secret whose SecretString is
+	// JSON {"cursor": "<64 hex>", ...}, or the cursor key directly (tests).
+	EnvKeysSecret    = "VP_KEYS_SECRET"
+	EnvCursorKey     = "VP_CURSOR_KEY"
+	EnvPublicBaseURL = "VP_PUBLIC_BASE_URL"
+	// The Clerk exchange (POST /issueBearerFromClerk), as for the embedded
+	// binary.
+	EnvClerkIssuer   = "CLERK_JWT_ISSUER_DOMAIN"
+	EnvClerkAudience = "VP_CLERK_AUDIENCE"
+	EnvAllowedExtIDs = "VP_ALLOWED_EXT_IDS"
+	EnvLogLevel      = "VP_LOG_LEVEL"
+	EnvToolProfile   = "VP_TOOL_PROFILE"
+)
+
+// Embedder providers.
+const (
+	EmbedderLocal   = "local"
+	EmbedderBedrock = "bedrock"
+	EmbedderOpenAI  = "openai"
+)
+
+// DefaultBedrockModel is Amazon Titan Text Embeddings v2.
+const DefaultBedrockModel = "amazon.titan-embed-text-v2:0"
+
+// DefaultOpenAIModel is the seed's embedding model.
+const DefaultOpenAIModel = "text-embedding-3-small"

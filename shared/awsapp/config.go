@@ -1,0 +1,136 @@
+// Package awsapp is the AWS wiring shared by the Lambda entry points in
+// functions/{mcp,oauth,embedder,scheduler}: configuration from environment
+// variables and from Secrets Manager / SSM, AWS clients, the service graph
+// (DynamoDB store, tokens, coordination, memory), JSON logs carrying the
+// Lambda request id, and the event handlers (API Gateway HTTP API payload
+// v2, SQS batches, EventBridge schedules).
+//
+// Everything here is built once per container, in Load, when the Lambda
+// runtime starts the process: never per request. The domain packages know
+// nothing of it.
+package awsapp
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+)
+
+// Config is what a function needs to build its clients and services.
+type Config struct {
+	Table            string
+	DynamoDBEndpoint string
+	Region           string
+
+	QueueURL    string
+	SQSEndpoint string
+
+	SearchEndpoint string
+	SearchService  string
+
+	Embedder      string
+	BedrockModel  string
+	OpenAIBaseURL string
+	OpenAIModel   string
+	OpenAIKeyID   string
+
+	MasterHash      string // 64 hex
+	MasterHashParam string
+	MasterSecret    string
+	KeysSecret      string
+	CursorKey       string // 64 hex
+
+	PublicBaseURL string
+	ClerkIssuer   string
+	ClerkAudience string
+	AllowedExtIDs []string
+	LogLevel      slog.Level
+	ToolProfile   string
+}
+
+// ConfigFromEnv reads the configuration; getenv is os.Getenv in the
+// Lambdas and a map in tests. It checks shapes only: secrets are resolved by
+// Load.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	c := Config{
+		Table:            get(awsenv.EnvTable),
+		DynamoDBEndpoint: get(awsenv.EnvDynamoDBEndpoint),
+		Region:           get(awsenv.EnvRegion),
+		QueueURL:         get(awsenv.EnvQueueURL),
+		SQSEndpoint:      get(awsenv.EnvSQSEndpoint),
+		SearchEndpoint:   get(awsenv.EnvSearchEndpoint),
+		SearchService:    get(awsenv.EnvSearchService),
+		Embedder:         get(awsenv.EnvEmbedder),
+		BedrockModel:     get(awsenv.EnvBedrockModel),
+		OpenAIBaseURL:    get(awsenv.EnvOpenAIBaseURL),
+		OpenAIModel:      get(awsenv.EnvOpenAIModel),
+		OpenAIKeyID:      get(awsenv.EnvOpenAIKeySecret),
+		MasterHash:       strings.ToLower(get(awsenv.EnvMasterHash)),
+		MasterHashParam:  get(awsenv.EnvMasterHashParam),
+		MasterSecret:     get(awsenv.EnvMasterSecret),
+		KeysSecret:       get(awsenv.EnvKeysSecret),
+		CursorKey:        strings.ToLower(get(awsenv.EnvCursorKey)),
+		PublicBaseURL:    get(awsenv.EnvPublicBaseURL),
+		ClerkIssuer:      get(awsenv.EnvClerkIssuer),
+		ClerkAudience:    get(awsenv.EnvClerkAudience),
+		ToolProfile:      get(awsenv.EnvToolProfile),
+	}
+	var errs []error
+	bad := func(env, msg string) { errs = append(errs, fmt.Errorf("%s: %s", env, msg)) }
+	if c.Table == "" {
+		bad(awsenv.EnvTable, "the DynamoDB table name is required")
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+	if lvl := get(awsenv.EnvLogLevel); lvl != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
+			bad(awsenv.EnvLogLevel, fmt.Sprintf("%q is not one of debug, info, warn, error", lvl))
+		}
+	}
+	switch c.SearchService {
+	case "":
+		c.SearchService = "es"
+	case "es", "aoss":
+	default:
+		bad(awsenv.EnvSearchService, fmt.Sprintf("%q is not one of es (OpenSearch domain), aoss (OpenSearch Serverless)", c.SearchService))
+	}
+	switch c.Embedder {
+	case "":
+		c.Embedder = awsenv.EmbedderLocal
+	case awsenv.EmbedderLocal, awsenv.EmbedderBedrock, awsenv.EmbedderOpenAI:
+	default:
+		bad(awsenv.EnvEmbedder, fmt.Sprintf("%q is not one of local, bedrock, openai", c.Embedder))
+	}
+	if c.BedrockModel == "" {
+		c.BedrockModel = awsenv.DefaultBedrockModel
+	}
+	if c.OpenAIModel == "" {
+		c.OpenAIModel = awsenv.DefaultOpenAIModel
+	}
+	if c.Embedder == awsenv.EmbedderOpenAI && c.OpenAIBaseURL == "" {
+		bad(awsenv.EnvOpenAIBaseURL, "the OpenAI-compatible endpoint is required with "+awsenv.EnvEmbedder+"=openai")
+	}
+	for _, id := range strings.Split(get(awsenv.EnvAllowedExtIDs), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			c.AllowedExtIDs = append(c.AllowedExtIDs, id)
+		}
+	}
+	if c.MasterHash != "" && !isHex32(c.MasterHash) {
+		bad(awsenv.EnvMasterHash, "must be the SHA-256 of the master token as 64 hex characters")
+	}
+	if c.CursorKey != "" && !isHex32(c.CursorKey) {
+		bad(awsenv.EnvCursorKey, "must be 32 random bytes as 64 hex characters")
+	}
+	return c, errors.Join(errs...)
+}
+
+func isHex32(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == 32
+}

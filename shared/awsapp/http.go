@@ -1,0 +1,94 @@
+package awsapp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/vantagepeers/vantagepeers/shared/httpapi"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/oauth"
+)
+
+// HTTPFunc is the handler of an API Gateway HTTP API (payload format 2.0)
+// integration.
+type HTTPFunc func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
+// MCPHandler is the mcp function's HTTP handler: the same stateless
+// Streamable HTTP handler, behind the same bearer authentication, that the
+// embedded binary serves (shared/httpapi), on the DynamoDB store.
+func (a *App) MCPHandler() http.Handler {
+	return httpapi.New(httpapi.Options{
+		MCP: mcpserver.New(mcpserver.Options{Coord: a.Coord, Memory: a.Memory, Version: a.Version,
+			Logger: a.Log, ToolProfile: a.Config.ToolProfile}),
+		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
+		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL,
+	})
+}
+
+// OAuthHandler is the oauth function's HTTP handler: the OAuth 2.1
+// authorization server (shared/oauth) on /.well-known/*, /oauth/*, /admin/*
+// and /issueBearerFromClerk, and /health — the same handlers the embedded
+// binary serves next to /mcp.
+func (a *App) OAuthHandler() http.Handler {
+	c := a.Config
+	srv := oauth.New(oauth.Options{
+		Store: a.Store, Tokens: a.Tokens, Logger: a.Log, BaseURL: c.PublicBaseURL,
+		Clerk: oauth.ClerkOptions{Issuer: c.ClerkIssuer, Audience: c.ClerkAudience, AllowedExtIDs: c.AllowedExtIDs},
+	})
+	api := httpapi.New(httpapi.Options{Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
+		Storage: "dynamodb", BasePath: c.PublicBaseURL, OAuth: srv})
+	// Everything but /mcp, which the mcp function serves.
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", http.NotFoundHandler())
+	mux.Handle("/", api)
+	return mux
+}
+
+// HTTP adapts h to API Gateway HTTP API events (payload v2) with
+// aws-lambda-go-api-proxy, and logs one line per request.
+func (a *App) HTTP(h http.Handler) HTTPFunc {
+	adapter := httpadapter.NewV2(statusGuard(h))
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		start := time.Now()
+		resp, err := adapter.ProxyWithContext(ctx, ev)
+		level := slog.LevelInfo
+		if err != nil || resp.StatusCode >= 500 {
+			level = slog.LevelError
+		}
+		a.Log.Log(ctx, level, "request", "method", ev.RequestContext.HTTP.Method, "path", ev.RawPath,
+			"route", ev.RouteKey, "status", resp.StatusCode, "ms", time.Since(start).Milliseconds(), "err", err)
+		return resp, err
+	}
+}
+
+// statusGuard makes a handler that writes nothing answer 200 with an empty
+// body, as net/http would: the proxy's response writer refuses a response
+// without a status.
+func statusGuard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := &guardWriter{ResponseWriter: w}
+		h.ServeHTTP(g, r)
+		if !g.wrote {
+			w.WriteHeader(http.StatusOK)
+		}
+	})
+}
+
+type guardWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (g *guardWriter) WriteHeader(code int) { g.wrote = true; g.ResponseWriter.WriteHeader(code) }
+func (g *guardWriter) Write(b []byte) (int, error) {
+	g.wrote = true
+	return g.ResponseWriter.Write(b)
+}
+
+// Flush is a no-op: the proxy buffers the whole response.
+func (g *guardWriter) Flush() {}
