@@ -1,10 +1,7 @@
 package tests
 
-// Known server bugs and rough edges found by the end-to-end tests. Each test
-// asserts the behaviour we want; knownBug() skips it loudly until the bug is
-// fixed (VP_E2E_KNOWN_BUGS=1 runs them as failures). When one is fixed,
-// move it to regressions_test.go without the knownBug() call so that it
-// guards against regressions.
+// Regression tests for the last two bugs the end-to-end tests found (both
+// fixed). New bugs go here behind knownBug() until they are fixed.
 
 import (
 	"encoding/json"
@@ -15,8 +12,7 @@ import (
 // The 401's WWW-Authenticate header points clients at
 // /.well-known/oauth-protected-resource (RFC 9728), which `vantagepeers
 // serve` answers with 404.
-func TestKnownBugResourceMetadata404(t *testing.T) {
-	knownBug(t, "WWW-Authenticate resource_metadata points at /.well-known/oauth-protected-resource, which is 404")
+func TestResourceMetadataResolves(t *testing.T) {
 	resp, err := httpClient.Get("http://" + srv.addr + "/.well-known/oauth-protected-resource")
 	if err != nil {
 		t.Fatal(err)
@@ -34,8 +30,7 @@ func TestKnownBugResourceMetadata404(t *testing.T) {
 // value of the id member in the Request Object"; only when the id cannot be
 // read (parse error, invalid request) is it null. An unknown method in a
 // well-formed request with id 3 gets -32601 with "id":null.
-func TestKnownBugMethodNotFoundLosesID(t *testing.T) {
-	knownBug(t, `an unknown method in a request with "id":3 gets a -32601 error with "id":null`)
+func TestMethodNotFoundKeepsID(t *testing.T) {
 	resp, body := post(t, masterToken, []byte(`{"jsonrpc":"2.0","id":3,"method":"no/such/method"}`), nil)
 	r := rpcError(t, resp, body)
 	if r.Error == nil || r.Error.Code != -32601 || string(r.ID) != "3" {

@@ -185,6 +185,7 @@ func TestMalformedRequestsGetJSONRPCErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rpc struct {
+			ID    any `json:"id"`
 			Error *struct {
 				Code    int    `json:"code"`
 				Message string `json:"message"`
@@ -194,6 +195,9 @@ func TestMalformedRequestsGetJSONRPCErrors(t *testing.T) {
 		res.Body.Close()
 		if err != nil || rpc.Error == nil || rpc.Error.Code != c.code {
 			t.Errorf("%q: HTTP %d, error %+v (%v); want JSON-RPC code %d", c.body, res.StatusCode, rpc.Error, err, c.code)
+		}
+		if c.code == -32601 && rpc.ID != float64(3) {
+			t.Errorf("unknown method: id %v, want the request's id 3", rpc.ID)
 		}
 	}
 }

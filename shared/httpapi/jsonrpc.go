@@ -34,7 +34,7 @@ func jsonrpcErrors(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		rec := &plainErrorCatcher{ResponseWriter: w}
+		rec := &plainErrorCatcher{ResponseWriter: w, id: requestID(body)}
 		next.ServeHTTP(rec, r)
 		rec.flush()
 	})
@@ -47,6 +47,7 @@ type plainErrorCatcher struct {
 	status  int
 	caught  bool
 	message bytes.Buffer
+	id      json.RawMessage // the request's id, echoed in the error
 }
 
 func (c *plainErrorCatcher) WriteHeader(status int) {
@@ -81,12 +82,32 @@ func (c *plainErrorCatcher) flush() {
 		code = -32601
 	}
 	c.Header().Del("Content-Length")
-	writeRPCError(c.ResponseWriter, c.status, code, msg)
+	writeRPCErrorID(c.ResponseWriter, c.status, c.id, code, msg)
+}
+
+// requestID returns the id of a single JSON-RPC request, or nil (null) when
+// there is none to echo (a batch, a notification, an unreadable id).
+func requestID(body []byte) json.RawMessage {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 {
+		return nil
+	}
+	return req.ID
 }
 
 func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	writeRPCErrorID(w, status, nil, code, msg)
+}
+
+func writeRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	var idv any = id
+	if id == nil {
+		idv = nil
+	}
 	writeJSON(w, status, map[string]any{
-		"jsonrpc": "2.0", "id": nil,
+		"jsonrpc": "2.0", "id": idv,
 		"error": map[string]any{"code": code, "message": msg},
 	})
 }
