@@ -2,10 +2,9 @@
 #
 #   make run     build bin/vantagepeers and serve on 127.0.0.1:8787 (ARGS="--data-dir /tmp/vp" to pass flags)
 #   make build   build bin/vantagepeers
-#   make test    install test dependencies (scripts/test-deps.sh), then every package's tests:
-#                with -race for all but ./tests/... (the end-to-end tests drive a separately built
-#                server binary, so -race on them checks nothing; VP_E2E_RACE=1 builds that binary
-#                with -race)
+#   make test    install test dependencies (scripts/test-deps.sh), then every test (both store
+#                backends, end-to-end with real clients), the race detector over shared/ and
+#                functions/ in -short mode (SQLite backend), the CDK tests and an offline synth
 #   make bench   run the benchmark program (go run ./tests/bench)
 #   make lint    gofmt check and go vet
 #   make lambdas build every Lambda function for linux/arm64 into dist/lambda/<name>.zip
@@ -32,15 +31,14 @@ test-deps:
 # Both runs happen even when the first fails, so that CI reports everything.
 test: test-deps
 	@rc=0; \
-	echo "$(GO) test -race $(GOTESTFLAGS) <every package but ./tests/...>"; \
-	$(GO) test -race $(GOTESTFLAGS) $$($(GO) list ./... | grep -v -e '/tests$$' -e '/tests/') || rc=1; \
-	echo "$(GO) test $(GOTESTFLAGS) ./tests/..."; \
-	$(GO) test $(GOTESTFLAGS) ./tests/... || rc=1; \
+	echo "== $(GO) test $(GOTESTFLAGS) ./...   (every test; SQLite and DynamoDB Local)"; \
+	$(GO) test $(GOTESTFLAGS) ./... || rc=1; \
+	echo "== $(GO) test -race -short $(GOTESTFLAGS) ./shared/... ./functions/...   (race detector; SQLite backend)"; \
+	$(GO) test -race -short $(GOTESTFLAGS) ./shared/... ./functions/... || rc=1; \
 	$(MAKE) --no-print-directory infra-test || rc=1; \
 	$(MAKE) --no-print-directory synth || rc=1; \
 	exit $$rc
 
-# Only the end-to-end tests (real server, real MCP clients).
 e2e: test-deps
 	$(GO) test $(GOTESTFLAGS) -v ./tests/
 
