@@ -1,9 +1,9 @@
 package local
 
-// dot is the inner product of two vectors of the same length. Eight
+// dotGeneric is the inner product of two vectors of the same length. Eight
 // independent accumulators let the CPU overlap the multiply-adds; the
 // compiler removes the bounds checks thanks to the re-slicing.
-func dot(a, b []float32) float32 {
+func dotGeneric(a, b []float32) float32 {
 	n := len(a)
 	b = b[:n]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -123,7 +124,7 @@ func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vecto
 		rid int64
 		d   = search.Doc{Tenant: tenant, ID: id}
 	)
-	err = tx.QueryRowContext(ctx, `SELECT rid, kind, ns, type, owner, expires FROM docs WHERE tenant = ? AND id = ?`, tenant, id).
+	err = tx.QueryRowContext(ctx, `SELECT rid, kind, ns, type, owner, expires FROM search_docs WHERE tenant = ? AND id = ?`, tenant, id).
 		Scan(&rid, &d.Kind, &d.Namespace, &d.Type, &d.Owner, &d.ExpiresAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -131,7 +132,7 @@ func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vecto
 	if err != nil {
 		return fmt.Errorf("search.local.SetVector: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vecs (rid, embedder, v) VALUES (?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO search_vecs (rid, embedder, v) VALUES (?, ?, ?)`,
 		rid, v.Embedder, encode(unit)); err != nil {
 		return fmt.Errorf("search.local.SetVector: %w", err)
 	}
@@ -154,7 +155,7 @@ func (x *Index) set(ctx context.Context, tenant, embedder string) (*vectorSet, e
 	}
 	s := &vectorSet{slot: map[string]int{}}
 	rows, err := x.r.QueryContext(ctx, `SELECT d.id, d.kind, d.ns, d.type, d.owner, d.expires, v.v
-		FROM vecs v JOIN docs d ON d.rid = v.rid WHERE v.embedder = ? AND d.tenant = ?`, embedder, tenant)
+		FROM search_vecs v JOIN search_docs d ON d.rid = v.rid WHERE v.embedder = ? AND d.tenant = ?`, embedder, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("search.local: load vectors: %w", err)
 	}
@@ -221,20 +222,25 @@ func (x *Index) Vector(ctx context.Context, v search.Vector, f search.Filter, k 
 	return hits, nil
 }
 
-// rowFilter compiles the fields of f other than the tenant (the set is
-// already one tenant's) into a predicate, or nil when nothing filters.
+// rowFilter compiles the fields of f other than the tenant (the caches
+// are one tenant's) into a predicate, or nil when nothing filters.
 func rowFilter(f search.Filter) func(*rowMeta) bool {
 	ns := f.Namespaces
 	if containsStar(ns) {
 		ns = nil
 	}
-	if len(f.Kinds) == 0 && len(ns) == 0 && len(f.Types) == 0 && f.Owner == "" && f.NowMS == 0 {
+	kinds, types, owner, now := f.Kinds, f.Types, f.Owner, f.NowMS
+	if len(kinds) == 0 && len(ns) == 0 && len(types) == 0 && owner == "" && now == 0 {
 		return nil
 	}
-	g := f
-	g.Namespaces = ns
 	return func(m *rowMeta) bool {
-		return g.Matches(search.Doc{Tenant: g.Tenant, Kind: m.kind, Namespace: m.ns, Type: m.typ, Owner: m.owner, ExpiresAt: m.expires})
+		if len(kinds) > 0 && !slices.Contains(kinds, m.kind) ||
+			len(types) > 0 && !slices.Contains(types, m.typ) ||
+			owner != "" && m.owner != owner ||
+			now > 0 && m.expires > 0 && m.expires <= now {
+			return false
+		}
+		return len(ns) == 0 || search.NamespaceAllowed(ns, m.ns)
 	}
 }
 

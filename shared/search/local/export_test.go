@@ -1,0 +1,4 @@
+package local
+
+// QueryTerms exposes queryTerms to the tests.
+var QueryTerms = queryTerms
