@@ -24,7 +24,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +35,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/vantagepeers/vantagepeers/shared/internal/emulator"
 )
 
 // Package is the npm package and version this harness runs.
@@ -54,7 +55,7 @@ type Server struct {
 
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *syncBuffer
+	log  *emulator.Output
 	once sync.Once
 }
 
@@ -84,7 +85,7 @@ func Launch(ctx context.Context) (*Server, error) {
 }
 
 func start(ctx context.Context, node, dir string) (*Server, error) {
-	port, err := freePort()
+	port, err := emulator.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +93,9 @@ func start(ctx context.Context, node, dir string) (*Server, error) {
 	cmd := exec.Command(node, filepath.Join("node_modules", "fauxqs", "dist", "cli.js"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "FAUXQS_PORT="+strconv.Itoa(port), "FAUXQS_LOGGER=false")
-	log := &syncBuffer{}
+	log := &emulator.Output{}
 	cmd.Stdout, cmd.Stderr = log, log
-	setProcAttr(cmd)
+	emulator.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("sqstest: start node: %w", err)
 	}
@@ -245,29 +246,12 @@ func unavailable(t testing.TB, err error) {
 
 // ---- installation ----
 
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("sqstest: go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // Dir returns the folder fauxqs is (or will be) installed in.
 func Dir() (string, error) {
 	if d := os.Getenv(EnvDir); d != "" {
 		return filepath.Abs(d)
 	}
-	root, err := repoRoot()
+	root, err := emulator.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -291,7 +275,7 @@ func ensureInstalled(ctx context.Context) (string, error) {
 		return "", err
 	}
 	// Serialise concurrent installs (go test runs packages in parallel).
-	unlock, err := lockFile(dir + ".lock")
+	unlock, err := emulator.LockFile(dir + ".lock")
 	if err != nil {
 		return "", err
 	}
@@ -315,33 +299,4 @@ func ensureInstalled(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("sqstest: npm installed %s but %s is missing\n%s", Package, cli, out.String())
 	}
 	return dir, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("sqstest: free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b.Len() > 1<<20 {
-		return len(p), nil
-	}
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

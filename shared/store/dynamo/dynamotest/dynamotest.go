@@ -38,6 +38,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/vantagepeers/vantagepeers/shared/internal/emulator"
 )
 
 // EnvDir overrides the folder holding DynamoDBLocal.jar.
@@ -56,7 +58,7 @@ type Server struct {
 
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *syncBuffer
+	log  *emulator.Output
 	once sync.Once
 }
 
@@ -86,7 +88,7 @@ func Launch(ctx context.Context) (*Server, error) {
 }
 
 func start(ctx context.Context, java, dir string) (*Server, error) {
-	port, err := freePort()
+	port, err := emulator.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -94,9 +96,9 @@ func start(ctx context.Context, java, dir string) (*Server, error) {
 	cmd := exec.Command(java, "-Djava.library.path=./DynamoDBLocal_lib", "-Xmx256m",
 		"-jar", "DynamoDBLocal.jar", "-inMemory", "-disableTelemetry", "-port", strconv.Itoa(port))
 	cmd.Dir = dir
-	log := &syncBuffer{}
+	log := &emulator.Output{}
 	cmd.Stdout, cmd.Stderr = log, log
-	setProcAttr(cmd)
+	emulator.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("dynamotest: start java: %w", err)
 	}
@@ -263,23 +265,8 @@ func findJava() (string, error) {
 	return "", fmt.Errorf("%w: java not found (PATH or JAVA_HOME)", ErrUnavailable)
 }
 
-// RepoRoot walks up from the working directory to the folder with go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("dynamotest: go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
+// RepoRoot returns the repository's root folder (the one holding go.mod).
+func RepoRoot() (string, error) { return emulator.RepoRoot() }
 
 // Dir returns the folder that holds (or will hold) DynamoDBLocal.jar.
 func Dir() (string, error) {
@@ -320,33 +307,4 @@ func ensureInstalled(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("dynamotest: %s ran but %s/DynamoDBLocal.jar is missing\n%s", script, dir, out.String())
 	}
 	return dir, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("dynamotest: free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b.Len() > 1<<20 { // keep the head; the emulator is chatty only on errors
-		return len(p), nil
-	}
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

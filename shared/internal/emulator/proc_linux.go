@@ -1,12 +1,12 @@
-package sqstest
+package emulator
 
 import (
 	"os/exec"
 	"syscall"
 )
 
-// setProcAttr has the kernel kill the emulator if the test binary dies
+// DieWithParent has the kernel kill the child if the test binary dies
 // without running its cleanups (a test timeout, kill -9).
-func setProcAttr(cmd *exec.Cmd) {
+func DieWithParent(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }

@@ -1,14 +1,14 @@
 //go:build unix
 
-package sqstest
+package emulator
 
 import (
 	"os"
 	"syscall"
 )
 
-// lockFile takes an exclusive lock on path, held until unlock.
-func lockFile(path string) (unlock func(), err error) {
+// LockFile takes an exclusive lock on path, held until unlock.
+func LockFile(path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package emulator
+
+import "os/exec"
+
+// DieWithParent is a no-op where the kernel offers no parent-death signal.
+func DieWithParent(*exec.Cmd) {}

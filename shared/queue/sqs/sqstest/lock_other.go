@@ -1,5 +1,0 @@
-//go:build !unix
-
-package sqstest
-
-func lockFile(string) (func(), error) { return func() {}, nil }
