@@ -14,6 +14,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssm v1.83.0
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/opensearch-project/opensearch-go/v4 v4.8.1
 	github.com/robfig/cron/v3 v3.0.1
 	golang.org/x/text v0.44.0
 	modernc.org/sqlite v1.62.0

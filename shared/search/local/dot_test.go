@@ -43,3 +43,35 @@ func BenchmarkDot384x100k(b *testing.B) {
 	}
 	_ = sink
 }
+
+// TestParallelScan: the split scan returns what one pass returns.
+func TestParallelScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, dim = 3 * parallelRows, 8
+	s := &vectorSet{dim: dim, slot: map[string]int{}}
+	for i := 0; i < n; i++ {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = r.Float32()*2 - 1
+		}
+		kind := "memory"
+		if i%3 == 0 {
+			kind = "episode"
+		}
+		s.put(rowMeta{id: string(rune('a'+i%26)) + string(rune(i)), kind: kind}, normalised(v))
+	}
+	q := normalised([]float32{1, -1, 0.5, 0, 0, 0.25, 0, 1})
+	pass := func(m *rowMeta) bool { return m.kind == "memory" }
+	for _, k := range []int{1, 10, 100} {
+		want := s.scanRange(q, pass, k, 0, n).sorted(func(a, b int) bool { return a < b })
+		got := s.scan(q, pass, k).sorted(func(a, b int) bool { return a < b })
+		if len(got) != len(want) {
+			t.Fatalf("k=%d: %d rows, want %d", k, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("k=%d: row %d = %v, want %v", k, i, got[i], want[i])
+			}
+		}
+	}
+}

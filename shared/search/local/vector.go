@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -205,21 +206,56 @@ func (x *Index) Vector(ctx context.Context, v search.Vector, f search.Filter, k 
 		return nil, fmt.Errorf("search.local.Vector: %w: %s holds %d dimensions, got %d",
 			search.ErrDimension, v.Embedder, set.dim, len(q))
 	}
-	top := newTopK(k)
-	pass := rowFilter(f)
-	dim := set.dim
-	for i := range set.meta {
-		if pass != nil && !pass(&set.meta[i]) {
-			continue
-		}
-		top.offer(dot(q, set.data[i*dim:(i+1)*dim:(i+1)*dim]), i)
-	}
+	top := set.scan(q, rowFilter(f), k)
 	idx := top.sorted(func(a, b int) bool { return set.meta[a].id < set.meta[b].id })
 	hits := make([]search.Hit, len(idx))
 	for j, e := range idx {
 		hits[j] = search.Hit{ID: set.meta[e.row].id, Kind: set.meta[e.row].kind, Score: float64(e.score)}
 	}
 	return hits, nil
+}
+
+// parallelRows is the number of rows above which a scan is split across
+// CPUs (a chunk per CPU, merged at the end).
+const parallelRows = 16384
+
+// scan returns the k rows nearest to q among those pass accepts.
+func (s *vectorSet) scan(q []float32, pass func(*rowMeta) bool, k int) *topK {
+	n := len(s.meta)
+	parts := min(runtime.GOMAXPROCS(0), n/(parallelRows/2))
+	if n < parallelRows || parts < 2 {
+		return s.scanRange(q, pass, k, 0, n)
+	}
+	tops := make([]*topK, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tops[p] = s.scanRange(q, pass, k, p*n/parts, (p+1)*n/parts)
+		}()
+	}
+	wg.Wait()
+	top := tops[0]
+	for _, t := range tops[1:] {
+		for _, e := range t.h {
+			top.offer(e.score, e.row)
+		}
+	}
+	return top
+}
+
+func (s *vectorSet) scanRange(q []float32, pass func(*rowMeta) bool, k, from, to int) *topK {
+	top := newTopK(k)
+	dim := s.dim
+	data := s.data
+	for i := from; i < to; i++ {
+		if pass != nil && !pass(&s.meta[i]) {
+			continue
+		}
+		top.offer(dot(q, data[i*dim:(i+1)*dim:(i+1)*dim]), i)
+	}
+	return top
 }
 
 // rowFilter compiles the fields of f other than the tenant (the caches
