@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -63,28 +64,10 @@ func encode(op string, v any) []byte {
 	return b
 }
 
-func decode[T any](op string, it store.Item) (T, error) {
-	var v T
-	if err := json.Unmarshal(it.Data, &v); err != nil {
-		return v, vp.Wrap(op, vp.KindInternal, err)
-	}
-	return v, nil
-}
+func decode[T any](op string, it store.Item) (T, error) { return records.Decode[T](op, it) }
 
 // storeErr maps store errors onto domain kinds.
-func storeErr(op string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrNotFound):
-		return vp.Wrap(op, vp.KindNotFound, err)
-	case errors.Is(err, store.ErrConditionFailed):
-		return vp.Wrap(op, vp.KindConflict, err)
-	case errors.Is(err, store.ErrInvalid):
-		return vp.Wrap(op, vp.KindInvalid, err)
-	}
-	return vp.Wrap(op, vp.KindInternal, err)
-}
+func storeErr(op string, err error) error { return records.Err(op, err) }
 
 // get reads and decodes one entity; a missing item is a NotFound naming field.
 func get[T any](ctx context.Context, s *Service, op, field, id string, k store.Key) (T, store.Item, error) {
