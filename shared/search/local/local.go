@@ -81,11 +81,14 @@ CREATE TABLE IF NOT EXISTS search_docs (
 	title TEXT NOT NULL, body TEXT NOT NULL,
 	UNIQUE (tenant, id)
 );
-CREATE TABLE IF NOT EXISTS search_vecs (
+-- A rowid table: in a WITHOUT ROWID table a 1.5 KB vector overflows its
+-- page, and loading 100,000 of them took 8 s instead of 1.
+CREATE TABLE IF NOT EXISTS search_vectors (
+	vid INTEGER PRIMARY KEY,
 	rid INTEGER NOT NULL, embedder TEXT NOT NULL, v BLOB NOT NULL,
-	PRIMARY KEY (rid, embedder)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS search_vecs_embedder ON search_vecs (embedder, rid);
+	UNIQUE (rid, embedder)
+);
+CREATE INDEX IF NOT EXISTS search_vectors_embedder ON search_vectors (embedder, rid);
 `
 
 // Open opens (creating when needed) the index at opts.Path.
@@ -232,7 +235,7 @@ func (x *Index) Delete(ctx context.Context, tenant string, ids ...string) error 
 		if err != nil {
 			return fmt.Errorf("search.local.Delete: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM search_vecs WHERE rid = ?`, rid); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_vectors WHERE rid = ?`, rid); err != nil {
 			return fmt.Errorf("search.local.Delete: %w", err)
 		}
 	}
@@ -278,6 +281,51 @@ func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) 
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	return ts.search(terms, rowFilter(f), k), nil
+}
+
+// Warm loads every tenant's text index and vector caches now, instead of
+// at each tenant's first query (on 100,000 documents: about 2 s for the
+// text, 1 s for the vectors). Run it in the background at start-up.
+func (x *Index) Warm(ctx context.Context) error {
+	rows, err := x.r.QueryContext(ctx, `SELECT DISTINCT tenant FROM search_docs`)
+	if err != nil {
+		return fmt.Errorf("search.local.Warm: %w", err)
+	}
+	var tenants []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return fmt.Errorf("search.local.Warm: %w", err)
+		}
+		tenants = append(tenants, t)
+	}
+	rows.Close()
+	for _, t := range tenants {
+		if _, err := x.text(ctx, t); err != nil {
+			return err
+		}
+	}
+	rows, err = x.r.QueryContext(ctx, `SELECT DISTINCT d.tenant, v.embedder FROM search_vectors v JOIN search_docs d ON d.rid = v.rid`)
+	if err != nil {
+		return fmt.Errorf("search.local.Warm: %w", err)
+	}
+	var keys []setKey
+	for rows.Next() {
+		var k setKey
+		if err := rows.Scan(&k.tenant, &k.embedder); err != nil {
+			rows.Close()
+			return fmt.Errorf("search.local.Warm: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	for _, k := range keys {
+		if _, err := x.set(ctx, k.tenant, k.embedder); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // text returns the tenant's text index, building it from the file on

@@ -48,6 +48,9 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer y.Close()
+	if err := y.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
 	f := search.Filter{Tenant: "t", Namespaces: []string{"ns"}}
 	if hits, err := y.Text(ctx, "persistent", f, 5); err != nil || len(hits) != 1 {
 		t.Fatalf("text after reopen: %v %v", hits, err)

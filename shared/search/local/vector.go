@@ -133,7 +133,7 @@ func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vecto
 	if err != nil {
 		return fmt.Errorf("search.local.SetVector: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO search_vecs (rid, embedder, v) VALUES (?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO search_vectors (rid, embedder, v) VALUES (?, ?, ?) ON CONFLICT (rid, embedder) DO UPDATE SET v = excluded.v`,
 		rid, v.Embedder, encode(unit)); err != nil {
 		return fmt.Errorf("search.local.SetVector: %w", err)
 	}
@@ -155,8 +155,19 @@ func (x *Index) set(ctx context.Context, tenant, embedder string) (*vectorSet, e
 		return s, nil
 	}
 	s := &vectorSet{slot: map[string]int{}}
+	// Size the arrays first: growing a 150 MB slice by appends costs more
+	// than reading it.
+	var n, bytes int
+	if err := x.r.QueryRowContext(ctx, `SELECT count(*), coalesce(max(length(v.v)), 0)
+		FROM search_vectors v JOIN search_docs d ON d.rid = v.rid WHERE v.embedder = ? AND d.tenant = ?`, embedder, tenant).
+		Scan(&n, &bytes); err != nil {
+		return nil, fmt.Errorf("search.local: load vectors: %w", err)
+	}
+	s.data = make([]float32, 0, n*(bytes/4))
+	s.meta = make([]rowMeta, 0, n)
+	s.slot = make(map[string]int, n)
 	rows, err := x.r.QueryContext(ctx, `SELECT d.id, d.kind, d.ns, d.type, d.owner, d.expires, v.v
-		FROM search_vecs v JOIN search_docs d ON d.rid = v.rid WHERE v.embedder = ? AND d.tenant = ?`, embedder, tenant)
+		FROM search_vectors v JOIN search_docs d ON d.rid = v.rid WHERE v.embedder = ? AND d.tenant = ?`, embedder, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("search.local: load vectors: %w", err)
 	}
@@ -170,7 +181,6 @@ func (x *Index) set(ctx context.Context, tenant, embedder string) (*vectorSet, e
 			return nil, fmt.Errorf("search.local: load vectors: %w", err)
 		}
 		s.put(m, decode(raw)) // a row of another length cannot come from SetVector
-
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search.local: load vectors: %w", err)
