@@ -39,7 +39,7 @@ type fake struct {
 
 type recorded struct {
 	Method, Path, Query string
-	Body               []byte
+	Body                []byte
 }
 
 func newFake(t *testing.T) *fake {
