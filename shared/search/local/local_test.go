@@ -76,3 +76,12 @@ func TestQueryTerms(t *testing.T) {
 		}
 	}
 }
+
+var (
+	ctx     = context.Background()
+	filterT = search.Filter{Tenant: "t"}
+)
+
+func doc(id, text string) search.Doc {
+	return search.Doc{Tenant: "t", ID: id, Kind: "memory", Text: text}
+}
