@@ -28,7 +28,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -73,8 +72,9 @@ type CustomerProps struct {
 	// SearchTier defaults to SearchDomainSmall.
 	SearchTier SearchTier
 	// MasterTokenHash is the SHA-256 (64 hex) of a master token you keep
-	// yourself. When empty the stack generates a master token in Secrets
-	// Manager (read it with the command in the MasterTokenCommand output).
+	// yourself; the functions get the hash in their environment. When
+	// empty the stack generates a master token in Secrets Manager (read it
+	// with the command in the MasterTokenCommand output).
 	MasterTokenHash string
 	// AlarmEmail, when set, is subscribed to the alarm topic.
 	AlarmEmail string
@@ -154,7 +154,7 @@ type fnSpec struct {
 
 func specs() map[string]fnSpec {
 	return map[string]fnSpec{
-		awsenv.FuncMCP:       {512, awscdk.Duration_Seconds(jsii.Number(29))}, // HTTP API's integration limit is 30 s
+		awsenv.FuncMCP:       {1024, awscdk.Duration_Seconds(jsii.Number(29))}, // HTTP API's integration limit is 30 s
 		awsenv.FuncOAuth:     {256, awscdk.Duration_Seconds(jsii.Number(10))},
 		awsenv.FuncEmbedder:  {512, awscdk.Duration_Seconds(jsii.Number(60))},
 		awsenv.FuncScheduler: {256, awscdk.Duration_Seconds(jsii.Number(55))}, // less than the 1-minute period
@@ -214,14 +214,7 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 		RemovalPolicy:        keep,
 	})
 	var master awssecretsmanager.Secret
-	var masterParam awsssm.StringParameter
-	if p.MasterTokenHash != "" {
-		masterParam = awsssm.NewStringParameter(stack, jsii.String("MasterTokenHash"), &awsssm.StringParameterProps{
-			ParameterName: jsii.String("/vantagepeers/" + p.Customer + "/master-token-sha256"),
-			Description:   jsii.String("SHA-256 of the VantagePeers master token (the token itself is never stored)"),
-			StringValue:   jsii.String(p.MasterTokenHash),
-		})
-	} else {
+	if p.MasterTokenHash == "" {
 		master = awssecretsmanager.NewSecret(stack, jsii.String("MasterToken"), &awssecretsmanager.SecretProps{
 			Description:          jsii.String("VantagePeers " + p.Customer + ": the master (admin) bearer token"),
 			GenerateSecretString: hex64Generator(nil, nil),
@@ -303,11 +296,8 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 			fn.AddEnvironment(jsii.String(awsenv.EnvMasterSecret), master.SecretArn(), nil)
 			grantSecret(fn, "MasterToken", master)
 		} else {
-			fn.AddEnvironment(jsii.String(awsenv.EnvMasterHashParam), masterParam.ParameterName(), nil)
-			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Sid: jsii.String("MasterTokenHash"), Actions: jsii.Strings("ssm:GetParameter"),
-				Resources: &[]*string{masterParam.ParameterArn()},
-			}))
+			// A hash of 32 random bytes: nothing to hide, nothing to fetch.
+			fn.AddEnvironment(jsii.String(awsenv.EnvMasterHash), jsii.String(p.MasterTokenHash), nil)
 		}
 		fn.AddEnvironment(jsii.String(awsenv.EnvPublicBaseURL), s.BaseURL, nil)
 	}

@@ -299,7 +299,7 @@ func TestFunctionPolicies(t *testing.T) {
 			for _, id := range m.ofType("AWS::DynamoDB::Table") {
 				all[id] = true
 			}
-			for _, typ := range []string{"AWS::SQS::Queue", "AWS::OpenSearchService::Domain", "AWS::SecretsManager::Secret", "AWS::SSM::Parameter"} {
+			for _, typ := range []string{"AWS::SQS::Queue", "AWS::OpenSearchService::Domain", "AWS::SecretsManager::Secret"} {
 				for _, id := range m.ofType(typ) {
 					all[id] = true
 				}
@@ -345,31 +345,25 @@ func TestFunctionPolicies(t *testing.T) {
 	}
 }
 
-func TestMasterTokenHashInSSM(t *testing.T) {
+func TestMasterTokenHashGiven(t *testing.T) {
 	hash := strings.Repeat("ab", 32)
 	m := synth(t, CustomerProps{MasterTokenHash: hash})
 	if ids := m.ofType("AWS::SecretsManager::Secret"); len(ids) != 1 || !strings.HasPrefix(ids[0], "SigningKeys") {
 		t.Errorf("secrets = %v, want only the signing keys", ids)
 	}
-	paramID, param := m.one("AWS::SSM::Parameter", "MasterTokenHash")
-	if param.Properties["Value"] != hash {
-		t.Errorf("parameter value = %v", param.Properties["Value"])
-	}
-	for _, fn := range []string{awsenv.FuncMCP, awsenv.FuncOAuth} {
+	for _, fn := range Functions {
 		fnID, roleID := m.function(fn)
-		found := false
-		for _, s := range m.policy(roleID) {
-			if reflect.DeepEqual(s.Actions, []string{"ssm:GetParameter"}) {
-				found = len(s.Resources) == 1 && strings.Contains(s.Resources[0], paramID)
-			}
-		}
-		if !found {
-			t.Errorf("%s may not read the master token hash parameter", fn)
-		}
 		env := fmt.Sprint(m.Resources[fnID].Properties["Environment"])
-		if !strings.Contains(env, awsenv.EnvMasterHashParam) || strings.Contains(env, awsenv.EnvMasterSecret) {
+		checks := fn == awsenv.FuncMCP || fn == awsenv.FuncOAuth
+		if strings.Contains(env, awsenv.EnvMasterHash+":"+hash) != checks || strings.Contains(env, awsenv.EnvMasterSecret) {
 			t.Errorf("%s environment = %s", fn, env)
 		}
+		if fn == awsenv.FuncOAuth && slices.Contains(actionsOf(m.policy(roleID)), "secretsmanager:GetSecretValue") {
+			t.Errorf("oauth may read a secret it does not need")
+		}
+	}
+	if _, ok := m.Outputs["MasterTokenCommand"]; ok {
+		t.Error("MasterTokenCommand output without a generated master token")
 	}
 }
 

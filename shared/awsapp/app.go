@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -45,7 +46,7 @@ const (
 // it: a function only reads the secrets and builds the clients it needs,
 // and the CDK stack grants it only those (infra/).
 type needs struct {
-	master bool // the master token hash (SSM): functions that check bearer tokens
+	master bool // the master token (Secrets Manager): functions that check bearer tokens
 	keys   bool // the signing keys (Secrets Manager): functions that mint or check list cursors
 	coord  bool // the coordination service
 	memory bool // the memory service (search index, embedder, queue)
@@ -64,8 +65,7 @@ type Options struct {
 	Version  string
 	// Getenv reads the configuration (os.Getenv when nil).
 	Getenv func(string) string
-	// Secrets resolves SSM parameters and Secrets Manager secrets (AWS
-	// clients over AWS when nil).
+	// Secrets resolves Secrets Manager secrets (the AWS client when nil).
 	Secrets Secrets
 	// AWS is the SDK configuration (config.LoadDefaultConfig when nil).
 	AWS *aws.Config
@@ -73,6 +73,10 @@ type Options struct {
 	LogOutput io.Writer
 	Now       func() time.Time
 }
+
+// processStart is (nearly) when the process started: package variables are
+// initialised before main runs.
+var processStart = time.Now()
 
 // App is one function's service graph, built once per container.
 type App struct {
@@ -89,11 +93,13 @@ type App struct {
 	Coord  *coord.Service  // functions that need it
 	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
 	Queue  queue.Queue     // the embedding queue, with Memory
+
+	loaded time.Time // when Load returned
 }
 
 // Load reads the configuration, resolves the secrets the function needs and
 // builds its clients and services. It makes no call to DynamoDB, SQS or
-// OpenSearch; only SSM and Secrets Manager are read, once.
+// OpenSearch; only Secrets Manager is read, once.
 func Load(ctx context.Context, o Options) (*App, error) {
 	began := time.Now()
 	nd, ok := functionNeeds[o.Function]
@@ -137,22 +143,32 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 
+	// The master token and the signing keys are two Secrets Manager reads:
+	// make them at once (a round trip each, on the cold start's path).
+	var wg sync.WaitGroup
+	var hashErr, keysErr error
 	if nd.master {
-		hash, err := a.masterHash(ctx, o.Secrets)
-		if err != nil {
-			return nil, err
-		}
-		a.Tokens = auth.New(auth.Options{Store: a.Store, MasterHash: hash, Now: o.Now})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var hash [32]byte
+			if hash, hashErr = a.masterHash(ctx, o.Secrets); hashErr == nil {
+				a.Tokens = auth.New(auth.Options{Store: a.Store, MasterHash: hash, Now: o.Now})
+			}
+		}()
 	}
 	if nd.keys {
-		if a.Keys, err = a.keys(ctx, o.Secrets); err != nil {
-			return nil, err
-		}
+		wg.Add(1)
+		go func() { defer wg.Done(); a.Keys, keysErr = a.keys(ctx, o.Secrets) }()
 	} else {
 		// This function never mints or checks a cursor, but the services
 		// want a signer: give it a key nobody else holds.
 		a.Keys.Cursor = make([]byte, 32)
 		_, _ = rand.Read(a.Keys.Cursor)
+	}
+	wg.Wait()
+	if err := errors.Join(hashErr, keysErr); err != nil {
+		return nil, err
 	}
 	signer, err := listing.NewSigner(a.Keys.Cursor)
 	if err != nil {
@@ -173,7 +189,8 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	a.Log.Info("container ready", "version", o.Version, "table", cfg.Table, "memory", a.Memory != nil,
-		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds())
+		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())
+	a.loaded = time.Now()
 	return a, nil
 }
 
@@ -183,14 +200,6 @@ func (a *App) masterHash(ctx context.Context, s Secrets) ([32]byte, error) {
 	h := c.MasterHash
 	switch {
 	case h != "":
-	case c.MasterHashParam != "":
-		v, err := s.Parameter(ctx, c.MasterHashParam)
-		if err != nil {
-			return hash, fmt.Errorf("awsapp: reading the master token hash (%s=%s): %w", awsenv.EnvMasterHashParam, c.MasterHashParam, err)
-		}
-		if h = strings.ToLower(strings.TrimSpace(v)); !isHex32(h) {
-			return hash, fmt.Errorf("awsapp: the SSM parameter %s must hold the SHA-256 of the master token as 64 hex characters", c.MasterHashParam)
-		}
 	case c.MasterSecret != "":
 		v, err := s.Secret(ctx, c.MasterSecret)
 		if err != nil {
@@ -203,7 +212,7 @@ func (a *App) masterHash(ctx context.Context, s Secrets) ([32]byte, error) {
 	default:
 		// Without a master token only stored tokens work; that is a
 		// valid, if unusual, deployment.
-		a.Log.Warn("no master token configured", "set", awsenv.EnvMasterSecret+" or "+awsenv.EnvMasterHashParam)
+		a.Log.Warn("no master token configured", "set", awsenv.EnvMasterSecret)
 		return hash, nil
 	}
 	_, _ = hex.Decode(hash[:], []byte(h))

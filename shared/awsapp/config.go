@@ -1,6 +1,6 @@
 // Package awsapp is the AWS wiring shared by the Lambda entry points in
 // functions/{mcp,oauth,embedder,scheduler}: configuration from environment
-// variables and from Secrets Manager / SSM, AWS clients, the service graph
+// variables and from Secrets Manager, AWS clients, the service graph
 // (DynamoDB store, tokens, coordination, memory), JSON logs carrying the
 // Lambda request id, and the event handlers (API Gateway HTTP API payload
 // v2, SQS batches, EventBridge schedules).
@@ -38,11 +38,10 @@ type Config struct {
 	OpenAIModel   string
 	OpenAIKeyID   string
 
-	MasterHash      string // 64 hex
-	MasterHashParam string
-	MasterSecret    string
-	KeysSecret      string
-	CursorKey       string // 64 hex
+	MasterHash   string // 64 hex
+	MasterSecret string
+	KeysSecret   string
+	CursorKey    string // 64 hex
 
 	PublicBaseURL string
 	ClerkIssuer   string
@@ -71,7 +70,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		OpenAIModel:      get(awsenv.EnvOpenAIModel),
 		OpenAIKeyID:      get(awsenv.EnvOpenAIKeySecret),
 		MasterHash:       strings.ToLower(get(awsenv.EnvMasterHash)),
-		MasterHashParam:  get(awsenv.EnvMasterHashParam),
 		MasterSecret:     get(awsenv.EnvMasterSecret),
 		KeysSecret:       get(awsenv.EnvKeysSecret),
 		CursorKey:        strings.ToLower(get(awsenv.EnvCursorKey)),

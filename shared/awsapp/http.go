@@ -53,6 +53,7 @@ func (a *App) OAuthHandler() http.Handler {
 // aws-lambda-go-api-proxy, and logs one line per request.
 func (a *App) HTTP(h http.Handler) HTTPFunc {
 	adapter := httpadapter.NewV2(statusGuard(h))
+	a.Log.Info("handler ready", "handlerMs", time.Since(a.loaded).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		start := time.Now()
 		resp, err := adapter.ProxyWithContext(ctx, ev)

@@ -28,13 +28,13 @@ const (
 	EnvOpenAIBaseURL    = "VP_OPENAI_BASE_URL"
 	EnvOpenAIModel      = "VP_OPENAI_MODEL"
 	EnvOpenAIKeySecret  = "VP_OPENAI_API_KEY_SECRET" // Secrets Manager id of the API key
-	// The master token, one of: its SHA-256 in hex given directly (tests);
-	// the name of an SSM parameter holding that hash; or the id of a
-	// Secrets Manager secret holding the token itself (64 hex; the CDK
-	// stack generates it), hashed at start and then forgotten.
-	EnvMasterHash      = "VP_MASTER_TOKEN_SHA256"
-	EnvMasterHashParam = "VP_MASTER_TOKEN_SHA256_PARAM"
-	EnvMasterSecret    = "VP_MASTER_TOKEN_SECRET"
+	// The master token, one of: the id of a Secrets Manager secret holding
+	// the token itself (64 hex; the CDK stack generates it), hashed at
+	// start and then forgotten; or its SHA-256 in hex, given directly (a
+	// hash of 32 random bytes reveals nothing: the function configuration
+	// may hold it).
+	EnvMasterSecret = "VP_MASTER_TOKEN_SECRET"
+	EnvMasterHash   = "VP_MASTER_TOKEN_SHA256"
 	// Server signing keys: a Secrets Manager secret whose SecretString is
 	// JSON {"cursor": "<64 hex>", ...}, or the cursor key directly (tests).
 	EnvKeysSecret    = "VP_KEYS_SECRET"

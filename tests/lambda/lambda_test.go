@@ -1,0 +1,373 @@
+package lambda_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rpc is a JSON-RPC request body.
+func rpc(id int, method string, params any) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return b
+}
+
+func mcpHeaders() map[string]string {
+	return map[string]string{
+		"accept":               "application/json, text/event-stream",
+		"authorization":        "Bearer " + masterToken,
+		"mcp-protocol-version": "2025-06-18",
+	}
+}
+
+// viaLambda posts a JSON-RPC body to the mcp function as API Gateway would.
+func viaLambda(t *testing.T, fn *rie, body []byte) (int, []byte) {
+	t.Helper()
+	var resp httpResponse
+	if err := json.Unmarshal(fn.invoke(t, httpEvent("POST", "/mcp", "ANY /mcp", mcpHeaders(), body)), &resp); err != nil {
+		t.Fatal(err)
+	}
+	b := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		var err error
+		if b, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode, b
+}
+
+// result is the JSON-RPC result of a response, normalized.
+func result(t *testing.T, status int, body []byte) any {
+	t.Helper()
+	if status != 200 {
+		t.Fatalf("HTTP %d: %s", status, body)
+	}
+	var r struct {
+		Result any             `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("not JSON-RPC: %v: %s", err, body)
+	}
+	if r.Error != nil {
+		t.Fatalf("JSON-RPC error: %s", r.Error)
+	}
+	return normalize(r.Result)
+}
+
+// TestMCPMatchesEmbedded: tools/list and a sequence of tool calls through
+// API Gateway events, the mcp function and DynamoDB Local give the same
+// results as the embedded server on SQLite.
+func TestMCPMatchesEmbedded(t *testing.T) {
+	endpoint, tableName := table(t)
+	env := baseEnv(endpoint, tableName)
+	env["VP_MASTER_TOKEN_SHA256"] = masterHash()
+	env["VP_CURSOR_KEY"] = strings.Repeat("42", 32)
+	env["VP_PUBLIC_BASE_URL"] = "https://" + apiID + ".execute-api.us-east-1.amazonaws.com"
+	fn := startRIE(t, "mcp", env)
+	emb := startEmbedded(t)
+
+	// The first invocation is the cold start: process start to response.
+	status, body := viaLambda(t, fn, rpc(1, "tools/list", map[string]any{}))
+	cold := fn.firstResponse
+	lambdaTools := result(t, status, body)
+	es, eb := emb.post(t, rpc(1, "tools/list", map[string]any{}))
+	embeddedTools := result(t, es, eb)
+	byName := func(r any) map[string]any {
+		m := map[string]any{}
+		for _, tool := range r.(map[string]any)["tools"].([]any) {
+			m[tool.(map[string]any)["name"].(string)] = tool
+		}
+		return m
+	}
+	lt, et := byName(lambdaTools), byName(embeddedTools)
+	// TODO(search/opensearch): the memory tools need a search index, which on
+	// AWS is OpenSearch; until that adapter exists the mcp function serves
+	// without them. Every other tool must be advertised identically.
+	memoryTools := memoryToolNames(t)
+	var missing []string
+	for name, tool := range et {
+		if _, ok := lt[name]; !ok {
+			missing = append(missing, name)
+			if !memoryTools[name] {
+				t.Errorf("tools/list through Lambda lacks %s", name)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(lt[name], tool) {
+			a, _ := json.Marshal(lt[name])
+			b, _ := json.Marshal(tool)
+			t.Errorf("%s is advertised differently:\nlambda   %s\nembedded %s", name, a, b)
+		}
+	}
+	for name := range lt {
+		if _, ok := et[name]; !ok {
+			t.Errorf("tools/list through Lambda has %s, the embedded server has not", name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		t.Logf("TODO(search/opensearch): %d memory tools not served through Lambda yet: %v", len(missing), missing)
+	}
+	n := len(lt)
+	if n < 10 {
+		t.Fatalf("tools/list has %d tools", n)
+	}
+
+	calls := []struct {
+		name string
+		args map[string]any
+	}{
+		{"whoami", map[string]any{}},
+		{"set_summary", map[string]any{"orchestratorId": "alice", "instanceId": "alice-lambda", "summary": "testing the Lambda path"}},
+		{"write_diary", map[string]any{"orchestrator": "alice", "date": "2026-05-29", "content": "Deployed on AWS.", "highlights": []string{"cdk synth"}}},
+		{"get_diary", map[string]any{"orchestrator": "alice", "date": "2026-05-29"}},
+		{"list_diaries", map[string]any{"orchestrator": "alice"}},
+		{"send_message", map[string]any{"from": "alice", "channel": "bob", "content": "hello from a Lambda"}},
+		{"check_messages", map[string]any{"recipient": "bob"}},
+		{"list_peers", map[string]any{}},
+		// A tool error: the same isError result with the same text.
+		{"write_diary", map[string]any{"orchestrator": "alice", "date": "29/05/2026", "content": "bad date"}},
+		{"no_such_tool", map[string]any{}},
+	}
+	for i, c := range calls {
+		req := rpc(10+i, "tools/call", map[string]any{"name": c.name, "arguments": c.args})
+		ls, lb := viaLambda(t, fn, req)
+		es, eb := emb.post(t, req)
+		if ls != es {
+			t.Errorf("%s: HTTP %d through Lambda, %d embedded", c.name, ls, es)
+			continue
+		}
+		var lr, er any
+		_ = json.Unmarshal(lb, &lr)
+		_ = json.Unmarshal(eb, &er)
+		if l, e := normalize(lr), normalize(er); !reflect.DeepEqual(l, e) {
+			t.Errorf("%s differs:\nlambda   %s\nembedded %s", c.name, lb, eb)
+		}
+	}
+
+	// Unauthenticated: the same 401 with the resource metadata pointer.
+	var unauth httpResponse
+	_ = json.Unmarshal(fn.invoke(t, httpEvent("POST", "/mcp", "ANY /mcp", map[string]string{"accept": "application/json, text/event-stream"}, rpc(99, "tools/list", nil))), &unauth)
+	if unauth.StatusCode != 401 || !strings.Contains(unauth.Headers["Www-Authenticate"], `resource_metadata="https://`+apiID) {
+		t.Errorf("no token: HTTP %d, headers %v", unauth.StatusCode, unauth.Headers)
+	}
+
+	// A body API Gateway chose to base64-encode is decoded.
+	ev := httpEvent("POST", "/mcp", "ANY /mcp", mcpHeaders(), rpc(100, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}}))
+	ev["body"] = base64.StdEncoding.EncodeToString([]byte(ev["body"].(string)))
+	ev["isBase64Encoded"] = true
+	var b64 httpResponse
+	_ = json.Unmarshal(fn.invoke(t, ev), &b64)
+	if b64.StatusCode != 200 || !strings.Contains(b64.Body, `"tenant"`) {
+		t.Errorf("base64 body: HTTP %d %s", b64.StatusCode, b64.Body)
+	}
+
+	msg := fmt.Sprintf("mcp cold start under the emulator: %s from process start to the first response (tools/list, %d tools); "+
+		"init %s ms as the emulator reports it (exec to ready), of which %s ms configuration and clients, %s ms the MCP server",
+		cold.Round(time.Millisecond), n, fn.report("INIT REPORT"), fn.logField("container ready", "initMs"), fn.logField("handler ready", "handlerMs"))
+	t.Log(msg)
+	fmt.Fprintln(os.Stderr, "lambda: "+msg)
+}
+
+// TestOAuthFunction: /health and the OAuth discovery documents through the
+// oauth function.
+func TestOAuthFunction(t *testing.T) {
+	endpoint, tableName := table(t)
+	env := baseEnv(endpoint, tableName)
+	env["VP_MASTER_TOKEN_SHA256"] = masterHash()
+	env["VP_PUBLIC_BASE_URL"] = "https://mcp.acme.example"
+	fn := startRIE(t, "oauth", env)
+
+	get := func(path, route string, hdr map[string]string) httpResponse {
+		var r httpResponse
+		if err := json.Unmarshal(fn.invoke(t, httpEvent("GET", path, route, hdr, nil)), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	health := get("/health", "GET /health", nil)
+	if health.StatusCode != 200 || !strings.Contains(health.Body, `"status":"ok"`) || !strings.Contains(health.Body, `"storage":"dynamodb"`) {
+		t.Errorf("/health: %d %s", health.StatusCode, health.Body)
+	}
+	meta := get("/.well-known/oauth-authorization-server", "ANY /.well-known/{proxy+}", nil)
+	var m map[string]any
+	if meta.StatusCode != 200 || json.Unmarshal([]byte(meta.Body), &m) != nil || m["issuer"] != "https://mcp.acme.example" ||
+		m["token_endpoint"] != "https://mcp.acme.example/oauth/token" {
+		t.Errorf("authorization server metadata: %d %s", meta.StatusCode, meta.Body)
+	}
+	prm := get("/.well-known/oauth-protected-resource", "ANY /.well-known/{proxy+}", nil)
+	if prm.StatusCode != 200 || !strings.Contains(prm.Body, "https://mcp.acme.example") {
+		t.Errorf("protected resource metadata: %d %s", prm.StatusCode, prm.Body)
+	}
+	// The admin endpoints want the master token.
+	if r := get("/admin/oauth/clients", "ANY /admin/{proxy+}", nil); r.StatusCode != 401 && r.StatusCode != 403 {
+		t.Errorf("/admin without a token: %d %s", r.StatusCode, r.Body)
+	}
+	if r := get("/admin/oauth/clients", "ANY /admin/{proxy+}", map[string]string{"authorization": "Bearer " + masterToken}); r.StatusCode != 200 {
+		t.Errorf("/admin with the master token: %d %s", r.StatusCode, r.Body)
+	}
+	// Dynamic client registration writes to DynamoDB.
+	reg := httpEvent("POST", "/oauth/register", "ANY /oauth/{proxy+}", nil,
+		[]byte(`{"client_name":"lambda-test","redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"token_endpoint_auth_method":"none"}`))
+	var rr httpResponse
+	_ = json.Unmarshal(fn.invoke(t, reg), &rr)
+	if rr.StatusCode != 201 && rr.StatusCode != 200 || !strings.Contains(rr.Body, `"client_id"`) {
+		t.Errorf("registration: %d %s", rr.StatusCode, rr.Body)
+	}
+}
+
+// TestSchedulerFiresRecurringTasks: an EventBridge scheduled event runs the
+// recurring-tasks job on the table the mcp function writes, once per slot.
+func TestSchedulerFiresRecurringTasks(t *testing.T) {
+	endpoint, tableName := table(t)
+	env := baseEnv(endpoint, tableName)
+	mcpEnv := map[string]string{"VP_MASTER_TOKEN_SHA256": masterHash(), "VP_CURSOR_KEY": strings.Repeat("42", 32)}
+	for k, v := range env {
+		mcpEnv[k] = v
+	}
+	mcp := startRIE(t, "mcp", mcpEnv)
+	scheduler := startRIE(t, "scheduler", env)
+
+	call := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		status, body := viaLambda(t, mcp, rpc(1, "tools/call", map[string]any{"name": name, "arguments": args}))
+		var r struct {
+			Result struct {
+				IsError           bool           `json:"isError"`
+				StructuredContent map[string]any `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if status != 200 || json.Unmarshal(body, &r) != nil || r.Result.IsError {
+			t.Fatalf("%s: HTTP %d %s", name, status, body)
+		}
+		return r.Result.StructuredContent
+	}
+	rec := call("create_recurring_task", map[string]any{"title": "Rotate the logs", "assignedTo": "carol", "createdBy": "alice", "priority": "medium",
+		"cronExpression": "* * * * *", "timezone": "UTC"})
+	id := rec["_id"].(string)
+	next := int64(rec["nextRunAt"].(float64))
+
+	// The event EventBridge sends for a rate(1 minute) rule, one minute
+	// after the template's first run is due.
+	at := time.UnixMilli(next).UTC().Add(30 * time.Second)
+	event := map[string]any{
+		"version": "0", "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa", "detail-type": "Scheduled Event",
+		"source": "aws.events", "account": "123456789012", "time": at.Format(time.RFC3339), "region": "us-east-1",
+		"resources": []string{"arn:aws:events:us-east-1:123456789012:rule/VantagePeers-acme-EveryMinute"},
+		"detail":    map[string]any{},
+	}
+	for i := 0; i < 2; i++ { // a retried invocation replays the same run
+		if out := scheduler.invoke(t, event); string(out) != "null" {
+			t.Fatalf("scheduler answered %s", out)
+		}
+	}
+	got := call("get_recurring_task", map[string]any{"recurringTaskId": id})
+	if got["firedCount"] != float64(1) || got["lastTaskId"] == nil || got["lastTaskId"] == "" {
+		t.Errorf("after two invocations for one slot: %v", got)
+	}
+	if !strings.Contains(scheduler.out.String(), `"job":"recurring-tasks"`) {
+		t.Errorf("no job log line:\n%s", scheduler.out.String())
+	}
+}
+
+// TestEmbedderReportsPoisonedMessage: an SQS batch with one message that is
+// not a job reports exactly that message as a batch item failure.
+func TestEmbedderReportsPoisonedMessage(t *testing.T) {
+	// TODO(search/opensearch): the embedder needs the memory service, whose
+	// search index on AWS is OpenSearch. Once shared/search/opensearch
+	// exists, run the embedder here against its protocol fake (and fauxqs
+	// for the real message bodies and attributes); until then the in-process
+	// test shared/awsapp TestHandleEmbedBatch covers the handler.
+	binaries(t)
+	endpoint, tableName := table(t)
+	env := baseEnv(endpoint, tableName)
+	env["VP_EMBED_QUEUE_URL"] = "http://127.0.0.1:1/000000000000/jobs"
+	fn := startRIE(t, "embedder", env)
+	status, body := fn.invokeRaw(t, map[string]any{"Records": []any{}})
+	if status == 200 || !strings.Contains(fn.out.String(), "VP_OPENSEARCH_ENDPOINT") {
+		t.Fatalf("without a search index the embedder should refuse to start, naming VP_OPENSEARCH_ENDPOINT; got HTTP %d %s\n%s", status, body, fn.out.String())
+	}
+	t.Skip("TODO(search/opensearch): the embedder cannot run without the OpenSearch adapter; its init error is checked above")
+}
+
+// TestColdStart starts the mcp function five times under the emulator and
+// prints the time from process start to the first response (tools/list)
+// and the init time the emulator reports. The goal is an init under 60 ms;
+// on a loaded machine the figures vary, so they are printed, not asserted.
+func TestColdStart(t *testing.T) {
+	endpoint, tableName := table(t)
+	env := baseEnv(endpoint, tableName)
+	env["VP_MASTER_TOKEN_SHA256"] = masterHash()
+	env["VP_CURSOR_KEY"] = strings.Repeat("42", 32)
+	var first, inits []float64
+	for i := 0; i < 5; i++ {
+		fn := startRIE(t, "mcp", env)
+		if status, body := viaLambda(t, fn, rpc(1, "tools/list", map[string]any{})); status != 200 {
+			t.Fatalf("HTTP %d %s", status, body)
+		}
+		first = append(first, float64(fn.firstResponse.Microseconds())/1000)
+		var ms float64
+		fmt.Sscan(fn.report("INIT REPORT"), &ms)
+		inits = append(inits, ms)
+		fn.stop()
+	}
+	sort.Float64s(first)
+	sort.Float64s(inits)
+	msg := fmt.Sprintf("mcp cold start, 5 runs: process start to first response min %.0f ms, median %.0f ms; init (emulator) min %.1f ms, median %.1f ms (goal: init < 60 ms)",
+		first[0], first[2], inits[0], inits[2])
+	t.Log(msg)
+	fmt.Fprintln(os.Stderr, "lambda: "+msg)
+}
+
+// TestZipSizes prints the zipped size of every function and checks the
+// 10 MB goal: the deployed arm64 zips when make lambdas built them, else
+// this machine's builds (within a few percent of arm64).
+func TestZipSizes(t *testing.T) {
+	binaries(t)
+	var lines []string
+	for _, fn := range functions {
+		size, what := 0, "amd64 build, zipped"
+		if st, err := os.Stat(filepath.Join(repoRoot, "dist", "lambda", fn+".zip")); err == nil {
+			size, what = int(st.Size()), "dist/lambda (arm64)"
+			if local := zipSize(t, filepath.Join(binDir, fn)); local > size*2 {
+				what += fmt.Sprintf("; stale? this build zips to %d", local)
+			}
+		} else {
+			size = zipSize(t, filepath.Join(binDir, fn))
+		}
+		if size > 10<<20 {
+			t.Errorf("%s.zip is %.1f MB, over the 10 MB goal", fn, float64(size)/(1<<20))
+		}
+		lines = append(lines, fmt.Sprintf("%-9s %5.2f MB (%s)", fn, float64(size)/(1<<20), what))
+	}
+	t.Log("zipped sizes:\n" + strings.Join(lines, "\n"))
+	fmt.Fprintln(os.Stderr, "lambda: zipped sizes\n  "+strings.Join(lines, "\n  "))
+}
+
+// memoryToolNames are the tools registered by the memory capability
+// (shared/mcpserver/{memory,episodes,fixpatterns}.go).
+func memoryToolNames(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	re := regexp.MustCompile(`Name:\s*"([a-z_]+)"`)
+	for _, f := range []string{"memory.go", "episodes.go", "fixpatterns.go"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot, "shared", "mcpserver", f))
+		if err != nil {
+			continue
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			names[m[1]] = true
+		}
+	}
+	return names
+}
