@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -68,5 +69,79 @@ func TestNamespaceAllowed(t *testing.T) {
 		if got := search.NamespaceAllowed(tc.pats, tc.ns); got != tc.want {
 			t.Errorf("NamespaceAllowed(%q, %q) = %v", tc.pats, tc.ns, got)
 		}
+	}
+}
+
+func TestFuseWeighted(t *testing.T) {
+	a := []search.Hit{{ID: "x"}, {ID: "y"}}
+	b := []search.Hit{{ID: "y"}, {ID: "z"}}
+	got := search.FuseWeighted(10, []float64{1, 0.5}, a, b)
+	want := map[string]float64{"x": 1.0 / 61, "y": 1.0/62 + 0.5/61, "z": 0.5 / 62}
+	if len(got) != 3 || got[0].ID != "y" || got[1].ID != "x" || got[2].ID != "z" {
+		t.Fatalf("order %v", got)
+	}
+	for _, h := range got {
+		if math.Abs(h.Score-want[h.ID]) > 1e-12 {
+			t.Errorf("%s: %v, want %v", h.ID, h.Score, want[h.ID])
+		}
+	}
+	// Equal weights are Fuse; missing weights are 1.
+	f1, f2 := search.Fuse(10, a, b), search.FuseWeighted(10, nil, a, b)
+	for i := range f1 {
+		if f1[i] != f2[i] {
+			t.Errorf("FuseWeighted(nil) differs from Fuse: %v %v", f1, f2)
+		}
+	}
+}
+
+// stubIndex answers Text and Vector from fixed lists and records k.
+type stubIndex struct {
+	search.Index
+	text, vec  []search.Hit
+	tk, vk     int
+	textErr    error
+	vectorUsed bool
+}
+
+func (s *stubIndex) Text(_ context.Context, _ string, _ search.Filter, k int) ([]search.Hit, error) {
+	s.tk = k
+	return s.text, s.textErr
+}
+
+func (s *stubIndex) Vector(_ context.Context, _ search.Vector, _ search.Filter, k int) ([]search.Hit, error) {
+	s.vk, s.vectorUsed = k, true
+	return s.vec, nil
+}
+
+func TestHybrid(t *testing.T) {
+	ctx := context.Background()
+	f := search.Filter{Tenant: "t"}
+	v := &search.Vector{Embedder: "e", Values: []float32{1}}
+	s := &stubIndex{text: []search.Hit{{ID: "a"}, {ID: "b"}, {ID: "c"}}, vec: []search.Hit{{ID: "c"}, {ID: "d"}}}
+	got, err := search.Hybrid(ctx, s, "q", v, f, 2, search.HybridOptions{})
+	if err != nil || len(got) != 2 || got[0].ID != "c" {
+		t.Fatalf("hybrid %v %v", got, err)
+	}
+	if s.tk != search.HybridDepth || s.vk != search.HybridDepth {
+		t.Errorf("depths %d %d, want %d", s.tk, s.vk, search.HybridDepth)
+	}
+	// A small vector weight keeps BM25's order.
+	got, _ = search.Hybrid(ctx, s, "q", v, f, 3, search.HybridOptions{VectorWeight: 0.01, Depth: 5})
+	if got[0].ID != "a" || s.tk != 5 {
+		t.Errorf("weighted: %v (depth %d)", got, s.tk)
+	}
+	// Without a vector: BM25 alone, cut to k.
+	s.vectorUsed = false
+	got, _ = search.Hybrid(ctx, s, "q", nil, f, 2, search.HybridOptions{})
+	if len(got) != 2 || got[0].ID != "a" || s.vectorUsed {
+		t.Errorf("no vector: %v", got)
+	}
+	// Text errors (an empty query) are returned.
+	s.textErr = search.ErrEmptyQuery
+	if _, err := search.Hybrid(ctx, s, "?", v, f, 2, search.HybridOptions{}); err != search.ErrEmptyQuery {
+		t.Errorf("err %v", err)
+	}
+	if got, err := search.Hybrid(ctx, s, "q", v, f, 0, search.HybridOptions{}); err != nil || len(got) != 0 {
+		t.Errorf("k=0: %v %v", got, err)
 	}
 }

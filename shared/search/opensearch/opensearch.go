@@ -14,7 +14,10 @@
 //     compared;
 //   - Hybrid is the "hybrid" query (text and k-NN) through a search
 //     pipeline whose score-ranker processor fuses them by Reciprocal Rank
-//     Fusion (rank constant 60);
+//     Fusion (rank constant 60; OpenSearch ≥ 2.19). A vector weight other
+//     than 1 (search.HybridOptions) gets its own pipeline with
+//     combination.parameters.weights, which needs a version whose
+//     score-ranker processor documents them (3.x);
 //   - writes go through _bulk with refresh=wait_for: once Upsert returns,
 //     Text finds the documents.
 //
