@@ -567,6 +567,8 @@ func newSearch(stack awscdk.Stack, name string, tier SearchTier, keep awscdk.Rem
 			}))
 			fn.AddEnvironment(jsii.String(awsenv.EnvSearchEndpoint), awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("https://"), d.DomainEndpoint()}), nil)
 			fn.AddEnvironment(jsii.String(awsenv.EnvSearchService), jsii.String("es"), nil)
+			// A replica needs a second node to live on.
+			fn.AddEnvironment(jsii.String(awsenv.EnvSearchReplicas), jsii.String(fmt.Sprint(*capacity.DataNodes-1)), nil)
 		},
 	}
 }

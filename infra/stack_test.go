@@ -506,6 +506,11 @@ func TestSearchTiers(t *testing.T) {
 		if d.DeletionPolicy != "Retain" {
 			t.Errorf("domain deletion policy %q, want Retain", d.DeletionPolicy)
 		}
+		mcpID, _ := m.function(awsenv.FuncMCP)
+		if env := fmt.Sprint(m.Resources[mcpID].Properties["Environment"]); !strings.Contains(env, awsenv.EnvSearchReplicas+":0") ||
+			!strings.Contains(env, awsenv.EnvSearchEndpoint) || !strings.Contains(env, awsenv.EnvSearchService+":es") {
+			t.Errorf("mcp environment on a one-node domain: %s", env)
+		}
 	})
 	t.Run("medium", func(t *testing.T) {
 		m := synth(t, CustomerProps{SearchTier: SearchDomainMedium})

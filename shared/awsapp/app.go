@@ -18,6 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	osgo "github.com/opensearch-project/opensearch-go/v4"
+	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
+	"github.com/opensearch-project/opensearch-go/v4/signer/awsv2"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
@@ -30,7 +33,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
-	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/search/opensearch"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 )
 
@@ -143,10 +146,26 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 
-	// The master token and the signing keys are two Secrets Manager reads:
-	// make them at once (a round trip each, on the cold start's path).
+	// The master token and the signing keys are two Secrets Manager reads,
+	// and the search index is checked (created on first use): make them at
+	// once (a round trip each, on the cold start's path).
+	var idx *opensearch.Index
+	if nd.memory {
+		if idx, err = a.newIndex(); err != nil {
+			return nil, err
+		}
+	}
 	var wg sync.WaitGroup
-	var hashErr, keysErr error
+	var hashErr, keysErr, idxErr error
+	if idx != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := idx.Bootstrap(ctx); err != nil {
+				idxErr = fmt.Errorf("awsapp: the search index at %s: %w", a.Config.SearchEndpoint, err)
+			}
+		}()
+	}
 	if nd.master {
 		wg.Add(1)
 		go func() {
@@ -167,7 +186,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		_, _ = rand.Read(a.Keys.Cursor)
 	}
 	wg.Wait()
-	if err := errors.Join(hashErr, keysErr); err != nil {
+	if err := errors.Join(hashErr, keysErr, idxErr); err != nil {
 		return nil, err
 	}
 	signer, err := listing.NewSigner(a.Keys.Cursor)
@@ -178,13 +197,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		a.Coord = coord.New(coord.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
 	}
 	if nd.memory {
-		err := a.buildMemory(ctx, o.Secrets, signer, o.Now)
-		if errors.Is(err, errNotBuilt) && o.Function == FuncMCP {
-			// Serve the coordination tools rather than nothing.
-			a.Log.Error("memory tools disabled", "err", err)
-			err = nil
-		}
-		if err != nil {
+		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {
 			return nil, err
 		}
 	}
@@ -243,12 +256,8 @@ func (a *App) keys(ctx context.Context, s Secrets) (Keys, error) {
 // buildMemory wires the memory service: the search index, the embedder and
 // the embedding queue. With no search endpoint configured the mcp function
 // serves without memory tools; the embedder function cannot run.
-func (a *App) buildMemory(ctx context.Context, secrets Secrets, signer *listing.Signer, now func() time.Time) error {
+func (a *App) buildMemory(ctx context.Context, secrets Secrets, signer *listing.Signer, idx *opensearch.Index, now func() time.Time) error {
 	cfg := a.Config
-	idx, err := a.newIndex(ctx)
-	if err != nil {
-		return err
-	}
 	if idx == nil {
 		if a.Function == FuncEmbedder {
 			return fmt.Errorf("awsapp: the embedder needs a search index: set %s", awsenv.EnvSearchEndpoint)
@@ -277,19 +286,29 @@ func (a *App) buildMemory(ctx context.Context, secrets Secrets, signer *listing.
 	return nil
 }
 
-// errNotBuilt marks configuration that names an adapter this build does not
-// have yet.
-var errNotBuilt = errors.New("not available in this build")
-
-// newIndex returns the search index, or nil when none is configured.
-func (a *App) newIndex(_ context.Context) (search.Index, error) {
-	if a.Config.SearchEndpoint == "" {
+// newIndex returns the OpenSearch index (requests SigV4-signed with the
+// function's credentials), or nil when no endpoint is configured. It makes
+// no call: see bootstrapIndex.
+func (a *App) newIndex() (*opensearch.Index, error) {
+	c := a.Config
+	if c.SearchEndpoint == "" {
 		return nil, nil
 	}
-	// TODO(search/opensearch): wire the OpenSearch adapter here (endpoint
-	// a.Config.SearchEndpoint, SigV4 service a.Config.SearchService, the
-	// function's credentials a.AWS) once shared/search/opensearch exists.
-	return nil, fmt.Errorf("awsapp: %s is set but the OpenSearch search adapter is %w", awsenv.EnvSearchEndpoint, errNotBuilt)
+	signer, err := awsv2.NewSignerWithService(a.AWS, c.SearchService)
+	if err != nil {
+		return nil, fmt.Errorf("awsapp: OpenSearch signer: %w", err)
+	}
+	client, err := opensearchapi.NewClient(opensearchapi.Config{Client: osgo.Config{
+		Addresses: []string{c.SearchEndpoint}, Signer: signer,
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("awsapp: %s: %w", awsenv.EnvSearchEndpoint, err)
+	}
+	replicas := c.SearchReplicas
+	if replicas == 0 {
+		replicas = -1 // the adapter reads 0 as its default
+	}
+	return opensearch.New(opensearch.Options{Client: client, Replicas: replicas})
 }
 
 // newEmbedder returns the configured embedder.

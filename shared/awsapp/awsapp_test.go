@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -156,6 +157,55 @@ func TestLoadReadsOnlyWhatTheFunctionNeeds(t *testing.T) {
 	a, logs, err := load(t, awsenv.FuncMCP, map[string]string{awsenv.EnvMasterHash: strings.Repeat("ab", 32), awsenv.EnvCursorKey: master}, secrets())
 	if err != nil || a.Memory != nil || !strings.Contains(logs, "memory tools disabled") {
 		t.Errorf("mcp without an index: %v, %s", err, logs)
+	}
+}
+
+// TestSearchIndexAtLoad: with an OpenSearch endpoint the functions that
+// use memory check (and create) the index at load, SigV4-signing for the
+// configured service; a failure stops the start.
+func TestSearchIndexAtLoad(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	fail := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		if !strings.Contains(r.Header.Get("Authorization"), "/aoss/aws4_request") {
+			http.Error(w, "not signed for aoss: "+r.Header.Get("Authorization"), http.StatusForbidden)
+			return
+		}
+		if fail {
+			http.Error(w, `{"error":{"type":"cluster_block_exception"},"status":503}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodHead && r.URL.Path == "/vantagepeers-search":
+			w.WriteHeader(http.StatusOK)
+		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/_search/pipeline/"):
+			_, _ = w.Write([]byte(`{"acknowledged":true}`))
+		default:
+			http.Error(w, "unexpected", http.StatusBadRequest)
+		}
+	}))
+	defer srv.Close()
+	e := func() map[string]string {
+		return map[string]string{awsenv.EnvSearchEndpoint: srv.URL, awsenv.EnvSearchService: "aoss",
+			awsenv.EnvQueueURL: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs", awsenv.EnvMasterHash: strings.Repeat("ab", 32), awsenv.EnvCursorKey: master}
+	}
+	for _, fn := range []string{awsenv.FuncMCP, awsenv.FuncEmbedder} {
+		a, _, err := load(t, fn, e(), awsapp.StaticSecrets{})
+		if err != nil || a.Memory == nil || a.Queue == nil {
+			t.Fatalf("%s: %v (memory %v)", fn, err, a != nil && a.Memory != nil)
+		}
+	}
+	if want := []string{"HEAD /vantagepeers-search", "PUT /_search/pipeline/vantagepeers-rrf"}; !reflect.DeepEqual(seen[:2], want) {
+		t.Errorf("requests %v, want %v first", seen, want)
+	}
+	fail = true
+	if _, _, err := load(t, awsenv.FuncEmbedder, e(), awsapp.StaticSecrets{}); err == nil || !strings.Contains(err.Error(), "search index") {
+		t.Errorf("unreachable index: %v", err)
 	}
 }
 

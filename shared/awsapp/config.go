@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
@@ -31,6 +32,7 @@ type Config struct {
 
 	SearchEndpoint string
 	SearchService  string
+	SearchReplicas int
 
 	Embedder      string
 	BedrockModel  string
@@ -90,6 +92,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			bad(awsenv.EnvLogLevel, fmt.Sprintf("%q is not one of debug, info, warn, error", lvl))
 		}
+	}
+	c.SearchReplicas = 1
+	if v := get(awsenv.EnvSearchReplicas); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 5 {
+			bad(awsenv.EnvSearchReplicas, fmt.Sprintf("%q is not a number of replicas from 0 to 5", v))
+		}
+		c.SearchReplicas = n
 	}
 	switch c.SearchService {
 	case "":

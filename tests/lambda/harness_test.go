@@ -21,6 +21,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,9 @@ import (
 	"testing"
 	"time"
 
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/vantagepeers/vantagepeers/shared/queue/sqs/sqstest"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 )
@@ -48,6 +52,11 @@ var (
 	ddbOnce  sync.Once
 	ddb      *dynamotest.Server
 	ddbErr   error
+	sqsOnce  sync.Once
+	sqsSrv   *sqstest.Server
+	sqsErr   error
+	// sqsEndpoint is fauxqs's, once sqsClient started it.
+	sqsEndpoint string
 )
 
 func TestMain(m *testing.M) {
@@ -68,6 +77,9 @@ func run(m *testing.M) int {
 	code := m.Run()
 	if ddb != nil {
 		ddb.Stop()
+	}
+	if sqsSrv != nil {
+		sqsSrv.Stop()
 	}
 	return code
 }
@@ -139,6 +151,24 @@ func table(t testing.TB) (endpoint, name string) {
 	return ddb.Endpoint, name
 }
 
+// sqsClient starts fauxqs (once per run) and returns a client for it.
+func sqsClient(t testing.TB) *awssqs.Client {
+	t.Helper()
+	sqsOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		sqsSrv, sqsErr = sqstest.Launch(ctx)
+	})
+	if sqsErr != nil {
+		if errors.Is(sqsErr, sqstest.ErrUnavailable) {
+			skipOrFail(t, "fauxqs: %v", sqsErr)
+		}
+		t.Fatal(sqsErr)
+	}
+	sqsEndpoint = sqsSrv.Endpoint
+	return sqstest.NewClient(sqsSrv.Endpoint)
+}
+
 // baseEnv is the environment of a function under the emulator: dummy
 // credentials (for the stand-ins only), no instance metadata probes.
 func baseEnv(endpoint, tableName string) map[string]string {
@@ -153,6 +183,51 @@ func baseEnv(endpoint, tableName string) map[string]string {
 func masterHash() string {
 	h := sha256.Sum256([]byte(masterToken))
 	return hex.EncodeToString(h[:])
+}
+
+// ---- a minimal OpenSearch ----
+
+// searchStandIn answers what the functions ask OpenSearch at start (is the
+// index there, put the hybrid pipeline) and records every request; any
+// other request is answered 400, so a test that needs more notices. The
+// adapter's protocol (bulk, queries, k-NN) is tested against a checking
+// fake in shared/search/opensearch; no OpenSearch server can run here.
+type searchStandIn struct {
+	URL  string
+	mu   sync.Mutex
+	reqs []string
+}
+
+func newSearchStandIn(t testing.TB) *searchStandIn {
+	t.Helper()
+	s := &searchStandIn{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.reqs = append(s.reqs, r.Method+" "+r.URL.Path)
+		s.mu.Unlock()
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") || !strings.Contains(r.Header.Get("Authorization"), "/es/aws4_request") {
+			http.Error(w, `{"error":{"type":"security_exception","reason":"not SigV4-signed for es"},"status":403}`, http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodHead && r.URL.Path == "/vantagepeers-search":
+			w.WriteHeader(http.StatusOK)
+		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/_search/pipeline/"):
+			_, _ = io.WriteString(w, `{"acknowledged":true}`)
+		default:
+			http.Error(w, `{"error":{"type":"illegal_argument_exception","reason":"not in the stand-in"},"status":400}`, http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func (s *searchStandIn) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.reqs...)
 }
 
 // ---- the emulator ----

@@ -1,17 +1,25 @@
 package lambda_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/queue"
+	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
 )
 
 // rpc is a JSON-RPC request body.
@@ -64,16 +72,27 @@ func result(t *testing.T, status int, body []byte) any {
 	return normalize(r.Result)
 }
 
-// TestMCPMatchesEmbedded: tools/list and a sequence of tool calls through
-// API Gateway events, the mcp function and DynamoDB Local give the same
-// results as the embedded server on SQLite.
-func TestMCPMatchesEmbedded(t *testing.T) {
+// mcpEnv is the mcp function's environment: the stand-ins, the master
+// token's hash, a cursor key, and the local embedder (as the embedded
+// server) with an OpenSearch that answers the start-up requests.
+func mcpEnv(t *testing.T) map[string]string {
 	endpoint, tableName := table(t)
 	env := baseEnv(endpoint, tableName)
 	env["VP_MASTER_TOKEN_SHA256"] = masterHash()
 	env["VP_CURSOR_KEY"] = strings.Repeat("42", 32)
 	env["VP_PUBLIC_BASE_URL"] = "https://" + apiID + ".execute-api.us-east-1.amazonaws.com"
-	fn := startRIE(t, "mcp", env)
+	env["VP_OPENSEARCH_ENDPOINT"] = newSearchStandIn(t).URL
+	env["VP_EMBEDDER"] = "local"
+	// Only store_memory would send there; no call here does.
+	env["VP_EMBED_QUEUE_URL"] = "http://127.0.0.1:9/000000000000/vp-unused"
+	return env
+}
+
+// TestMCPMatchesEmbedded: tools/list and a sequence of tool calls through
+// API Gateway events, the mcp function and DynamoDB Local give the same
+// results as the embedded server on SQLite.
+func TestMCPMatchesEmbedded(t *testing.T) {
+	fn := startRIE(t, "mcp", mcpEnv(t))
 	emb := startEmbedded(t)
 
 	// The first invocation is the cold start: process start to response.
@@ -90,17 +109,9 @@ func TestMCPMatchesEmbedded(t *testing.T) {
 		return m
 	}
 	lt, et := byName(lambdaTools), byName(embeddedTools)
-	// TODO(search/opensearch): the memory tools need a search index, which on
-	// AWS is OpenSearch; until that adapter exists the mcp function serves
-	// without them. Every other tool must be advertised identically.
-	memoryTools := memoryToolNames(t)
-	var missing []string
 	for name, tool := range et {
 		if _, ok := lt[name]; !ok {
-			missing = append(missing, name)
-			if !memoryTools[name] {
-				t.Errorf("tools/list through Lambda lacks %s", name)
-			}
+			t.Errorf("tools/list through Lambda lacks %s", name)
 			continue
 		}
 		if !reflect.DeepEqual(lt[name], tool) {
@@ -113,10 +124,6 @@ func TestMCPMatchesEmbedded(t *testing.T) {
 		if _, ok := et[name]; !ok {
 			t.Errorf("tools/list through Lambda has %s, the embedded server has not", name)
 		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		t.Logf("TODO(search/opensearch): %d memory tools not served through Lambda yet: %v", len(missing), missing)
 	}
 	n := len(lt)
 	if n < 10 {
@@ -229,14 +236,9 @@ func TestOAuthFunction(t *testing.T) {
 // TestSchedulerFiresRecurringTasks: an EventBridge scheduled event runs the
 // recurring-tasks job on the table the mcp function writes, once per slot.
 func TestSchedulerFiresRecurringTasks(t *testing.T) {
-	endpoint, tableName := table(t)
-	env := baseEnv(endpoint, tableName)
-	mcpEnv := map[string]string{"VP_MASTER_TOKEN_SHA256": masterHash(), "VP_CURSOR_KEY": strings.Repeat("42", 32)}
-	for k, v := range env {
-		mcpEnv[k] = v
-	}
-	mcp := startRIE(t, "mcp", mcpEnv)
-	scheduler := startRIE(t, "scheduler", env)
+	env := mcpEnv(t)
+	mcp := startRIE(t, "mcp", env)
+	scheduler := startRIE(t, "scheduler", baseEnv(env["VP_DYNAMODB_ENDPOINT"], env["VP_TABLE"]))
 
 	call := func(name string, args map[string]any) map[string]any {
 		t.Helper()
@@ -280,24 +282,84 @@ func TestSchedulerFiresRecurringTasks(t *testing.T) {
 	}
 }
 
-// TestEmbedderReportsPoisonedMessage: an SQS batch with one message that is
-// not a job reports exactly that message as a batch item failure.
+// TestEmbedderReportsPoisonedMessage: jobs enqueued by the SQS adapter on
+// fauxqs and a message that is not a job, received from fauxqs and handed
+// to the embedder as the SQS event source would: exactly the poisoned
+// message is reported as a batch item failure.
 func TestEmbedderReportsPoisonedMessage(t *testing.T) {
-	// TODO(search/opensearch): the embedder needs the memory service, whose
-	// search index on AWS is OpenSearch. Once shared/search/opensearch
-	// exists, run the embedder here against its protocol fake (and fauxqs
-	// for the real message bodies and attributes); until then the in-process
-	// test shared/awsapp TestHandleEmbedBatch covers the handler.
 	binaries(t)
 	endpoint, tableName := table(t)
-	env := baseEnv(endpoint, tableName)
-	env["VP_EMBED_QUEUE_URL"] = "http://127.0.0.1:1/000000000000/jobs"
-	fn := startRIE(t, "embedder", env)
-	status, body := fn.invokeRaw(t, map[string]any{"Records": []any{}})
-	if status == 200 || !strings.Contains(fn.out.String(), "VP_OPENSEARCH_ENDPOINT") {
-		t.Fatalf("without a search index the embedder should refuse to start, naming VP_OPENSEARCH_ENDPOINT; got HTTP %d %s\n%s", status, body, fn.out.String())
+	client := sqsClient(t)
+	ctx := context.Background()
+	q, err := client.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("vp-lambda-%d", time.Now().UnixNano()))})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Skip("TODO(search/opensearch): the embedder cannot run without the OpenSearch adapter; its init error is checked above")
+	queueURL := aws.ToString(q.QueueUrl)
+	jobs, err := sqsqueue.New(sqsqueue.Options{Client: client, QueueURL: queueURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two embedding jobs as store_memory enqueues them (for memories that
+	// are gone by now, which the job skips), and one poisoned message.
+	payload := func(id string) []byte {
+		b, _ := json.Marshal(memory.EmbedPayload{Ref: memory.RefMemory, ID: id})
+		return b
+	}
+	if err := jobs.Enqueue(ctx,
+		queue.Job{ID: "job_a", Kind: memory.JobEmbed, Tenant: "default", Payload: payload("mem_01jdaaaaaaaaaaaaaaaaaaaaaa")},
+		queue.Job{ID: "job_b", Kind: memory.JobEmbed, Tenant: "default", Payload: payload("mem_01jdbbbbbbbbbbbbbbbbbbbbbb")},
+	); err != nil {
+		t.Fatal(err)
+	}
+	poison, err := client.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(`{"id": "job_c", "kind": `)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What Lambda's poller receives, as the event it builds.
+	var records []map[string]any
+	for len(records) < 3 {
+		out, err := client.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			t.Fatalf("fauxqs returned %d of the 3 messages", len(records))
+		}
+		for _, m := range out.Messages {
+			records = append(records, map[string]any{
+				"messageId": aws.ToString(m.MessageId), "receiptHandle": aws.ToString(m.ReceiptHandle), "body": aws.ToString(m.Body),
+				"attributes": m.Attributes, "messageAttributes": map[string]any{}, "md5OfBody": aws.ToString(m.MD5OfBody),
+				"eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:vp-acme-EmbedJobs", "awsRegion": "us-east-1",
+			})
+		}
+	}
+	if records[0]["attributes"].(map[string]string)["ApproximateReceiveCount"] == "" {
+		t.Fatalf("fauxqs gave no ApproximateReceiveCount: %v", records[0]["attributes"])
+	}
+
+	env := baseEnv(endpoint, tableName)
+	env["VP_OPENSEARCH_ENDPOINT"] = newSearchStandIn(t).URL
+	env["VP_EMBED_QUEUE_URL"] = queueURL
+	env["VP_SQS_ENDPOINT"] = sqsEndpoint
+	env["VP_EMBEDDER"] = "local"
+	fn := startRIE(t, "embedder", env)
+	var resp struct {
+		BatchItemFailures []struct {
+			ItemIdentifier string `json:"itemIdentifier"`
+		} `json:"batchItemFailures"`
+	}
+	out := fn.invoke(t, map[string]any{"Records": records})
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != aws.ToString(poison.MessageId) {
+		t.Fatalf("batch item failures %s, want exactly the poisoned message %s", out, aws.ToString(poison.MessageId))
+	}
+	if !strings.Contains(fn.out.String(), `"msg":"embedding batch","function":"embedder","received":3,"failed":1`) {
+		t.Errorf("no batch log line:\n%s", fn.out.String())
+	}
 }
 
 // TestColdStart starts the mcp function five times under the emulator and
@@ -305,10 +367,7 @@ func TestEmbedderReportsPoisonedMessage(t *testing.T) {
 // and the init time the emulator reports. The goal is an init under 60 ms;
 // on a loaded machine the figures vary, so they are printed, not asserted.
 func TestColdStart(t *testing.T) {
-	endpoint, tableName := table(t)
-	env := baseEnv(endpoint, tableName)
-	env["VP_MASTER_TOKEN_SHA256"] = masterHash()
-	env["VP_CURSOR_KEY"] = strings.Repeat("42", 32)
+	env := mcpEnv(t)
 	var first, inits []float64
 	for i := 0; i < 5; i++ {
 		fn := startRIE(t, "mcp", env)
@@ -352,22 +411,4 @@ func TestZipSizes(t *testing.T) {
 	}
 	t.Log("zipped sizes:\n" + strings.Join(lines, "\n"))
 	fmt.Fprintln(os.Stderr, "lambda: zipped sizes\n  "+strings.Join(lines, "\n  "))
-}
-
-// memoryToolNames are the tools registered by the memory capability
-// (shared/mcpserver/{memory,episodes,fixpatterns}.go).
-func memoryToolNames(t *testing.T) map[string]bool {
-	t.Helper()
-	names := map[string]bool{}
-	re := regexp.MustCompile(`Name:\s*"([a-z_]+)"`)
-	for _, f := range []string{"memory.go", "episodes.go", "fixpatterns.go"} {
-		b, err := os.ReadFile(filepath.Join(repoRoot, "shared", "mcpserver", f))
-		if err != nil {
-			continue
-		}
-		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-			names[m[1]] = true
-		}
-	}
-	return names
 }

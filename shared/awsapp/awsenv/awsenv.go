@@ -22,9 +22,10 @@ const (
 	EnvQueueURL         = "VP_EMBED_QUEUE_URL"   // SQS queue of embedding jobs
 	EnvSQSEndpoint      = "VP_SQS_ENDPOINT"      // tests: fauxqs
 	EnvSearchEndpoint   = "VP_OPENSEARCH_ENDPOINT"
-	EnvSearchService    = "VP_OPENSEARCH_SERVICE" // "es" (domain, default) or "aoss" (serverless)
-	EnvEmbedder         = "VP_EMBEDDER"           // local (default) | bedrock | openai
-	EnvBedrockModel     = "VP_BEDROCK_MODEL"      // default amazon.titan-embed-text-v2:0
+	EnvSearchService    = "VP_OPENSEARCH_SERVICE"  // "es" (domain, default) or "aoss" (serverless)
+	EnvSearchReplicas   = "VP_OPENSEARCH_REPLICAS" // replicas of the index (default 1; 0 on a one-node domain)
+	EnvEmbedder         = "VP_EMBEDDER"            // local (default) | bedrock | openai
+	EnvBedrockModel     = "VP_BEDROCK_MODEL"       // default amazon.titan-embed-text-v2:0
 	EnvOpenAIBaseURL    = "VP_OPENAI_BASE_URL"
 	EnvOpenAIModel      = "VP_OPENAI_MODEL"
 	EnvOpenAIKeySecret  = "VP_OPENAI_API_KEY_SECRET" // Secrets Manager id of the API key
