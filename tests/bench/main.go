@@ -51,6 +51,7 @@ type config struct {
 	profileDir string
 	keep       bool
 	seedSync   string
+	co         checkoutConfig // -checkout (checkout.go)
 }
 
 func main() {
@@ -85,7 +86,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the data directories and server logs")
 	fs.StringVar(&c.seedSync, "seed-synchronous", "OFF", "SQLite synchronous level used only while seeding")
 	quick := fs.Bool("quick", false, "smoke test: defaults become -sizes=1000 -n=300 -warmup=50")
+	parseCheckout := checkoutFlags(fs, &c.co)
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if err := parseCheckout(); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -151,6 +156,9 @@ func parseSizes(s string) ([]int, error) {
 }
 
 func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	if cfg.co.on {
+		return runCheckout(ctx, cfg, stdout, stderr)
+	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", args...) }
 	work, err := os.MkdirTemp(cfg.dataRoot, "vp-bench-")
 	if err != nil {
