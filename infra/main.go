@@ -13,6 +13,7 @@
 //	searchTier        opensearch-domain-small (default) | opensearch-domain-medium | opensearch-serverless
 //	masterTokenHash   SHA-256 (hex) of a master token you keep; default: the stack generates the token in Secrets Manager
 //	alarmEmail        subscribed to the alarm topic
+//	clerkIssuer, clerkAudience, allowedExtIds   the Clerk exchange (POST /issueBearerFromClerk), as for the embedded server
 //	logRetentionDays  default 30
 //	deletionProtection  default true (table, search domain and secrets are retained on stack deletion either way)
 //	lambdaDir         default <repo>/dist/lambda (make lambdas)
@@ -57,6 +58,9 @@ func propsFromContext(app awscdk.App) (*CustomerProps, error) {
 		SearchTier:      SearchTier(ctx("searchTier")),
 		MasterTokenHash: ctx("masterTokenHash"),
 		AlarmEmail:      ctx("alarmEmail"),
+		ClerkIssuer:     ctx("clerkIssuer"),
+		ClerkAudience:   ctx("clerkAudience"),
+		AllowedExtIDs:   ctx("allowedExtIds"),
 		LambdaDir:       ctx("lambdaDir"),
 	}
 	region := firstOf(ctx("region"), os.Getenv("CDK_DEFAULT_REGION"), "us-east-1")

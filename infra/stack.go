@@ -78,6 +78,9 @@ type CustomerProps struct {
 	MasterTokenHash string
 	// AlarmEmail, when set, is subscribed to the alarm topic.
 	AlarmEmail string
+	// ClerkIssuer, ClerkAudience and AllowedExtIDs (comma-separated)
+	// configure the Clerk exchange of the oauth function.
+	ClerkIssuer, ClerkAudience, AllowedExtIDs string
 	// LogRetentionDays of the functions' logs (default 30).
 	LogRetentionDays int
 	// DeletionProtection of the table (default true). When on, the table,
@@ -300,6 +303,11 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 			fn.AddEnvironment(jsii.String(awsenv.EnvMasterHash), jsii.String(p.MasterTokenHash), nil)
 		}
 		fn.AddEnvironment(jsii.String(awsenv.EnvPublicBaseURL), s.BaseURL, nil)
+	}
+	for k, v := range map[string]string{awsenv.EnvClerkIssuer: p.ClerkIssuer, awsenv.EnvClerkAudience: p.ClerkAudience, awsenv.EnvAllowedExtIDs: p.AllowedExtIDs} {
+		if v != "" {
+			oauth.AddEnvironment(jsii.String(k), jsii.String(v), nil)
+		}
 	}
 	// List cursors are minted and checked by the mcp function only.
 	mcp.AddEnvironment(jsii.String(awsenv.EnvKeysSecret), keys.SecretArn(), nil)

@@ -585,7 +585,13 @@ func TestEmbeddingProviders(t *testing.T) {
 }
 
 func TestCustomDomain(t *testing.T) {
-	m := synth(t, CustomerProps{Domain: "mcp.acme.example", CertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abc"})
+	m := synth(t, CustomerProps{Domain: "mcp.acme.example", CertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abc",
+		ClerkIssuer: "https://clerk.acme.example"})
+	oauthID, _ := m.function(awsenv.FuncOAuth)
+	if env := fmt.Sprint(m.Resources[oauthID].Properties["Environment"]); !strings.Contains(env, awsenv.EnvClerkIssuer+":https://clerk.acme.example") ||
+		!strings.Contains(env, awsenv.EnvPublicBaseURL+":https://mcp.acme.example") {
+		t.Errorf("oauth environment = %s", env)
+	}
 	m.one("AWS::ApiGatewayV2::DomainName", "Domain")
 	if got := fmt.Sprint(m.Outputs["McpUrl"]["Value"]); !strings.Contains(got, "https://mcp.acme.example") {
 		t.Errorf("McpUrl = %s", got)
