@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/search"
 )
 
 func naiveDot(a, b []float32) float64 {
@@ -61,10 +63,15 @@ func TestParallelScan(t *testing.T) {
 		s.put(rowMeta{id: string(rune('a'+i%26)) + string(rune(i)), kind: kind}, normalised(v))
 	}
 	q := normalised([]float32{1, -1, 0.5, 0, 0, 0.25, 0, 1})
-	pass := func(m *rowMeta) bool { return m.kind == "memory" }
+	m := s.mask(search.Filter{Tenant: "t", Kinds: []string{"memory"}})
 	for _, k := range []int{1, 10, 100} {
-		want := s.scanRange(q, pass, k, 0, n).sorted(func(a, b int) bool { return a < b })
-		got := s.scan(q, pass, k).sorted(func(a, b int) bool { return a < b })
+		want := s.scanRange(q, m, k, 0, n).sorted(func(a, b int) bool { return a < b })
+		got := s.scan(q, m, k).sorted(func(a, b int) bool { return a < b })
+		for _, e := range got {
+			if s.meta[e.row].kind != "memory" {
+				t.Fatalf("row of kind %s passed the filter", s.meta[e.row].kind)
+			}
+		}
 		if len(got) != len(want) {
 			t.Fatalf("k=%d: %d rows, want %d", k, len(got), len(want))
 		}

@@ -25,13 +25,94 @@ type rowMeta struct {
 }
 
 // vectorSet is the in-memory copy of one (tenant, embedder)'s vectors:
-// row i is data[i*dim : (i+1)*dim], unit length, described by meta[i].
+// row i is data[i*dim : (i+1)*dim], unit length, described by meta[i] and,
+// for the filter, by code[i]: its kind, namespace, type and owner interned
+// as small integers, so that a query checks a row with four array reads.
 type vectorSet struct {
 	mu   sync.RWMutex
 	dim  int
 	data []float32
 	meta []rowMeta
+	code []rowCode
+	dict [4]dict // kind, namespace, type, owner
 	slot map[string]int
+}
+
+type rowCode struct {
+	f       [4]uint32
+	expires int64
+}
+
+// dict interns strings; entries are never removed (a set holds few
+// distinct kinds, namespaces, types and owners).
+type dict struct {
+	id    map[string]uint32
+	names []string
+}
+
+func (d *dict) intern(s string) uint32 {
+	if id, ok := d.id[s]; ok {
+		return id
+	}
+	if d.id == nil {
+		d.id = map[string]uint32{}
+	}
+	id := uint32(len(d.names))
+	d.id[s] = id
+	d.names = append(d.names, s)
+	return id
+}
+
+func (s *vectorSet) codeOf(m rowMeta) rowCode {
+	return rowCode{f: [4]uint32{s.dict[0].intern(m.kind), s.dict[1].intern(m.ns), s.dict[2].intern(m.typ), s.dict[3].intern(m.owner)}, expires: m.expires}
+}
+
+// mask is a compiled filter: allow[j][id] says whether value id of field j
+// passes (nil: any value does).
+type mask struct {
+	allow [4][]bool
+	now   int64
+}
+
+// mask compiles the fields of f other than the tenant, or returns nil when
+// nothing filters. The caller holds s.mu.
+func (s *vectorSet) mask(f search.Filter) *mask {
+	ns := f.Namespaces
+	if containsStar(ns) {
+		ns = nil
+	}
+	if len(f.Kinds) == 0 && len(ns) == 0 && len(f.Types) == 0 && f.Owner == "" && f.NowMS == 0 {
+		return nil
+	}
+	m := &mask{now: f.NowMS}
+	build := func(j int, ok func(string) bool) {
+		m.allow[j] = make([]bool, len(s.dict[j].names))
+		for i, n := range s.dict[j].names {
+			m.allow[j][i] = ok(n)
+		}
+	}
+	if len(f.Kinds) > 0 {
+		build(0, func(v string) bool { return slices.Contains(f.Kinds, v) })
+	}
+	if len(ns) > 0 {
+		build(1, func(v string) bool { return search.NamespaceAllowed(ns, v) })
+	}
+	if len(f.Types) > 0 {
+		build(2, func(v string) bool { return slices.Contains(f.Types, v) })
+	}
+	if f.Owner != "" {
+		build(3, func(v string) bool { return v == f.Owner })
+	}
+	return m
+}
+
+func (m *mask) pass(c *rowCode) bool {
+	for j := range m.allow {
+		if a := m.allow[j]; a != nil && !a[c.f[j]] {
+			return false
+		}
+	}
+	return m.now == 0 || c.expires == 0 || c.expires > m.now
 }
 
 // dimension is the length of the set's vectors (0 while empty of any).
@@ -54,10 +135,12 @@ func (s *vectorSet) put(m rowMeta, v []float32) bool {
 	if i, ok := s.slot[m.id]; ok {
 		copy(s.data[i*s.dim:(i+1)*s.dim], v)
 		s.meta[i] = m
+		s.code[i] = s.codeOf(m)
 		return true
 	}
 	s.slot[m.id] = len(s.meta)
 	s.meta = append(s.meta, m)
+	s.code = append(s.code, s.codeOf(m))
 	s.data = append(s.data, v...)
 	return true
 }
@@ -74,9 +157,11 @@ func (s *vectorSet) remove(id string) {
 	if i != last {
 		copy(s.data[i*s.dim:(i+1)*s.dim], s.data[last*s.dim:(last+1)*s.dim])
 		s.meta[i] = s.meta[last]
+		s.code[i] = s.code[last]
 		s.slot[s.meta[i].id] = i
 	}
 	s.meta = s.meta[:last]
+	s.code = s.code[:last]
 	s.data = s.data[:last*s.dim]
 	delete(s.slot, id)
 }
@@ -87,6 +172,7 @@ func (s *vectorSet) setMeta(d search.Doc) {
 	defer s.mu.Unlock()
 	if i, ok := s.slot[d.ID]; ok {
 		s.meta[i] = metaOf(d)
+		s.code[i] = s.codeOf(s.meta[i])
 	}
 }
 
@@ -165,6 +251,7 @@ func (x *Index) set(ctx context.Context, tenant, embedder string) (*vectorSet, e
 	}
 	s.data = make([]float32, 0, n*(bytes/4))
 	s.meta = make([]rowMeta, 0, n)
+	s.code = make([]rowCode, 0, n)
 	s.slot = make(map[string]int, n)
 	rows, err := x.r.QueryContext(ctx, `SELECT d.id, d.kind, d.ns, d.type, d.owner, d.expires, v.v
 		FROM search_vectors v JOIN search_docs d ON d.rid = v.rid WHERE v.embedder = ? AND d.tenant = ?`, embedder, tenant)
@@ -216,7 +303,7 @@ func (x *Index) Vector(ctx context.Context, v search.Vector, f search.Filter, k 
 		return nil, fmt.Errorf("search.local.Vector: %w: %s holds %d dimensions, got %d",
 			search.ErrDimension, v.Embedder, set.dim, len(q))
 	}
-	top := set.scan(q, rowFilter(f), k)
+	top := set.scan(q, set.mask(f), k)
 	idx := top.sorted(func(a, b int) bool { return set.meta[a].id < set.meta[b].id })
 	hits := make([]search.Hit, len(idx))
 	for j, e := range idx {
@@ -230,11 +317,11 @@ func (x *Index) Vector(ctx context.Context, v search.Vector, f search.Filter, k 
 const parallelRows = 16384
 
 // scan returns the k rows nearest to q among those pass accepts.
-func (s *vectorSet) scan(q []float32, pass func(*rowMeta) bool, k int) *topK {
+func (s *vectorSet) scan(q []float32, m *mask, k int) *topK {
 	n := len(s.meta)
 	parts := min(runtime.GOMAXPROCS(0), n/(parallelRows/2))
 	if n < parallelRows || parts < 2 {
-		return s.scanRange(q, pass, k, 0, n)
+		return s.scanRange(q, m, k, 0, n)
 	}
 	tops := make([]*topK, parts)
 	var wg sync.WaitGroup
@@ -242,7 +329,7 @@ func (s *vectorSet) scan(q []float32, pass func(*rowMeta) bool, k int) *topK {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tops[p] = s.scanRange(q, pass, k, p*n/parts, (p+1)*n/parts)
+			tops[p] = s.scanRange(q, m, k, p*n/parts, (p+1)*n/parts)
 		}()
 	}
 	wg.Wait()
@@ -255,12 +342,12 @@ func (s *vectorSet) scan(q []float32, pass func(*rowMeta) bool, k int) *topK {
 	return top
 }
 
-func (s *vectorSet) scanRange(q []float32, pass func(*rowMeta) bool, k, from, to int) *topK {
+func (s *vectorSet) scanRange(q []float32, m *mask, k, from, to int) *topK {
 	top := newTopK(k)
 	dim := s.dim
 	data := s.data
 	for i := from; i < to; i++ {
-		if pass != nil && !pass(&s.meta[i]) {
+		if m != nil && !m.pass(&s.code[i]) {
 			continue
 		}
 		top.offer(dot(q, data[i*dim:(i+1)*dim:(i+1)*dim]), i)
@@ -268,8 +355,8 @@ func (s *vectorSet) scanRange(q []float32, pass func(*rowMeta) bool, k, from, to
 	return top
 }
 
-// rowFilter compiles the fields of f other than the tenant (the caches
-// are one tenant's) into a predicate, or nil when nothing filters.
+// rowFilter compiles the fields of f other than the tenant (a text index
+// is one tenant's) into a predicate, or nil when nothing filters.
 func rowFilter(f search.Filter) func(*rowMeta) bool {
 	ns := f.Namespaces
 	if containsStar(ns) {
