@@ -27,6 +27,12 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	run(func() {
 		jobs.RunEvery(ctx, log, "iframe-cleanup", time.Hour, jobs.IframeCleanup(a.coord, log))
 	})
+	// Load the search caches now rather than on each tenant's first query.
+	run(func() {
+		if err := a.index.Warm(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("warming the search index", "err", err)
+		}
+	})
 	// Vectors are computed here, off the request path; text search works
 	// from the moment a memory is stored.
 	run(func() {

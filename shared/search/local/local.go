@@ -69,6 +69,9 @@ type Index struct {
 	mu    sync.Mutex // guards sets and texts, and orders commits with cache updates
 	sets  map[setKey]*vectorSet
 	texts map[string]*textSet // by tenant
+	// dataVersion is SQLite's data_version as the writer connection last
+	// saw it: it moves only when another process commits to the file.
+	dataVersion int64
 }
 
 var _ search.Index = (*Index)(nil)
@@ -275,6 +278,9 @@ func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) 
 	if k <= 0 {
 		return nil, nil
 	}
+	if err := x.syncExternal(ctx); err != nil {
+		return nil, err
+	}
 	ts, err := x.text(ctx, f.Tenant)
 	if err != nil {
 		return nil, err
@@ -282,6 +288,27 @@ func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) 
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	return ts.search(terms, rowFilter(f), k), nil
+}
+
+// syncExternal drops the in-memory caches when another process (a stdio
+// host next to `serve`, on the same data dir) has written to the index
+// since we last looked; they reload from SQLite on the next query. Our own
+// writes update the caches directly and do not move data_version.
+func (x *Index) syncExternal(ctx context.Context) error {
+	var v int64
+	if err := x.w.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return fmt.Errorf("search.local: data_version: %w", err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if v != x.dataVersion {
+		if x.dataVersion != 0 {
+			x.sets = map[setKey]*vectorSet{}
+			x.texts = map[string]*textSet{}
+		}
+		x.dataVersion = v
+	}
+	return nil
 }
 
 // Warm loads every tenant's text index and vector caches now, instead of

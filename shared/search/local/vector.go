@@ -286,6 +286,9 @@ func (x *Index) Vector(ctx context.Context, v search.Vector, f search.Filter, k 
 	if k <= 0 {
 		return nil, nil
 	}
+	if err := x.syncExternal(ctx); err != nil {
+		return nil, err
+	}
 	if len(v.Values) == 0 {
 		return nil, fmt.Errorf("search.local.Vector: %w (empty vector)", search.ErrDimension)
 	}
