@@ -5,7 +5,8 @@
 #   make test    install test dependencies (scripts/test-deps.sh), then every test (both store
 #                backends, end-to-end with real clients), the race detector over shared/ and
 #                functions/ in -short mode (SQLite backend), the CDK tests and an offline synth
-#   make bench   run the benchmark program (go run ./tests/bench)
+#   make bench   tool-call latency (go run ./tests/bench; ARGS=-checkout for checkout contention)
+#   make bench-retrieval  recall@k, MRR and latency of text/vector/hybrid search on LoCoMo
 #   make lint    gofmt check and go vet
 #   make lambdas build every Lambda function for linux/arm64 into dist/lambda/<name>.zip
 #   make synth   synthesize the CDK app offline into cdk.out/ (CUSTOMER=example unless given)
@@ -17,7 +18,7 @@ BIN := bin/vantagepeers
 ARGS ?=
 GOTESTFLAGS ?= -timeout 20m
 
-.PHONY: run build test test-deps e2e bench lint lambdas synth deploy infra-test
+.PHONY: run build test test-deps e2e bench bench-retrieval lint lambdas synth deploy infra-test
 
 build:
 	$(GO) build -o $(BIN) ./functions/vantagepeers
@@ -44,6 +45,10 @@ e2e: test-deps
 
 bench:
 	$(GO) run ./tests/bench $(ARGS)
+
+# Retrieval quality and latency on LoCoMo (../shared/bench/locomo-dev.json).
+bench-retrieval:
+	$(GO) run ./tests/benchretrieval $(ARGS)
 
 lint:
 	@out="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard -- '*.go'))"; \
