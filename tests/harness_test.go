@@ -560,19 +560,6 @@ func alive(t testing.TB) {
 	}
 }
 
-// knownBug marks a test of a server bug that is reported but not fixed yet:
-// it is skipped loudly unless VP_E2E_KNOWN_BUGS=1, so that CI stays green
-// while the bug stays visible. Remove the call when the bug is fixed.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("VP_E2E_KNOWN_BUGS") == "1" {
-		t.Logf("KNOWN BUG (run as a failure because VP_E2E_KNOWN_BUGS=1): %s", what)
-		return
-	}
-	fmt.Fprintf(os.Stderr, "e2e: KNOWN BUG, skipped (VP_E2E_KNOWN_BUGS=1 runs it): %s: %s\n", t.Name(), what)
-	t.Skipf("KNOWN BUG (set VP_E2E_KNOWN_BUGS=1 to run it as a failure): %s", what)
-}
-
 var errNoLine = errors.New("no line matched")
 
 // waitLine waits until read() contains a line matching re.

@@ -1,7 +1,7 @@
 package tests
 
 // Regression tests for the last two bugs the end-to-end tests found (both
-// fixed). New bugs go here behind knownBug() until they are fixed.
+// fixed).
 
 import (
 	"encoding/json"

@@ -224,12 +224,6 @@ func newSearchStandIn(t testing.TB) *searchStandIn {
 	return s
 }
 
-func (s *searchStandIn) requests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.reqs...)
-}
-
 // ---- the emulator ----
 
 type rie struct {

@@ -182,13 +182,6 @@ func (s *textSet) compact() {
 	s.terms, s.postings, s.live, s.sumLen = fresh.terms, fresh.postings, fresh.live, fresh.sumLen
 }
 
-// setMeta refreshes a document's filter fields (its text unchanged).
-func (s *textSet) setMeta(d search.Doc) {
-	if slot, ok := s.slot[d.ID]; ok {
-		s.docs[slot].meta = metaOf(d)
-	}
-}
-
 // queryTerms are the stems a query searches for: its words without stop
 // words (unless it has nothing else), each once.
 func queryTerms(text string) []string {
