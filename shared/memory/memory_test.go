@@ -15,6 +15,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/listing/listingtest"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
@@ -292,7 +293,7 @@ func checkListContract(t *testing.T, want []string, list func(listing.Params) (l
 	if err != nil || first.NextCursor == "" {
 		t.Fatalf("limit 1: %+v %v", first, err)
 	}
-	tampered := first.NextCursor[:len(first.NextCursor)-2] + "AA"
+	tampered := listingtest.Tamper(first.NextCursor)
 	_, err = list(listing.Params{Cursor: tampered})
 	wantKind(t, err, vp.KindInvalid, "cursor")
 	lite, err := list(listing.Params{Limit: intp(3), Fields: "lite"})
