@@ -32,13 +32,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/vantagepeers/vantagepeers/shared/internal/sqlitefile"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 )
 
@@ -97,54 +94,11 @@ CREATE INDEX IF NOT EXISTS search_vectors_embedder ON search_vectors (embedder, 
 
 // Open opens (creating when needed) the index at opts.Path.
 func Open(ctx context.Context, opts Options) (*Index, error) {
-	const op = "search.local.Open"
-	if opts.Path == "" {
-		return nil, fmt.Errorf("%s: empty path", op)
-	}
-	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	if f, err := os.OpenFile(opts.Path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
-		_ = f.Close()
-	} else {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	sync := opts.Synchronous
-	if sync == "" {
-		sync = "NORMAL"
-	}
-	switch strings.ToUpper(sync) {
-	case "OFF", "NORMAL", "FULL", "EXTRA":
-	default:
-		return nil, fmt.Errorf("%s: synchronous %q: want OFF, NORMAL, FULL or EXTRA", op, sync)
-	}
-	dsn := func(extra string) string {
-		return "file:" + opts.Path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-			"&_pragma=synchronous(" + sync + ")" + extra
-	}
-	w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
+	w, r, err := sqlitefile.Open(ctx, sqlitefile.Options{
+		Path: opts.Path, Synchronous: opts.Synchronous, ReadConns: opts.ReadConns, Schema: schema,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxIdleTime(0)
-	if _, err := w.ExecContext(ctx, schema); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("%s: schema: %w", op, err)
-	}
-	r, err := sql.Open("sqlite", dsn("&_pragma=query_only(1)"))
-	if err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	n := opts.ReadConns
-	if n <= 0 {
-		n = 4
-	}
-	r.SetMaxOpenConns(n)
-	r.SetMaxIdleConns(n)
-	for _, suffix := range []string{"-wal", "-shm"} {
-		_ = os.Chmod(opts.Path+suffix, 0o600)
+		return nil, fmt.Errorf("search.local.Open: %w", err)
 	}
 	tw := opts.TitleWeight
 	if tw <= 0 {

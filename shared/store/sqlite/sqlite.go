@@ -12,14 +12,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
+	"github.com/vantagepeers/vantagepeers/shared/internal/sqlitefile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 )
 
@@ -67,60 +64,15 @@ CREATE INDEX IF NOT EXISTS items_expiry ON items (expires) WHERE expires > 0;
 
 // Open opens (creating when needed) the database at opts.Path.
 func Open(ctx context.Context, opts Options) (*Store, error) {
-	const op = "store.sqlite.Open"
-	if opts.Path == "" {
-		return nil, fmt.Errorf("%s: empty path", op)
-	}
-	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	sync := strings.ToUpper(opts.Synchronous)
-	switch sync {
-	case "":
-		sync = "NORMAL"
-	case "OFF", "NORMAL", "FULL", "EXTRA":
-	default:
-		return nil, fmt.Errorf("%s: synchronous %q: want NORMAL, FULL, EXTRA or OFF", op, opts.Synchronous)
-	}
-	dsn := func(extra string) string {
-		return "file:" + opts.Path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-			"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(OFF)" + extra
-	}
-	// Create the file ourselves so that it is 0600 from the first byte.
-	if f, err := os.OpenFile(opts.Path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
-		_ = f.Close()
-	} else {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
+	w, r, err := sqlitefile.Open(ctx, sqlitefile.Options{
+		Path: opts.Path, Synchronous: opts.Synchronous, ReadConns: opts.ReadConns, Schema: schema,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, fmt.Errorf("store.sqlite.Open: %w", err)
 	}
-	// One writer: SQLite serialises writers anyway; one connection makes
-	// that explicit and keeps busy-waiting out of the write path.
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxIdleTime(0)
-	if _, err := w.ExecContext(ctx, schema); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("%s: schema: %w", op, err)
-	}
-	r, err := sql.Open("sqlite", dsn("&_pragma=query_only(1)"))
-	if err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	n := opts.ReadConns
-	if n <= 0 {
-		n = 4
-	}
-	r.SetMaxOpenConns(n)
-	r.SetMaxIdleConns(n)
 	now := opts.Now
 	if now == nil {
 		now = time.Now
-	}
-	for _, suffix := range []string{"-wal", "-shm"} {
-		_ = os.Chmod(opts.Path+suffix, 0o600)
 	}
 	return &Store{w: w, r: r, now: now, stmts: map[string]*sql.Stmt{}}, nil
 }
