@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"sync"
 
-
 	"github.com/vantagepeers/vantagepeers/shared/internal/sqlitefile"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 )
