@@ -162,50 +162,26 @@ func NewClient(endpoint string) *sqs.Client {
 
 // ---- test entry points ----
 
-var shared struct {
-	managed bool
-	once    sync.Once
-	srv     *Server
-	err     error
+var shared = &emulator.Shared[*Server]{
+	Launch: Launch,
+	Ready: func(s *Server) string {
+		return fmt.Sprintf("sqstest: fauxqs ready at %s in %s", s.Endpoint, s.StartedIn.Round(time.Millisecond))
+	},
 }
 
 // Main runs the package's tests with one emulator shared by all of them,
 // started on first use and stopped when they end. Call it from TestMain.
-func Main(m *testing.M) {
-	shared.managed = true
-	code := m.Run()
-	if shared.srv != nil {
-		shared.srv.Stop()
-	}
-	os.Exit(code)
-}
+func Main(m *testing.M) { shared.Main(m) }
 
 // Endpoint returns the endpoint of a running fauxqs: the shared one under
 // Main, else one started for t and stopped at its cleanup. When none can
 // start, t is skipped with a loud message, or failed when CI=true.
 func Endpoint(t testing.TB) string {
 	t.Helper()
-	if shared.managed {
-		shared.once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			shared.srv, shared.err = Launch(ctx)
-			if shared.err == nil {
-				fmt.Fprintf(os.Stderr, "sqstest: fauxqs ready at %s in %s\n", shared.srv.Endpoint, shared.srv.StartedIn.Round(time.Millisecond))
-			}
-		})
-		if shared.err != nil {
-			unavailable(t, shared.err)
-		}
-		return shared.srv.Endpoint
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	s, err := Launch(ctx)
+	s, err := shared.Get(t)
 	if err != nil {
 		unavailable(t, err)
 	}
-	t.Cleanup(s.Stop)
 	return s.Endpoint
 }
 
