@@ -68,6 +68,24 @@ type refreshToken struct {
 	ExpiresAt int64  `json:"expiresAt"`
 }
 
+// errClientDeleted answers a grant whose client disappeared meanwhile: every
+// token requires its client's item, so the write's condition failed.
+var errClientDeleted = &tokenError{status: http.StatusUnauthorized, code: "invalid_client", desc: "the client was deleted"}
+
+// commitGrant writes the issuance of a code or refresh grant. A failed
+// condition is either a concurrent redemption (retry, and the loser then
+// finds the grant used) or a deleted client (refused).
+func (s *Server) commitGrant(ctx context.Context, clientID string, ops []store.Op) (retry bool, err error) {
+	err = s.st.Write(ctx, ops...)
+	if errors.Is(err, store.ErrConditionFailed) {
+		if _, _, cerr := s.loadClient(ctx, clientID); cerr != nil {
+			return false, errClientDeleted
+		}
+		return true, nil
+	}
+	return false, err
+}
+
 func (s *Server) familyItem(f family) store.Item {
 	it := store.Item{Key: familyKey(f.ID), Data: mustJSON(f), ExpiresAt: f.ExpiresAt/1000 + 86400}
 	it.GSI[2] = store.Key{PK: clientFamiliesPK(f.ClientID), SK: f.ID}
@@ -272,15 +290,10 @@ func (s *Server) redeemCode(r *http.Request, c Client) (tokenResponse, error) {
 		it.Data = mustJSON(ac)
 		ops = append(ops, store.Put(it, store.IfVersion(it.Version)), store.Put(s.familyItem(f), store.IfNotExists),
 			s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: ac.Approver.TokenID, ClientID: c.ClientID, Tenant: g.Tenant, FamilyID: f.ID, Profile: g.Profile, Detail: grantCode, IP: clientIP(r), UserAgent: r.UserAgent()}))
-		err = s.st.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			if _, _, cerr := s.loadClient(ctx, c.ClientID); cerr != nil {
-				return tokenResponse{}, &tokenError{status: http.StatusUnauthorized, code: "invalid_client", desc: "the client was deleted"}
-			}
-			continue
-		}
-		if err != nil {
+		if retry, err := s.commitGrant(ctx, c.ClientID, ops); err != nil {
 			return tokenResponse{}, err
+		} else if retry {
+			continue
 		}
 		s.log.InfoContext(ctx, "oauth tokens issued", "grantType", grantCode, "clientId", c.ClientID, "tenant", g.Tenant, "profile", g.Profile, "familyId", f.ID)
 		return resp, nil
@@ -381,15 +394,10 @@ func (s *Server) refresh(r *http.Request, c Client) (tokenResponse, error) {
 		f.UpdatedAt, f.ExpiresAt = now, now+s.ttl.refresh.Milliseconds()
 		ops = append(ops, store.Put(s.familyItem(f), store.IfVersion(famIt.Version)),
 			s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: c.ClientID, ClientID: c.ClientID, Tenant: g.Tenant, FamilyID: f.ID, Profile: g.Profile, Detail: grantRefresh, IP: clientIP(r), UserAgent: r.UserAgent()}))
-		err = s.st.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			if _, _, cerr := s.loadClient(ctx, c.ClientID); cerr != nil {
-				return tokenResponse{}, &tokenError{status: http.StatusUnauthorized, code: "invalid_client", desc: "the client was deleted"}
-			}
-			continue
-		}
-		if err != nil {
+		if retry, err := s.commitGrant(ctx, c.ClientID, ops); err != nil {
 			return tokenResponse{}, err
+		} else if retry {
+			continue
 		}
 		s.log.InfoContext(ctx, "oauth tokens issued", "grantType", grantRefresh, "clientId", c.ClientID, "tenant", g.Tenant, "profile", g.Profile, "familyId", f.ID)
 		return resp, nil
@@ -415,7 +423,7 @@ func (s *Server) clientCredentials(r *http.Request, c Client) (tokenResponse, er
 	}
 	ops = append(ops, s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: c.ClientID, ClientID: c.ClientID, Tenant: g.Tenant, Profile: g.Profile, Detail: grantClientCredentials, IP: clientIP(r), UserAgent: r.UserAgent()}))
 	if err := s.st.Write(ctx, ops...); errors.Is(err, store.ErrConditionFailed) {
-		return tokenResponse{}, &tokenError{status: http.StatusUnauthorized, code: "invalid_client", desc: "the client was deleted"}
+		return tokenResponse{}, errClientDeleted
 	} else if err != nil {
 		return tokenResponse{}, err
 	}
