@@ -75,6 +75,7 @@ func (s *Service) CreateBriefingNote(ctx context.Context, p vp.Principal, in Bri
 	if err := s.st.Write(ctx, store.Put(briefingItem(op, tenant, n), store.IfNotExists)); err != nil {
 		return vp.BriefingNote{}, storeErr(op, err)
 	}
+	s.index(ctx, op, briefingDoc(tenant, n))
 	return n, nil
 }
 
@@ -136,6 +137,7 @@ func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u Brie
 		if err != nil {
 			return vp.BriefingNote{}, storeErr(op, err)
 		}
+		s.index(ctx, op, briefingDoc(tenant, n))
 		return n, nil
 	}
 	return vp.BriefingNote{}, vp.E(op, vp.KindConflict, "noteId", "the note is being updated by others at the same time; retry")

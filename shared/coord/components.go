@@ -99,6 +99,7 @@ func (s *Service) RegisterComponent(ctx context.Context, p vp.Principal, in Regi
 	if err != nil {
 		return vp.Component{}, storeErr(op, err)
 	}
+	s.index(ctx, op, componentDoc(tenant, c))
 	return c, nil
 }
 
@@ -206,6 +207,7 @@ func (s *Service) UpdateComponent(ctx context.Context, p vp.Principal, u Compone
 		if err != nil {
 			return vp.Component{}, storeErr(op, err)
 		}
+		s.index(ctx, op, componentDoc(tenant, next))
 		return next, nil
 	}
 	return vp.Component{}, vp.E(op, vp.KindConflict, "name", "the component is being changed by others at the same time; retry")
@@ -259,6 +261,7 @@ func (s *Service) DeleteComponent(ctx context.Context, p vp.Principal, nameArg, 
 		if err != nil {
 			return DeleteComponentResult{}, storeErr(op, err)
 		}
+		s.unindex(ctx, op, tenant, KindComponent, componentDocID(c.Type, c.Name))
 		return DeleteComponentResult{Deleted: true, RevisionsDeleted: len(hist)}, nil
 	}
 	return DeleteComponentResult{}, vp.E(op, vp.KindConflict, "name", "the component is being changed by others at the same time; retry")

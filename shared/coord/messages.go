@@ -104,6 +104,7 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 	if err := s.st.Write(ctx, ops...); err != nil {
 		return SendResult{}, storeErr(op, err)
 	}
+	s.index(ctx, op, messageDoc(tenant, msg))
 	return res, nil
 }
 
@@ -437,6 +438,7 @@ func (s *Service) DeleteMessage(ctx context.Context, p vp.Principal, id, caller 
 	if err := s.st.Write(ctx, ops...); err != nil {
 		return DeleteResult{}, storeErr(op, err)
 	}
+	s.unindex(ctx, op, tenant, KindMessage, id)
 	return DeleteResult{Deleted: true, ReceiptsDeleted: len(rows)}, nil
 }
 

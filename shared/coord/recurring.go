@@ -592,10 +592,11 @@ func (s *Service) fireOne(ctx context.Context, tenant, id string, now time.Time)
 			}
 			return fireOutcome{}, storeErr(op, err)
 		}
-		task, taskID, err := s.recurringInstance(op, tenant, r, slot, nowMS)
+		task, t, err := s.recurringInstance(op, tenant, r, slot, nowMS)
 		if err != nil {
 			return fireOutcome{}, err
 		}
+		taskID := t.ID
 		r.LastTriggered, r.LastSlot, r.LastTaskID = nowMS, slot, taskID
 		r.FiredCount++
 		r.MissedSlots += int64(missed)
@@ -605,6 +606,7 @@ func (s *Service) fireOne(ctx context.Context, tenant, id string, now time.Time)
 			store.Put(task, store.IfNotExists),
 		)
 		if err == nil {
+			s.indexTasks(ctx, op, tenant, t)
 			return fireOutcome{taskID: taskID, slot: slot, missed: missed}, nil
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {
@@ -667,11 +669,11 @@ func (s *Service) checkRecurringInstance(op, tenant string, r vp.RecurringTask, 
 
 // recurringInstance builds the task a template creates for one slot: its
 // store item (keys and indexes are the tasks capability's, see newTask) and
-// its id.
-func (s *Service) recurringInstance(op, tenant string, r vp.RecurringTask, _, nowMS int64) (store.Item, string, error) {
+// the task.
+func (s *Service) recurringInstance(op, tenant string, r vp.RecurringTask, _, nowMS int64) (store.Item, vp.Task, error) {
 	t, it, err := s.newTask(op, tenant, recurringTaskOf(r), nowMS)
 	if err != nil {
-		return store.Item{}, "", err
+		return store.Item{}, vp.Task{}, err
 	}
-	return it, t.ID, nil
+	return it, t, nil
 }

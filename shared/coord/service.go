@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -23,6 +25,10 @@ type Options struct {
 	Cursors *listing.Signer
 	Now     func() time.Time
 	Logger  *slog.Logger
+	// Index, when set, makes messages, tasks, briefing notes and components
+	// searchable by keyword (see search.go); without it the keyword tools
+	// answer that search is not configured.
+	Index search.Index
 }
 
 // Service is the coordination domain.
@@ -32,6 +38,10 @@ type Service struct {
 	now     func() time.Time
 	ids     *vp.IDs
 	log     *slog.Logger
+	idx     search.Index
+	// indexed remembers, per tenant, that the backfill marker was seen
+	// (EnsureIndexed), with a lock so that one process backfills a tenant once.
+	indexed sync.Map // tenant -> *tenantIndex
 }
 
 // New returns a Service.
@@ -42,7 +52,7 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), log: o.Logger}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), log: o.Logger, idx: o.Index}
 }
 
 func (s *Service) nowMS() int64 { return s.now().UnixMilli() }

@@ -334,6 +334,7 @@ func (s *Service) CreateTask(ctx context.Context, p vp.Principal, in CreateTaskI
 		if err != nil {
 			return vp.Task{}, storeErr(op, err)
 		}
+		s.indexTasks(ctx, op, tenant, t)
 		return t, nil
 	}
 	return vp.Task{}, vp.E(op, vp.KindConflict, "dependsOn", "its prerequisites or mission kept changing; retry")
@@ -526,6 +527,7 @@ func (s *Service) changeTask(ctx context.Context, op, tenant, id string, change 
 		if err != nil {
 			return vp.Task{}, vp.Task{}, storeErr(op, err)
 		}
+		s.indexTasks(ctx, op, tenant, t)
 		s.afterTaskWrite(ctx, op, tenant, &old, &t)
 		return t, old, nil
 	}
@@ -775,6 +777,7 @@ func (s *Service) CheckoutTask(ctx context.Context, p vp.Principal, in CheckoutI
 		if err != nil {
 			return CheckoutResult{}, storeErr(op, err)
 		}
+		s.indexTasks(ctx, op, tenant, t)
 		return CheckoutResult{Claimed: true, Task: &t}, nil
 	}
 	return CheckoutResult{Reason: "the task kept changing under this call; read it again"}, nil
@@ -1099,6 +1102,7 @@ func (s *Service) DeleteTask(ctx context.Context, p vp.Principal, ref TaskRef) (
 		if err != nil {
 			return DeleteResultTask{}, storeErr(op, err)
 		}
+		s.unindex(ctx, op, tenant, KindTask, t.ID)
 		s.afterTaskWrite(ctx, op, tenant, &t, nil)
 		return DeleteResultTask{Deleted: true}, nil
 	}
@@ -1565,6 +1569,11 @@ func (s *Service) BulkCompleteTasks(ctx context.Context, p vp.Principal, in Bulk
 		return BulkResult{}, err
 	}
 	res.ExecutedAt = &nowMS
+	closed := make([]vp.Task, len(ok))
+	for i, c := range ok {
+		closed[i] = c.closed
+	}
+	s.indexTasks(ctx, op, tenant, closed...)
 	missions := map[string]bool{}
 	for _, c := range ok {
 		if c.closed.MissionID != "" && !missions[c.closed.MissionID] {

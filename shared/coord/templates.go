@@ -244,6 +244,7 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 	}
 	fill := strings.NewReplacer(pairs...).Replace
 	ids := make([]string, len(tpl.Steps))
+	tasks := make([]vp.Task, len(tpl.Steps))
 	for i := range ids {
 		ids[i] = s.ids.New("tsk")
 	}
@@ -272,10 +273,11 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 			for _, d := range st.DependsOn {
 				draft.DependsOn = append(draft.DependsOn, ids[d])
 			}
-			_, it, err := s.newTask(op, tenant, draft, now)
+			t, it, err := s.newTask(op, tenant, draft, now)
 			if err != nil {
 				return InstantiateResult{}, stepError(op, i, st, in.TitlePrefix != "", err)
 			}
+			tasks[i] = t
 			ops = append(ops, store.Put(it, store.IfNotExists), missionLinkPut(tenant, m.ID, ids[i]))
 		}
 		err = s.st.Write(ctx, ops...)
@@ -285,6 +287,7 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 		if err != nil {
 			return InstantiateResult{}, storeErr(op, err)
 		}
+		s.indexTasks(ctx, op, tenant, tasks...)
 		return InstantiateResult{MissionID: m.ID, TaskIDs: ids, Count: len(ids)}, nil
 	}
 	return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing; retry", in.MissionID)

@@ -1,0 +1,557 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Keyword search over messages, tasks, briefing notes and components.
+//
+// Writes index synchronously, after the store write commits, through one
+// document builder per kind (messageDoc, taskDoc, briefingDoc,
+// componentDoc). The store stays the source of truth: an index failure is
+// logged and does not fail the write, and a search reads every hit back by
+// primary key, drops what is gone and checks the filters again on the
+// stored entity, so a stale document can cost a hit but never returns a
+// row that no longer matches.
+//
+// Each kind has its own index partition, "<tenant>/<kind>" (a tenant id
+// cannot contain "/", so no partition is another tenant's): BM25
+// statistics then describe one corpus (chat volume does not skew memory
+// or task ranking) and a query only scores its own kind's postings.
+
+// Kinds of the coordination documents (search.Doc.Kind).
+const (
+	KindMessage   = "message"
+	KindTask      = "task"
+	KindBriefing  = "briefing"
+	KindComponent = "component"
+)
+
+// Keyword search limits.
+const (
+	DefaultKeywordLimit = 10
+	MaxKeywordLimit     = 50
+	keywordOverFetch    = 3
+	keywordMaxFetch     = 1000
+)
+
+// indexPartition is the search tenant of a kind's documents.
+func indexPartition(tenant, kind string) string { return tenant + "/" + kind }
+
+func messageDoc(tenant string, m vp.Message) search.Doc {
+	return search.Doc{Tenant: indexPartition(tenant, KindMessage), ID: m.ID, Kind: KindMessage,
+		Type: m.Channel, Owner: m.From, Text: m.Content, CreatedAt: m.CreatedAt}
+}
+
+// taskDoc indexes the title (weighted) and the description and tags; the
+// status, assignee and project are filters.
+func taskDoc(tenant string, t vp.Task) search.Doc {
+	text := t.Description
+	if len(t.Tags) > 0 {
+		text += "\n" + strings.Join(t.Tags, " ")
+	}
+	return search.Doc{Tenant: indexPartition(tenant, KindTask), ID: t.ID, Kind: KindTask, Namespace: t.Project,
+		Type: t.Status, Owner: t.AssignedTo, Title: t.Title, Text: text, CreatedAt: t.CreationTime}
+}
+
+func briefingDoc(tenant string, n vp.BriefingNote) search.Doc {
+	text := n.Content
+	if len(n.Decisions) > 0 {
+		text += "\n" + strings.Join(n.Decisions, "\n")
+	}
+	return search.Doc{Tenant: indexPartition(tenant, KindBriefing), ID: n.ID, Kind: KindBriefing,
+		Type: n.Topic, Owner: n.CreatedBy, Title: n.Title, Text: text, CreatedAt: n.CreatedAt}
+}
+
+// componentDoc indexes the name (weighted), the team and project, and the
+// description of the file's front matter — not the whole file, whose
+// boilerplate would drown the name. Its id is the component's primary key
+// (type and name), which is what a hit must be read back by.
+func componentDoc(tenant string, c vp.Component) search.Doc {
+	text := strings.TrimSpace(strings.Join([]string{c.Team, c.Project, frontMatterDescription(c.Content)}, "\n"))
+	return search.Doc{Tenant: indexPartition(tenant, KindComponent), ID: componentDocID(c.Type, c.Name), Kind: KindComponent,
+		Type: c.Type, Owner: c.CreatedBy, Title: c.Name, Text: text, CreatedAt: c.CreatedAt}
+}
+
+// componentDocID is "cmp:<type>:<name>"; types contain no ":", so the
+// first two separators split it back.
+func componentDocID(typ, name string) string { return "cmp:" + typ + ":" + name }
+
+func componentKeyOfDoc(tenant, id string) (store.Key, bool) {
+	rest, ok := strings.CutPrefix(id, "cmp:")
+	if !ok {
+		return store.Key{}, false
+	}
+	typ, name, ok := strings.Cut(rest, ":")
+	return componentKey(tenant, typ, name), ok
+}
+
+// frontMatterDescription returns the description: line of a leading YAML
+// front matter block (agents' and skills' files carry one), or "".
+func frontMatterDescription(content string) string {
+	body, ok := strings.CutPrefix(content, "---\n")
+	if !ok {
+		return ""
+	}
+	for n, line := range strings.Split(body, "\n") {
+		if n > 100 || strings.TrimSpace(line) == "---" {
+			return ""
+		}
+		if v, ok := strings.CutPrefix(line, "description:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+// index upserts documents after a committed write. A failure is logged,
+// not returned: the write stands, and searches re-check what they return
+// against the store.
+func (s *Service) index(ctx context.Context, op string, docs ...search.Doc) {
+	if s.idx == nil || len(docs) == 0 {
+		return
+	}
+	if err := s.idx.Upsert(ctx, docs...); err != nil {
+		s.log.WarnContext(ctx, "search index not updated; the write stands", "op", op, "docs", len(docs), "err", err)
+	}
+}
+
+// unindex removes the documents of deleted entities (same failure rule).
+func (s *Service) unindex(ctx context.Context, op, tenant, kind string, ids ...string) {
+	if s.idx == nil || len(ids) == 0 {
+		return
+	}
+	if err := s.idx.Delete(ctx, indexPartition(tenant, kind), ids...); err != nil {
+		s.log.WarnContext(ctx, "search index not updated after a delete; the delete stands", "op", op, "kind", kind, "err", err)
+	}
+}
+
+func (s *Service) indexTasks(ctx context.Context, op, tenant string, ts ...vp.Task) {
+	docs := make([]search.Doc, len(ts))
+	for i, t := range ts {
+		docs[i] = taskDoc(tenant, t)
+	}
+	s.index(ctx, op, docs...)
+}
+
+// ---- searches
+
+// KeywordResult is what the keyword searches return, best first.
+type KeywordResult[T any] struct {
+	Items []T `json:"items"`
+	Count int `json:"count"`
+}
+
+// MessageHit is a message with its BM25 score.
+type MessageHit struct {
+	vp.Message
+	Score float64 `json:"score"`
+}
+
+// TaskHit is a task with its BM25 score.
+type TaskHit struct {
+	vp.Task
+	Score float64 `json:"score"`
+}
+
+// BriefingHit is a briefing note with its BM25 score.
+type BriefingHit struct {
+	vp.BriefingNote
+	Score float64 `json:"score"`
+}
+
+// ComponentHit is a component with its BM25 score.
+type ComponentHit struct {
+	vp.Component
+	Score float64 `json:"score"`
+}
+
+// SearchMessagesInput is search_messages_by_keyword's arguments.
+type SearchMessagesInput struct {
+	Query   string
+	From    string
+	Channel string
+	Limit   int
+}
+
+// SearchMessages is BM25 search over message content, optionally from one
+// sender or on one channel (as list_messages spells it).
+func (s *Service) SearchMessages(ctx context.Context, p vp.Principal, in SearchMessagesInput) (KeywordResult[MessageHit], error) {
+	const op = "search_messages_by_keyword"
+	if err := vp.CheckName(op, "from", in.From, false); err != nil {
+		return KeywordResult[MessageHit]{}, err
+	}
+	if err := vp.CheckText(op, "channel", in.Channel, vp.MaxChannelBytes, false); err != nil {
+		return KeywordResult[MessageHit]{}, err
+	}
+	from, channel := vp.NormalizeOrchestrator(in.From), normalizeChannel(in.Channel)
+	f := search.Filter{Owner: from}
+	if channel != "" {
+		f.Types = []string{channel}
+	}
+	return keywordSearch(ctx, s, p, keywordQuery[vp.Message, MessageHit]{
+		op: op, kind: KindMessage, query: in.Query, limit: in.Limit, filter: f, key: plainKey(messageKey),
+		keep: func(m vp.Message) bool {
+			return (from == "" || m.From == from) && (channel == "" || m.Channel == channel)
+		},
+		hit: func(m vp.Message, sc float64) MessageHit { return MessageHit{m, sc} },
+	})
+}
+
+// SearchTasksInput is search_tasks_by_keyword's arguments.
+type SearchTasksInput struct {
+	Query      string
+	Status     any // a status, an array of them, or open|active|all
+	AssignedTo string
+	Project    string
+	MissionID  string
+	Limit      int
+}
+
+// SearchTasks is BM25 search over task titles (weighted) and descriptions.
+func (s *Service) SearchTasks(ctx context.Context, p vp.Principal, in SearchTasksInput) (KeywordResult[TaskHit], error) {
+	const op = "search_tasks_by_keyword"
+	var statuses []string
+	if in.Status != nil {
+		var err error
+		if statuses, err = parseStatuses(op, in.Status, vp.TaskStatuses, taskStatusAliases); err != nil {
+			return KeywordResult[TaskHit]{}, err
+		}
+	}
+	var errs errList
+	errs.add(vp.CheckName(op, "assignedTo", in.AssignedTo, false))
+	errs.add(vp.CheckText(op, "project", in.Project, vp.MaxShortTextBytes, false))
+	errs.add(vp.CheckName(op, "missionId", in.MissionID, false))
+	if err := errs.first(); err != nil {
+		return KeywordResult[TaskHit]{}, err
+	}
+	assignee := vp.NormalizeOrchestrator(in.AssignedTo)
+	f := search.Filter{Types: statuses, Owner: assignee}
+	// A namespace pattern ending in "/" is a prefix: such a project is
+	// matched on the stored task only.
+	if in.Project != "" && !strings.HasSuffix(in.Project, "/") {
+		f.Namespaces = []string{in.Project}
+	}
+	return keywordSearch(ctx, s, p, keywordQuery[vp.Task, TaskHit]{
+		op: op, kind: KindTask, query: in.Query, limit: in.Limit, filter: f, key: plainKey(taskKey),
+		keep: func(t vp.Task) bool {
+			return (statuses == nil || slices.Contains(statuses, t.Status)) && (assignee == "" || t.AssignedTo == assignee) &&
+				(in.Project == "" || t.Project == in.Project) && (in.MissionID == "" || t.MissionID == in.MissionID)
+		},
+		hit: func(t vp.Task, sc float64) TaskHit { return TaskHit{t, sc} },
+	})
+}
+
+// SearchBriefingsInput is search_briefing_notes_by_keyword's arguments.
+type SearchBriefingsInput struct {
+	Query string
+	Topic string
+	Limit int
+}
+
+// SearchBriefingNotes is BM25 search over briefing titles (weighted),
+// content and decisions, optionally of one topic.
+func (s *Service) SearchBriefingNotes(ctx context.Context, p vp.Principal, in SearchBriefingsInput) (KeywordResult[BriefingHit], error) {
+	const op = "search_briefing_notes_by_keyword"
+	topic := strings.TrimSpace(in.Topic)
+	if err := checkKeyText(op, "topic", topic, vp.MaxShortTextBytes, false); err != nil {
+		return KeywordResult[BriefingHit]{}, err
+	}
+	var f search.Filter
+	if topic != "" {
+		f.Types = []string{topic}
+	}
+	return keywordSearch(ctx, s, p, keywordQuery[vp.BriefingNote, BriefingHit]{
+		op: op, kind: KindBriefing, query: in.Query, limit: in.Limit, filter: f, key: plainKey(briefingKey),
+		keep: func(n vp.BriefingNote) bool { return topic == "" || n.Topic == topic },
+		hit:  func(n vp.BriefingNote, sc float64) BriefingHit { return BriefingHit{n, sc} },
+	})
+}
+
+// SearchComponentsInput is search_components' arguments.
+type SearchComponentsInput struct {
+	Query string
+	Type  string
+	Limit int
+}
+
+// SearchComponents is BM25 search over component names (weighted), teams
+// and front-matter descriptions, optionally of one type.
+func (s *Service) SearchComponents(ctx context.Context, p vp.Principal, in SearchComponentsInput) (KeywordResult[ComponentHit], error) {
+	const op = "search_components"
+	var f search.Filter
+	if in.Type != "" {
+		if err := checkComponentType(op, in.Type); err != nil {
+			return KeywordResult[ComponentHit]{}, err
+		}
+		f.Types = []string{in.Type}
+	}
+	return keywordSearch(ctx, s, p, keywordQuery[vp.Component, ComponentHit]{
+		op: op, kind: KindComponent, query: in.Query, limit: in.Limit, filter: f, key: componentKeyOfDoc,
+		keep: func(c vp.Component) bool { return in.Type == "" || c.Type == in.Type },
+		hit:  func(c vp.Component, sc float64) ComponentHit { return ComponentHit{c, sc} },
+	})
+}
+
+// keywordQuery describes one keyword search: the index filter (tenant and
+// kind are added), how a hit's id becomes a store key, the same filter
+// applied to the stored entity, and the result row.
+type keywordQuery[T, H any] struct {
+	op, kind, query string
+	limit           int
+	filter          search.Filter
+	key             func(tenant, id string) (store.Key, bool)
+	keep            func(T) bool
+	hit             func(T, float64) H
+}
+
+func plainKey(k func(tenant, id string) store.Key) func(string, string) (store.Key, bool) {
+	return func(tenant, id string) (store.Key, bool) { return k(tenant, id), true }
+}
+
+// keywordSearch ranks with BM25 and hydrates: each hit is read back from
+// the store, in rank order, and kept only if it still exists and passes
+// keep. When hits are dropped it asks the index for more (up to
+// keywordMaxFetch candidates).
+func keywordSearch[T, H any](ctx context.Context, s *Service, p vp.Principal, q keywordQuery[T, H]) (KeywordResult[H], error) {
+	tenant, err := tenantOf(q.op, p)
+	if err != nil {
+		return KeywordResult[H]{}, err
+	}
+	if err := vp.CheckText(q.op, "query", q.query, vp.MaxQueryBytes, true); err != nil {
+		return KeywordResult[H]{}, err
+	}
+	if s.idx == nil {
+		return KeywordResult[H]{}, vp.E(q.op, vp.KindConflict, "", "search is not configured on this server (no search index); use the list_* tools instead")
+	}
+	limit := q.limit
+	switch {
+	case limit <= 0:
+		limit = DefaultKeywordLimit
+	case limit > MaxKeywordLimit:
+		limit = MaxKeywordLimit
+	}
+	f := q.filter
+	f.Tenant, f.Kinds = indexPartition(tenant, q.kind), []string{q.kind}
+	res := KeywordResult[H]{Items: []H{}}
+	seen := map[string]bool{}
+	for fetch := limit * keywordOverFetch; ; fetch *= 4 {
+		k := min(fetch, keywordMaxFetch)
+		hits, err := s.idx.Text(ctx, q.query, f, k)
+		if errors.Is(err, search.ErrEmptyQuery) {
+			return KeywordResult[H]{}, vp.Errorf(q.op, vp.KindInvalid, "query", "%q has no searchable words; search for words", q.query)
+		}
+		if err != nil {
+			return KeywordResult[H]{}, vp.Wrap(q.op, vp.KindInternal, err)
+		}
+		fresh := hits[:0:0]
+		for _, h := range hits {
+			if !seen[h.ID] {
+				seen[h.ID] = true
+				fresh = append(fresh, h)
+			}
+		}
+		if err := hydrateHits(ctx, s, tenant, fresh, limit, q, &res); err != nil {
+			return KeywordResult[H]{}, storeErr(q.op, err)
+		}
+		if len(res.Items) >= limit || len(hits) < k || k >= keywordMaxFetch {
+			break
+		}
+	}
+	res.Count = len(res.Items)
+	return res, nil
+}
+
+// hydrateHits reads hits back in concurrent rounds of about the number of
+// rows still wanted, appending those keep accepts to res in rank order.
+func hydrateHits[T, H any](ctx context.Context, s *Service, tenant string, hits []search.Hit, want int, q keywordQuery[T, H], res *KeywordResult[H]) error {
+	for len(hits) > 0 && len(res.Items) < want {
+		n := min(len(hits), want-len(res.Items)+2)
+		round := hits[:n]
+		hits = hits[n:]
+		vals := make([]*T, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 8)
+		for i, h := range round {
+			k, ok := q.key(tenant, h.ID)
+			if !ok {
+				continue // not a document this search wrote
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				it, err := s.st.Get(ctx, k)
+				if errors.Is(err, store.ErrNotFound) {
+					return // deleted; the index lags behind
+				}
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				v, err := decode[T](q.op, it)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				vals[i] = &v
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		for i, h := range round {
+			if vals[i] != nil && q.keep(*vals[i]) && len(res.Items) < want {
+				res.Items = append(res.Items, q.hit(*vals[i], h.Score))
+			}
+		}
+	}
+	return nil
+}
+
+// ---- backfill
+
+// indexMarkerID names the document that records that a tenant's
+// coordination data was indexed; a new version (a new document shape)
+// makes EnsureIndexed index everything again. It lives in the index, so an
+// index that is lost or replaced is backfilled again.
+const (
+	indexMarkerID    = "coord-index-v1"
+	indexMarkerKind  = "marker"
+	indexMarkerTitle = "vantagepeers coordination index marker"
+)
+
+type tenantIndex struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// ReindexReport counts the documents a backfill wrote.
+type ReindexReport struct {
+	Tenant         string `json:"tenant"`
+	AlreadyIndexed bool   `json:"alreadyIndexed,omitempty"`
+	Messages       int    `json:"messages"`
+	Tasks          int    `json:"tasks"`
+	Briefings      int    `json:"briefings"`
+	Components     int    `json:"components"`
+}
+
+// EnsureIndexed indexes a tenant's messages, tasks, briefing notes and
+// components unless the index already carries the tenant's marker (data
+// written since keyword search exists is indexed by its write). One
+// process backfills a tenant once; concurrent processes only repeat
+// idempotent upserts. Without an index it does nothing.
+func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexReport, error) {
+	rep := ReindexReport{Tenant: tenant}
+	if s.idx == nil {
+		return rep, nil
+	}
+	if !vp.ValidTenant(tenant) {
+		return rep, fmt.Errorf("coord.EnsureIndexed: %q is not a tenant id", tenant)
+	}
+	v, _ := s.indexed.LoadOrStore(tenant, &tenantIndex{})
+	ti := v.(*tenantIndex)
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if ti.done {
+		rep.AlreadyIndexed = true
+		return rep, nil
+	}
+	hits, err := s.idx.Text(ctx, indexMarkerTitle, search.Filter{Tenant: indexPartition(tenant, indexMarkerKind), Kinds: []string{indexMarkerKind}}, 10)
+	if err != nil {
+		return rep, fmt.Errorf("coord.EnsureIndexed: reading the marker: %w", err)
+	}
+	if slices.ContainsFunc(hits, func(h search.Hit) bool { return h.ID == indexMarkerID }) {
+		ti.done, rep.AlreadyIndexed = true, true
+		return rep, nil
+	}
+	if rep, err = s.Reindex(ctx, tenant); err != nil {
+		return rep, err
+	}
+	ti.done = true
+	return rep, nil
+}
+
+// Reindex upserts every message, task, briefing note and component of a
+// tenant, reading them with the list queries, then writes the marker.
+// Deleted entities are not removed (their documents are dropped when a
+// search reads them back).
+func (s *Service) Reindex(ctx context.Context, tenant string) (ReindexReport, error) {
+	const op = "coord.reindex"
+	rep := ReindexReport{Tenant: tenant}
+	if s.idx == nil {
+		return rep, errors.New("coord.Reindex: no search index configured")
+	}
+	type source struct {
+		q     store.Query
+		count *int
+		doc   func(store.Item) (search.Doc, error)
+	}
+	sources := []source{
+		{store.Query{Index: store.GSI3, PK: tp(tenant) + "MSGS"}, &rep.Messages, func(it store.Item) (search.Doc, error) {
+			m, err := decode[vp.Message](op, it)
+			return messageDoc(tenant, m), err
+		}},
+		{store.Query{Index: store.GSI1, PK: briefingsPK(tenant)}, &rep.Briefings, func(it store.Item) (search.Doc, error) {
+			n, err := decode[vp.BriefingNote](op, it)
+			return briefingDoc(tenant, n), err
+		}},
+		{store.Query{Index: store.GSI1, PK: componentsPK(tenant)}, &rep.Components, func(it store.Item) (search.Doc, error) {
+			c, err := decode[vp.Component](op, it)
+			return componentDoc(tenant, c), err
+		}},
+	}
+	for _, st := range vp.TaskStatuses { // there is no all-tasks index: one partition per status
+		sources = append(sources, source{store.Query{Index: store.GSI2, PK: taskStatusPK(tenant, st)}, &rep.Tasks, func(it store.Item) (search.Doc, error) {
+			t, err := decode[vp.Task](op, it)
+			return taskDoc(tenant, t), err
+		}})
+	}
+	const batch = 200
+	for _, src := range sources {
+		var docs []search.Doc
+		flush := func() error {
+			if len(docs) == 0 {
+				return nil
+			}
+			err := s.idx.Upsert(ctx, docs...)
+			*src.count += len(docs)
+			docs = docs[:0]
+			return err
+		}
+		_, err := s.scan(ctx, src.q, func(it store.Item) (bool, error) {
+			d, err := src.doc(it)
+			if err != nil {
+				return false, err
+			}
+			docs = append(docs, d)
+			if len(docs) == batch {
+				return true, flush()
+			}
+			return true, nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		if err != nil {
+			return rep, fmt.Errorf("coord.Reindex %s: %w", tenant, err)
+		}
+	}
+	marker := search.Doc{Tenant: indexPartition(tenant, indexMarkerKind), ID: indexMarkerID, Kind: indexMarkerKind,
+		Title: indexMarkerTitle, CreatedAt: s.nowMS()}
+	if err := s.idx.Upsert(ctx, marker); err != nil {
+		return rep, fmt.Errorf("coord.Reindex %s: writing the marker: %w", tenant, err)
+	}
+	return rep, nil
+}
