@@ -1,0 +1,554 @@
+package coord_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// flakyIndex is a search index whose writes can be made to fail, to check
+// that the store stays the source of truth.
+type flakyIndex struct {
+	search.Index
+	fail atomic.Bool
+}
+
+var errIndexDown = errors.New("index down")
+
+func (x *flakyIndex) Upsert(ctx context.Context, docs ...search.Doc) error {
+	if x.fail.Load() {
+		return errIndexDown
+	}
+	return x.Index.Upsert(ctx, docs...)
+}
+
+func (x *flakyIndex) Delete(ctx context.Context, tenant string, ids ...string) error {
+	if x.fail.Load() {
+		return errIndexDown
+	}
+	return x.Index.Delete(ctx, tenant, ids...)
+}
+
+func openIndex(t *testing.T) *flakyIndex {
+	t.Helper()
+	idx, err := searchlocal.Open(context.Background(), searchlocal.Options{Path: filepath.Join(t.TempDir(), "search.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idx.Close() })
+	return &flakyIndex{Index: idx}
+}
+
+func newSearchService(t *testing.T, st store.Store, idx search.Index) *coord.Service {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	signer, err := listing.NewSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return coord.New(coord.Options{Store: st, Cursors: signer, Index: idx})
+}
+
+// eachBackendSearch runs fn per store backend with a service on a fresh
+// local search index.
+func eachBackendSearch(t *testing.T, fn func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			if b.name == "dynamodb" && testing.Short() {
+				t.Skip("-short: SQLite only")
+			}
+			st, idx := b.open(t), openIndex(t)
+			fn(t, newSearchService(t, st, idx), st, idx)
+		})
+	}
+}
+
+const nSeed = 45
+
+// words gives seed i one of three distinctive words.
+var words = []string{"zebra", "giraffe", "walrus"}
+
+func wantIDs(t *testing.T, what string, got []string, want []string) {
+	t.Helper()
+	g, w := slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))
+	if !slices.Equal(g, w) {
+		t.Fatalf("%s: got %d ids %v, want %d ids %v", what, len(g), g, len(w), w)
+	}
+}
+
+func pick[T any](n int, keep func(i int) bool, id func(i int) T) []T {
+	var out []T
+	for i := range n {
+		if keep(i) {
+			out = append(out, id(i))
+		}
+	}
+	return out
+}
+
+func TestSearchMessagesByKeyword(t *testing.T) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+		senders := []vp.Principal{as("acme", "alice"), as("acme", "bob")}
+		ids := make([]string, nSeed)
+		for i := range nSeed {
+			channel := "carol"
+			if i%5 == 0 {
+				channel = "dave"
+			}
+			res, err := svc.Send(ctx(), senders[i%2], coord.SendInput{Channel: channel,
+				Content: fmt.Sprintf("standup %d: the %s report is ready", i, words[i%3])})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[i] = res.MessageID
+		}
+		msgIDs := func(r coord.KeywordResult[coord.MessageHit]) []string {
+			out := []string{}
+			for _, h := range r.Items {
+				out = append(out, h.ID)
+			}
+			return out
+		}
+		cases := []struct {
+			name string
+			in   coord.SearchMessagesInput
+			want func(i int) bool
+		}{
+			{"word", coord.SearchMessagesInput{Query: "zebra"}, func(i int) bool { return i%3 == 0 }},
+			{"stemmed", coord.SearchMessagesInput{Query: "Giraffes!"}, func(i int) bool { return i%3 == 1 }},
+			{"from", coord.SearchMessagesInput{Query: "walrus", From: "Bob"}, func(i int) bool { return i%3 == 2 && i%2 == 1 }},
+			{"channel", coord.SearchMessagesInput{Query: "zebra", Channel: "DAVE"}, func(i int) bool { return i%3 == 0 && i%5 == 0 }},
+			{"none", coord.SearchMessagesInput{Query: "okapi"}, func(int) bool { return false }},
+		}
+		for _, c := range cases {
+			c.in.Limit = 50
+			res, err := svc.SearchMessages(ctx(), as("acme", "erin"), c.in)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			want := pick(nSeed, c.want, func(i int) string { return ids[i] })
+			wantIDs(t, c.name, msgIDs(res), want)
+			if res.Count != len(res.Items) {
+				t.Fatalf("%s: count %d for %d items", c.name, res.Count, len(res.Items))
+			}
+			for i, h := range res.Items {
+				if h.Score <= 0 || (i > 0 && h.Score > res.Items[i-1].Score) || h.Content == "" || h.From == "" {
+					t.Fatalf("%s: item %d %+v (scores best first, full messages)", c.name, i, h)
+				}
+			}
+		}
+		// Deleted messages leave the results.
+		if _, err := svc.DeleteMessage(ctx(), senders[0], ids[0], ""); err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.SearchMessages(ctx(), as("acme", "erin"), coord.SearchMessagesInput{Query: "zebra", Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "after delete", msgIDs(res), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 0 }, func(i int) string { return ids[i] }))
+		// Another tenant finds nothing of acme's.
+		res, err = svc.SearchMessages(ctx(), as("beta", "alice"), coord.SearchMessagesInput{Query: "zebra report standup", Limit: 50})
+		if err != nil || res.Count != 0 || len(res.Items) != 0 {
+			t.Fatalf("tenant beta sees %+v (%v)", res, err)
+		}
+		// Limits: default 10, clamped to 50 (55 messages say "report").
+		for i := range 10 {
+			if _, err := svc.Send(ctx(), senders[0], coord.SendInput{Channel: "carol", Content: fmt.Sprint("extra report ", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct{ limit, want int }{{0, coord.DefaultKeywordLimit}, {-3, coord.DefaultKeywordLimit}, {7, 7}, {500, coord.MaxKeywordLimit}} {
+			res, err := svc.SearchMessages(ctx(), senders[1], coord.SearchMessagesInput{Query: "report", Limit: c.limit})
+			if err != nil || len(res.Items) != c.want || res.Count != c.want {
+				t.Fatalf("limit %d: %d items (%v), want %d", c.limit, len(res.Items), err, c.want)
+			}
+		}
+	})
+}
+
+func TestSearchTasksByKeyword(t *testing.T) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+		alice := as("acme", "alice", "bob")
+		m, err := svc.CreateMission(ctx(), alice, coord.CreateMissionInput{Name: "search mission", Project: "vp", Priority: "high"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks := make([]vp.Task, nSeed)
+		for i := range nSeed {
+			in := coord.CreateTaskInput{Title: fmt.Sprintf("Fix the %s pipeline %d", words[i%3], i), AssignedTo: []string{"alice", "bob"}[i%2],
+				Priority: "medium", Description: "see the runbook", Project: []string{"vp", "studio/x"}[i%3/2]}
+			if i%4 == 0 {
+				in.Status = vp.TaskInProgress
+			}
+			if i%9 == 0 {
+				in.MissionID = m.ID
+			}
+			if i == 44 {
+				in.Description = "the okapi migration"
+			}
+			tasks[i] = mustTask(t, svc, alice, in)
+		}
+		taskIDs := func(r coord.KeywordResult[coord.TaskHit]) []string {
+			out := []string{}
+			for _, h := range r.Items {
+				out = append(out, h.ID)
+			}
+			return out
+		}
+		search := func(in coord.SearchTasksInput) []string {
+			t.Helper()
+			in.Limit = 50
+			res, err := svc.SearchTasks(ctx(), as("acme", "carol"), in)
+			if err != nil {
+				t.Fatalf("%+v: %v", in, err)
+			}
+			return taskIDs(res)
+		}
+		id := func(i int) string { return tasks[i].ID }
+		cases := []struct {
+			name string
+			in   coord.SearchTasksInput
+			want func(i int) bool
+		}{
+			{"title word", coord.SearchTasksInput{Query: "zebra"}, func(i int) bool { return i%3 == 0 }},
+			{"description", coord.SearchTasksInput{Query: "okapi"}, func(i int) bool { return i == 44 }},
+			{"status", coord.SearchTasksInput{Query: "giraffe", Status: vp.TaskInProgress}, func(i int) bool { return i%3 == 1 && i%4 == 0 }},
+			{"status alias", coord.SearchTasksInput{Query: "giraffe", Status: "open"}, func(i int) bool { return i%3 == 1 }},
+			{"status list", coord.SearchTasksInput{Query: "giraffe", Status: []any{"todo"}}, func(i int) bool { return i%3 == 1 && i%4 != 0 }},
+			{"assignee", coord.SearchTasksInput{Query: "walrus", AssignedTo: "BOB"}, func(i int) bool { return i%3 == 2 && i%2 == 1 }},
+			{"project", coord.SearchTasksInput{Query: "pipeline", Project: "studio/x"}, func(i int) bool { return i%3 == 2 }},
+			{"mission", coord.SearchTasksInput{Query: "pipeline", MissionID: m.ID}, func(i int) bool { return i%9 == 0 }},
+		}
+		for _, c := range cases {
+			wantIDs(t, c.name, search(c.in), pick(nSeed, c.want, id))
+		}
+
+		// A new title is found by its new words, not by its old ones.
+		if _, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: tasks[3].ID, Title: tkStr("Rotate the capybara keys")}); err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "new title", search(coord.SearchTasksInput{Query: "capybara"}), []string{tasks[3].ID})
+		wantIDs(t, "old title", search(coord.SearchTasksInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 3 }, id))
+		// Status changes move a task between status filters: checkout, complete, bulk.
+		co, err := svc.CheckoutTask(ctx(), as("acme", "bob"), coord.CheckoutInput{TaskID: tasks[6].ID})
+		if err != nil || !co.Claimed {
+			t.Fatalf("checkout: %+v %v", co, err)
+		}
+		wantIDs(t, "checked out", search(coord.SearchTasksInput{Query: "zebra", Status: vp.TaskInProgress, AssignedTo: "bob"}), []string{tasks[6].ID})
+		dry := false
+		if _, err := svc.BulkCompleteTasks(ctx(), alice, coord.BulkCompleteInput{Filter: coord.BulkFilter{TaskIDs: []string{tasks[9].ID, tasks[15].ID}}, DryRun: &dry, CallerOrchestrator: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "bulk done", search(coord.SearchTasksInput{Query: "zebra", Status: vp.TaskDone}), []string{tasks[9].ID, tasks[15].ID})
+		// Deleted tasks leave the results.
+		if _, err := svc.DeleteTask(ctx(), alice, coord.TaskRef{TaskID: tasks[44].ID}); err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "deleted", search(coord.SearchTasksInput{Query: "okapi"}), nil)
+		// Template instantiation indexes the tasks it creates.
+		inst, err := svc.InstantiateTemplate(ctx(), alice, coord.InstantiateInput{TemplateName: "repo-fix-v1", MissionID: m.ID, TitlePrefix: "Quokka"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "instantiated", search(coord.SearchTasksInput{Query: "quokka"}), inst.TaskIDs)
+		// Tenant isolation.
+		res, err := svc.SearchTasks(ctx(), as("beta", "alice"), coord.SearchTasksInput{Query: "pipeline zebra quokka"})
+		if err != nil || len(res.Items) != 0 {
+			t.Fatalf("tenant beta sees %+v (%v)", res, err)
+		}
+		_, err = svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "zebra", Status: "finished"})
+		wantKind(t, err, vp.KindInvalid, "status")
+	})
+}
+
+func TestSearchBriefingNotesByKeyword(t *testing.T) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+		pi := as("acme", "pi")
+		ids := make([]string, nSeed)
+		for i := range nSeed {
+			in := coord.BriefingInput{Title: fmt.Sprintf("Day %d close", i), Topic: []string{"standup", "sprint-review"}[i%2],
+				Participants: []string{"pi"}, Content: fmt.Sprintf("We discussed the %s rollout.", words[i%3])}
+			if i == 10 {
+				in.Decisions = []string{"adopt the narwhal protocol"}
+			}
+			n, err := svc.CreateBriefingNote(ctx(), pi, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[i] = n.ID
+		}
+		search := func(in coord.SearchBriefingsInput) []string {
+			t.Helper()
+			in.Limit = 50
+			res, err := svc.SearchBriefingNotes(ctx(), as("acme", "sigma"), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := []string{}
+			for _, h := range res.Items {
+				if h.Content == "" || h.Score <= 0 {
+					t.Fatalf("hit %+v", h)
+				}
+				out = append(out, h.ID)
+			}
+			return out
+		}
+		id := func(i int) string { return ids[i] }
+		wantIDs(t, "content", search(coord.SearchBriefingsInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 }, id))
+		wantIDs(t, "topic", search(coord.SearchBriefingsInput{Query: "zebra", Topic: " sprint-review "}), pick(nSeed, func(i int) bool { return i%3 == 0 && i%2 == 1 }, id))
+		wantIDs(t, "decision", search(coord.SearchBriefingsInput{Query: "narwhal"}), []string{ids[10]})
+		wantIDs(t, "title", search(coord.SearchBriefingsInput{Query: "close"}), ids)
+		// An update is searchable by its new words only.
+		if _, err := svc.UpdateBriefingNote(ctx(), pi, coord.BriefingUpdate{NoteID: ids[0], Content: strp("The manatee plan.")}); err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "updated", search(coord.SearchBriefingsInput{Query: "manatee"}), []string{ids[0]})
+		wantIDs(t, "old words", search(coord.SearchBriefingsInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 0 }, id))
+		res, err := svc.SearchBriefingNotes(ctx(), as("beta", "pi"), coord.SearchBriefingsInput{Query: "close zebra"})
+		if err != nil || len(res.Items) != 0 {
+			t.Fatalf("tenant beta sees %+v (%v)", res, err)
+		}
+	})
+}
+
+func TestSearchComponents(t *testing.T) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+		carol := as("acme", "carol")
+		names := make([]string, nSeed)
+		for i := range nSeed {
+			names[i] = fmt.Sprintf("dev-%s-expert-%d", words[i%3], i)
+			content := "---\nname: x\ndescription: Reviews the otter schema\n---\nbody text mentions a penguin"
+			if i%2 == 1 {
+				content = "plain file, penguin"
+			}
+			if _, err := svc.RegisterComponent(ctx(), carol, coord.RegisterInput{Name: names[i], Type: vp.ComponentTypes[i%4],
+				Team: []string{"development", "operations"}[i%2], Content: content}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		search := func(in coord.SearchComponentsInput) []string {
+			t.Helper()
+			in.Limit = 50
+			res, err := svc.SearchComponents(ctx(), as("acme", "dave"), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := []string{}
+			for _, h := range res.Items {
+				if h.Content == "" || h.ID == "" || h.Score <= 0 {
+					t.Fatalf("hit %+v", h)
+				}
+				out = append(out, h.Name)
+			}
+			return out
+		}
+		name := func(i int) string { return names[i] }
+		wantIDs(t, "name", search(coord.SearchComponentsInput{Query: "giraffe"}), pick(nSeed, func(i int) bool { return i%3 == 1 }, name))
+		wantIDs(t, "type", search(coord.SearchComponentsInput{Query: "giraffe", Type: "skill"}), pick(nSeed, func(i int) bool { return i%3 == 1 && i%4 == 1 }, name))
+		wantIDs(t, "team", search(coord.SearchComponentsInput{Query: "operations"}), pick(nSeed, func(i int) bool { return i%2 == 1 }, name))
+		wantIDs(t, "front matter", search(coord.SearchComponentsInput{Query: "otter"}), pick(nSeed, func(i int) bool { return i%2 == 0 }, name))
+		wantIDs(t, "body is not indexed", search(coord.SearchComponentsInput{Query: "penguin"}), nil)
+		// An update changes what the team finds; a delete removes it.
+		if _, err := svc.UpdateComponent(ctx(), carol, coord.ComponentUpdate{Name: names[0], Type: "agent", Team: strp("operations")}); err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "updated team", search(coord.SearchComponentsInput{Query: "operations"}), pick(nSeed, func(i int) bool { return i%2 == 1 || i == 0 }, name))
+		if _, err := svc.DeleteComponent(ctx(), carol, names[1], "skill", ""); err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "deleted", search(coord.SearchComponentsInput{Query: "giraffe"}), pick(nSeed, func(i int) bool { return i%3 == 1 && i != 1 }, name))
+		_, err := svc.SearchComponents(ctx(), carol, coord.SearchComponentsInput{Query: "giraffe", Type: "widget"})
+		wantKind(t, err, vp.KindInvalid, "type")
+		res, err := svc.SearchComponents(ctx(), as("beta", "carol"), coord.SearchComponentsInput{Query: "giraffe operations"})
+		if err != nil || len(res.Items) != 0 {
+			t.Fatalf("tenant beta sees %+v (%v)", res, err)
+		}
+	})
+}
+
+func TestKeywordSearchQueries(t *testing.T) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+		p := as("acme", "alice")
+		calls := map[string]func(q string) error{
+			"search_messages_by_keyword": func(q string) error {
+				_, err := svc.SearchMessages(ctx(), p, coord.SearchMessagesInput{Query: q})
+				return err
+			},
+			"search_tasks_by_keyword": func(q string) error {
+				_, err := svc.SearchTasks(ctx(), p, coord.SearchTasksInput{Query: q})
+				return err
+			},
+			"search_briefing_notes_by_keyword": func(q string) error {
+				_, err := svc.SearchBriefingNotes(ctx(), p, coord.SearchBriefingsInput{Query: q})
+				return err
+			},
+			"search_components": func(q string) error {
+				_, err := svc.SearchComponents(ctx(), p, coord.SearchComponentsInput{Query: q})
+				return err
+			},
+		}
+		for name, call := range calls {
+			for _, q := range []string{"", "   ", "?!… —", "&&"} {
+				err := call(q)
+				wantKind(t, err, vp.KindInvalid, "query")
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("%s(%q): %v does not name the tool", name, q, err)
+				}
+			}
+			err := call(strings.Repeat("word ", vp.MaxQueryBytes))
+			wantKind(t, err, vp.KindTooLarge, "query")
+			if !strings.Contains(err.Error(), fmt.Sprint(vp.MaxQueryBytes)) {
+				t.Errorf("%s: %v does not name the limit", name, err)
+			}
+			if err := call("nothing here"); err != nil {
+				t.Errorf("%s on an empty tenant: %v", name, err)
+			}
+		}
+		_, err := svc.SearchMessages(ctx(), vp.Principal{}, coord.SearchMessagesInput{Query: "x"})
+		wantKind(t, err, vp.KindUnauthorized, "")
+	})
+}
+
+// TestKeywordSearchIndexFailure: a write whose index update fails still
+// succeeds, and a search never returns the row in its stale state.
+func TestKeywordSearchIndexFailure(t *testing.T) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, idx *flakyIndex) {
+		alice := as("acme", "alice")
+		task := mustTask(t, svc, alice, newTaskIn("Tune the heron cache", "alice"))
+		idx.fail.Store(true)
+		if _, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(vp.TaskBlocked)}); err != nil {
+			t.Fatalf("update with the index down: %v", err)
+		}
+		c, err := svc.RegisterComponent(ctx(), alice, coord.RegisterInput{Name: "heron-agent", Type: "agent", Content: "x"})
+		if err != nil {
+			t.Fatalf("register with the index down: %v", err)
+		}
+		idx.fail.Store(false)
+		// The index still says todo; the store says blocked.
+		res, err := svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "heron", Status: vp.TaskTodo})
+		if err != nil || len(res.Items) != 0 {
+			t.Fatalf("stale status returned: %+v (%v)", res, err)
+		}
+		// A blocked-status search cannot find it through the stale document
+		// either; the next write of the task repairs the index.
+		if _, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Priority: tkStr("high")}); err != nil {
+			t.Fatal(err)
+		}
+		res, err = svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "heron", Status: vp.TaskBlocked})
+		if err != nil || len(res.Items) != 1 || res.Items[0].Status != vp.TaskBlocked || res.Items[0].Priority != "high" {
+			t.Fatalf("after repair: %+v (%v)", res, err)
+		}
+		// A delete whose index update fails: the search drops the orphan.
+		idx.fail.Store(true)
+		if _, err := svc.DeleteComponent(ctx(), alice, c.Name, c.Type, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.DeleteTask(ctx(), alice, coord.TaskRef{TaskID: task.ID}); err != nil {
+			t.Fatal(err)
+		}
+		idx.fail.Store(false)
+		comps, err := svc.SearchComponents(ctx(), alice, coord.SearchComponentsInput{Query: "heron"})
+		if err != nil || len(comps.Items) != 0 {
+			t.Fatalf("deleted component returned: %+v (%v)", comps, err)
+		}
+		res, err = svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "heron"})
+		if err != nil || len(res.Items) != 0 {
+			t.Fatalf("deleted task returned: %+v (%v)", res, err)
+		}
+	})
+}
+
+func TestKeywordSearchWithoutIndex(t *testing.T) {
+	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+		alice := as("acme", "alice")
+		if _, err := svc.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: "hello"}); err != nil {
+			t.Fatalf("writes work without an index: %v", err)
+		}
+		_, err := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "hello"})
+		wantKind(t, err, vp.KindConflict, "not configured")
+		if rep, err := svc.EnsureIndexed(ctx(), "acme"); err != nil || rep.Messages != 0 {
+			t.Fatalf("EnsureIndexed without an index: %+v %v", rep, err)
+		}
+	})
+}
+
+// TestEnsureIndexed: rows written before the index existed are found after
+// the backfill, which runs once per index.
+func TestEnsureIndexed(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			if b.name == "dynamodb" && testing.Short() {
+				t.Skip("-short: SQLite only")
+			}
+			st := b.open(t)
+			old := newSearchService(t, st, nil)
+			alice := as("acme", "alice")
+			for i := range nSeed {
+				mustTask(t, old, alice, coord.CreateTaskInput{Title: fmt.Sprint("legacy pelican task ", i), AssignedTo: "alice", Priority: "low",
+					Status: []string{"", vp.TaskInProgress}[i%2]})
+				if _, err := old.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := old.CreateBriefingNote(ctx(), alice, coord.BriefingInput{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.RegisterComponent(ctx(), alice, coord.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.Send(ctx(), as("beta", "x"), coord.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
+				t.Fatal(err)
+			}
+			idx := openIndex(t)
+			svc := newSearchService(t, st, idx)
+			if res, _ := svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "pelican", Limit: 50}); len(res.Items) != 0 {
+				t.Fatalf("found %d before the backfill", len(res.Items))
+			}
+			rep, err := svc.EnsureIndexed(ctx(), "acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.AlreadyIndexed || rep.Tasks != nSeed || rep.Messages != nSeed || rep.Briefings != 1 || rep.Components != 1 {
+				t.Fatalf("report %+v", rep)
+			}
+			tasks, _ := svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "pelican", Limit: 50})
+			msgs, _ := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "pelican", Limit: 50})
+			notes, _ := svc.SearchBriefingNotes(ctx(), alice, coord.SearchBriefingsInput{Query: "pelican"})
+			comps, _ := svc.SearchComponents(ctx(), alice, coord.SearchComponentsInput{Query: "pelican"})
+			if tasks.Count != nSeed || msgs.Count != nSeed || notes.Count != 1 || comps.Count != 1 {
+				t.Fatalf("after backfill: %d tasks, %d messages, %d notes, %d components", tasks.Count, msgs.Count, notes.Count, comps.Count)
+			}
+			// Only acme was backfilled.
+			if res, _ := svc.SearchMessages(ctx(), as("beta", "x"), coord.SearchMessagesInput{Query: "pelican"}); res.Count != 0 {
+				t.Fatalf("beta backfilled too: %+v", res)
+			}
+			// Once per index: this process remembers it, another reads the marker.
+			if rep, err := svc.EnsureIndexed(ctx(), "acme"); err != nil || !rep.AlreadyIndexed {
+				t.Fatalf("second run: %+v %v", rep, err)
+			}
+			if rep, err := newSearchService(t, st, idx).EnsureIndexed(ctx(), "acme"); err != nil || !rep.AlreadyIndexed || rep.Tasks != 0 {
+				t.Fatalf("another process: %+v %v", rep, err)
+			}
+			// A new (lost and recreated) index is backfilled again.
+			if rep, err := newSearchService(t, st, openIndex(t)).EnsureIndexed(ctx(), "acme"); err != nil || rep.AlreadyIndexed || rep.Tasks != nSeed {
+				t.Fatalf("fresh index: %+v %v", rep, err)
+			}
+			if _, err := svc.EnsureIndexed(ctx(), "Not A Tenant"); err == nil {
+				t.Fatal("invalid tenant accepted")
+			}
+		})
+	}
+}
