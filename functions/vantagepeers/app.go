@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -79,7 +80,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		index:  idx,
 		queue:  q,
 		tokens: auth.New(auth.Options{Store: st, MasterHash: masterHash}),
-		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log}),
+		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
 		log:       log,
@@ -94,6 +95,23 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 	})
+}
+
+// tenants lists the tenants this data directory serves: the master
+// token's and stdio's (vp.DefaultTenant) and every token's, revoked ones
+// included (their data stays).
+func (a *app) tenants(ctx context.Context) ([]string, error) {
+	toks, err := a.tokens.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := []string{vp.DefaultTenant}
+	for _, t := range toks {
+		if !slices.Contains(out, t.Tenant) {
+			out = append(out, t.Tenant)
+		}
+	}
+	return out, nil
 }
 
 func (a *app) Close() error { return errors.Join(a.index.Close(), a.store.Close()) }

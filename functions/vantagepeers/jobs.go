@@ -33,6 +33,17 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 			log.Warn("warming the search index", "err", err)
 		}
 	})
+	// Messages, tasks, briefing notes and components written before keyword
+	// search existed are indexed once per index (the index keeps a marker).
+	run(func() {
+		tenants, err := a.tenants(ctx)
+		if err == nil {
+			err = jobs.ReindexCoord(ctx, a.coord, tenants, log)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("keyword-search backfill", "err", err)
+		}
+	})
 	// Vectors are computed here, off the request path; text search works
 	// from the moment a memory is stored.
 	run(func() {

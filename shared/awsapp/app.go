@@ -194,7 +194,11 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 	if nd.coord {
-		a.Coord = coord.New(coord.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
+		co := coord.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
+		if idx != nil { // a nil *opensearch.Index in the interface would not read as "no index"
+			co.Index = idx
+		}
+		a.Coord = coord.New(co)
 	}
 	if nd.memory {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {

@@ -77,6 +77,7 @@ func New(o Options) *mcp.Server {
 	s.addMandateTools(m)
 	s.addProfileTools(m)
 	s.addMessageTools(m)
+	s.addKeywordTools(m)
 	return m
 }
 

@@ -1,0 +1,73 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+type searchMessagesIn struct {
+	Query   string `json:"query" jsonschema:"words to find in message content"`
+	From    string `json:"from,omitempty" jsonschema:"only messages from this orchestrator"`
+	Channel string `json:"channel,omitempty" jsonschema:"only messages sent on this channel, as list_messages spells it"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 50"`
+}
+
+type searchTasksIn struct {
+	Query      string `json:"query" jsonschema:"words to find in task titles and descriptions"`
+	Status     any    `json:"status,omitempty" jsonschema:"a status, an array of them, or open|active|all"`
+	AssignedTo string `json:"assignedTo,omitempty"`
+	Project    string `json:"project,omitempty"`
+	MissionID  string `json:"missionId,omitempty"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 50"`
+}
+
+type searchBriefingsIn struct {
+	Query string `json:"query" jsonschema:"words to find in titles, content and decisions"`
+	Topic string `json:"topic,omitempty" jsonschema:"only notes of this topic"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 50"`
+}
+
+type searchComponentsIn struct {
+	Query string `json:"query" jsonschema:"words of the name, team or front-matter description"`
+	Type  string `json:"type,omitempty" jsonschema:"agent, skill, hook or plugin"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 50"`
+}
+
+// addKeywordTools registers BM25 search over messages, tasks, briefing
+// notes and components. Results are {items, count}, best first, each item
+// the full entity with a score.
+func (s *server) addKeywordTools(m *mcp.Server) {
+	c := s.opts.Coord
+	add(s, m, &mcp.Tool{Name: "search_messages_by_keyword", Annotations: readOnly,
+		Description: "Keyword (BM25) search over message content: find what was said about a term. " +
+			"Example: {\"query\":\"schema migration\",\"from\":\"bob\",\"limit\":10}"},
+		func(ctx context.Context, p vp.Principal, in searchMessagesIn) (coord.KeywordResult[coord.MessageHit], error) {
+			return c.SearchMessages(ctx, p, coord.SearchMessagesInput{Query: in.Query, From: in.From, Channel: in.Channel, Limit: in.Limit})
+		})
+
+	add(s, m, &mcp.Tool{Name: "search_tasks_by_keyword", Annotations: readOnly,
+		Description: "Keyword (BM25) search over task titles (weighted) and descriptions, optionally by status, assignee, project or mission. " +
+			"Example: {\"query\":\"flaky deploy\",\"status\":\"open\"}"},
+		func(ctx context.Context, p vp.Principal, in searchTasksIn) (coord.KeywordResult[coord.TaskHit], error) {
+			return c.SearchTasks(ctx, p, coord.SearchTasksInput{Query: in.Query, Status: in.Status, AssignedTo: in.AssignedTo,
+				Project: in.Project, MissionID: in.MissionID, Limit: in.Limit})
+		})
+
+	add(s, m, &mcp.Tool{Name: "search_briefing_notes_by_keyword", Annotations: readOnly,
+		Description: "Keyword (BM25) search over briefing notes; call it before claiming anything about the team's state, and cite the ids. " +
+			"Example: {\"query\":\"M4 release\",\"topic\":\"sprint-review\"}"},
+		func(ctx context.Context, p vp.Principal, in searchBriefingsIn) (coord.KeywordResult[coord.BriefingHit], error) {
+			return c.SearchBriefingNotes(ctx, p, coord.SearchBriefingsInput{Query: in.Query, Topic: in.Topic, Limit: in.Limit})
+		})
+
+	add(s, m, &mcp.Tool{Name: "search_components", Annotations: readOnly,
+		Description: "Keyword (BM25) search over registered components by name, team or description, optionally of one type. " +
+			"Example: {\"query\":\"convex\",\"type\":\"agent\"}"},
+		func(ctx context.Context, p vp.Principal, in searchComponentsIn) (coord.KeywordResult[coord.ComponentHit], error) {
+			return c.SearchComponents(ctx, p, coord.SearchComponentsInput{Query: in.Query, Type: in.Type, Limit: in.Limit})
+		})
+}

@@ -1,0 +1,112 @@
+package mcpserver_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
+	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// connectKeyword starts a server whose coordination service has a search
+// index, as the embedded binary wires it.
+func connectKeyword(t *testing.T, p vp.Principal) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "vantagepeers.db"), Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(dir, "search.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idx.Close() })
+	key, _ := auth.EnsureKey(ctx, st, "cursor")
+	signer, _ := listing.NewSigner(key)
+	server := mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer, Index: idx}), Version: "test", LocalPrincipal: &p})
+	ct, st2 := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st2, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+type keywordOut struct {
+	Items []map[string]any `json:"items"`
+	Count int              `json:"count"`
+}
+
+func TestKeywordToolsThroughTools(t *testing.T) {
+	cs := connectKeyword(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}})
+	writes := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"send_message", map[string]any{"channel": "bob", "content": "the lemur deploy is green"}},
+		{"send_message", map[string]any{"channel": "bob", "content": "unrelated chatter"}},
+		{"create_task", map[string]any{"title": "Roll out the lemur cache", "assignedTo": "bob", "priority": "high"}},
+		{"create_briefing_note", map[string]any{"title": "Lemur review", "topic": "standup", "participants": []string{"alice"}, "content": "shipped"}},
+		{"register_component", map[string]any{"name": "lemur-expert", "type": "agent", "content": "---\ndescription: knows lemurs\n---\n"}},
+	}
+	for _, w := range writes {
+		if res, text := call(t, cs, w.tool, w.args); res.IsError {
+			t.Fatalf("%s: %s", w.tool, text)
+		}
+	}
+	for _, c := range []struct {
+		tool  string
+		args  map[string]any
+		field string // a field of the entity, present in the hit
+		want  string
+	}{
+		{"search_messages_by_keyword", map[string]any{"query": "lemur", "from": "alice"}, "content", "the lemur deploy is green"},
+		{"search_tasks_by_keyword", map[string]any{"query": "lemur", "status": "open", "assignedTo": "bob"}, "title", "Roll out the lemur cache"},
+		{"search_briefing_notes_by_keyword", map[string]any{"query": "lemur", "topic": "standup"}, "title", "Lemur review"},
+		{"search_components", map[string]any{"query": "lemur", "type": "agent"}, "name", "lemur-expert"},
+	} {
+		res, text := call(t, cs, c.tool, c.args)
+		if res.IsError {
+			t.Fatalf("%s: %s", c.tool, text)
+		}
+		out := decodeAs[keywordOut](t, text)
+		if out.Count != 1 || len(out.Items) != 1 || out.Items[0][c.field] != c.want || out.Items[0]["_id"] == "" {
+			t.Fatalf("%s: %s", c.tool, text)
+		}
+		if sc, _ := out.Items[0]["score"].(float64); sc <= 0 {
+			t.Fatalf("%s: no score in %s", c.tool, text)
+		}
+		// An empty query is an invalid argument naming query.
+		c.args["query"] = " ?! "
+		res, text = call(t, cs, c.tool, c.args)
+		if !res.IsError || !strings.Contains(text, "invalid_argument") || !strings.Contains(text, "query") {
+			t.Fatalf("%s with no words: %v %s", c.tool, res.IsError, text)
+		}
+	}
+}
+
+func TestKeywordToolsWithoutIndex(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}})
+	for _, tool := range []string{"search_messages_by_keyword", "search_tasks_by_keyword", "search_briefing_notes_by_keyword", "search_components"} {
+		res, text := call(t, cs, tool, map[string]any{"query": "anything"})
+		if !res.IsError || !strings.Contains(text, "not configured") {
+			t.Errorf("%s without an index: %v %s", tool, res.IsError, text)
+		}
+	}
+}
