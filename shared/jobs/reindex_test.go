@@ -1,0 +1,107 @@
+package jobs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
+	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// TestReindexCoordJob: messages and tasks written before the store had a
+// search index are found once the job has run, in every tenant it is given,
+// and only once per index.
+func TestReindexCoordJob(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "vp.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	before := coord.New(coord.Options{Store: st})
+	tenants := []string{"acme", "beta"}
+	const n = 45
+	for _, tenant := range tenants {
+		p := vp.Principal{Tenant: tenant, Orchestrators: []string{"alice"}}
+		for i := range n {
+			if _, err := before.CreateTask(ctx, p, coord.CreateTaskInput{Title: fmt.Sprintf("%s ibis task %d", tenant, i), AssignedTo: "alice", Priority: "low"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := before.Send(ctx, p, coord.SendInput{Channel: "bob", Content: fmt.Sprintf("%s ibis message %d", tenant, i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(dir, "search.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	svc := coord.New(coord.Options{Store: st, Index: idx})
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	if err := jobs.ReindexCoord(ctx, svc, tenants, log); err != nil {
+		t.Fatal(err)
+	}
+	for _, tenant := range tenants {
+		p := vp.Principal{Tenant: tenant, Orchestrators: []string{"alice"}}
+		tasks, err := svc.SearchTasks(ctx, p, coord.SearchTasksInput{Query: "ibis", Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := svc.SearchMessages(ctx, p, coord.SearchMessagesInput{Query: "ibis", Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tasks.Count != n || msgs.Count != n {
+			t.Fatalf("%s: %d tasks and %d messages found, want %d each", tenant, tasks.Count, msgs.Count, n)
+		}
+		for _, h := range tasks.Items {
+			if !strings.HasPrefix(h.Title, tenant+" ") {
+				t.Fatalf("%s found %q", tenant, h.Title)
+			}
+		}
+	}
+	if got := strings.Count(logs.String(), "keyword-search backfill done"); got != 2 {
+		t.Fatalf("%d backfills logged, want 2: %s", got, logs.String())
+	}
+	// A second run (even from another process) finds the markers.
+	logs.Reset()
+	if err := jobs.ReindexCoord(ctx, coord.New(coord.Options{Store: st, Index: idx}), tenants, log); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "backfill done") {
+		t.Fatalf("second run backfilled again: %s", logs.String())
+	}
+}
+
+type failingIndexer struct{ fail string }
+
+func (f failingIndexer) EnsureIndexed(_ context.Context, tenant string) (coord.ReindexReport, error) {
+	if tenant == f.fail {
+		return coord.ReindexReport{}, errors.New("index unreachable")
+	}
+	return coord.ReindexReport{Tenant: tenant, Tasks: 1}, nil
+}
+
+// A tenant that fails does not stop the others; the error says which.
+func TestReindexCoordJobFailure(t *testing.T) {
+	var logs bytes.Buffer
+	err := jobs.ReindexCoord(context.Background(), failingIndexer{fail: "beta"}, []string{"acme", "beta", "gamma"}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(logs.String(), "tenant=acme") || !strings.Contains(logs.String(), "tenant=gamma") || !strings.Contains(logs.String(), "failed") {
+		t.Fatalf("logs: %s", logs.String())
+	}
+}
