@@ -22,6 +22,7 @@
 //
 //	go run ./tests/benchretrieval                 # markdown table
 //	go run ./tests/benchretrieval -data path/to/locomo-dev.json
+//	go run ./tests/benchretrieval -via index -misses 2>misses.txt   # what the top 5 missed
 package main
 
 import (
@@ -45,9 +46,10 @@ func main() {
 	modes := flag.String("modes", "text,vector,hybrid", "modes to run: text, vector, hybrid")
 	verbose := flag.Bool("v", false, "print progress")
 	via := flag.String("via", "memory", "memory: store and search through the memory service (the tools' code path); index: straight to search/local")
+	misses := flag.Bool("misses", false, "print to stderr each question whose top 5 lacks part of its ground truth")
 	vw := flag.Float64("vector-weight", 0, "with -via index: weight of the vector ranking in hybrid fusion (default: the embedder's, embed.FusionWeight)")
 	flag.Parse()
-	if err := run(context.Background(), *data, split(*gran), split(*modes), *via, *vw, *verbose); err != nil {
+	if err := run(context.Background(), *data, split(*gran), split(*modes), *via, *vw, *verbose, *misses); err != nil {
 		fmt.Fprintln(os.Stderr, "benchretrieval:", err)
 		os.Exit(1)
 	}
@@ -63,7 +65,7 @@ func split(s string) []string {
 	return out
 }
 
-func run(ctx context.Context, dataPath string, grans, modes []string, via string, vectorWeight float64, verbose bool) error {
+func run(ctx context.Context, dataPath string, grans, modes []string, via string, vectorWeight float64, verbose, misses bool) error {
 	path, err := findData(dataPath)
 	if err != nil {
 		return err
@@ -112,7 +114,7 @@ func run(ctx context.Context, dataPath string, grans, modes []string, via string
 			fmt.Fprintf(os.Stderr, "%s: stored %d documents (and their vectors) in %v\n", g, len(docs), time.Since(start))
 		}
 		for _, m := range modes {
-			res, err := evaluate(ctx, b, convs, g, m)
+			res, err := evaluate(ctx, b, convs, g, m, misses)
 			if err != nil {
 				return err
 			}
@@ -283,7 +285,7 @@ type result struct {
 	cpu50, cpu95           time.Duration
 }
 
-func evaluate(ctx context.Context, b backend, convs []conversation, gran, mode string) (result, error) {
+func evaluate(ctx context.Context, b backend, convs []conversation, gran, mode string, misses bool) (result, error) {
 	var (
 		r    result
 		lat  []time.Duration
@@ -331,6 +333,9 @@ func evaluate(ctx context.Context, b backend, convs []conversation, gran, mode s
 					}
 				}
 			}
+			if misses && found5 < len(gt) {
+				fmt.Fprintf(os.Stderr, "miss %s %s %d/%d category %d %q truth=%v hits=%v\n", gran, mode, found5, len(gt), q.Category, q.Question, keys(gt), hits)
+			}
 			r.recall5 += float64(found5) / float64(len(gt))
 			r.recall10 += float64(found10) / float64(len(gt))
 			if first > 0 {
@@ -350,4 +355,13 @@ func evaluate(ctx context.Context, b backend, convs []conversation, gran, mode s
 func pct(d []time.Duration) (p50, p95 time.Duration) {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	return d[len(d)/2], d[len(d)*95/100]
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -50,3 +50,20 @@ func TestTokens(t *testing.T) {
 		t.Errorf("Content = %q", got)
 	}
 }
+
+func TestTerm(t *testing.T) {
+	for in, want := range map[string]string{
+		// irregular forms meet their base form (then the Porter stem)
+		"went": "go", "gone": "go", "go": "go", "bought": "bui", "buy": "bui",
+		"ran": "run", "running": "run", "children": "child", "child": "child",
+		"taught": "teach", "met": "meet", "wrote": "write", "written": "write",
+		// forms that are as often another word are left alone
+		"left": "left", "saw": "saw", "rose": "rose", "ground": "ground",
+		// everything else is Stem
+		"adoption": "adopt", "café": "café", "2023": "2023",
+	} {
+		if got := Term(in); got != want {
+			t.Errorf("Term(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

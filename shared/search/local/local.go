@@ -5,11 +5,13 @@
 //   - text: BM25 over an in-memory inverted index per tenant, built from the
 //     file on first use and kept current by every write. Words are
 //     analysis.Tokens (Unicode letters and digits, lower case, diacritics
-//     removed) reduced by the Porter stemmer; the title counts
+//     removed) reduced by analysis.Term (irregular English forms to their
+//     base form, then the Porter stemmer); the title counts
 //     Options.TitleWeight times; long documents are indexed as overlapping
 //     passages and score as their best passage (Passages). Queries are
 //     parsed into words, never into a query language: stop words dropped,
-//     the rest OR-ed with BM25 weights.
+//     the rest OR-ed with BM25 weights, then pseudo-relevance feedback
+//     reranks the matches (see feedbackDocs).
 //   - vectors: exact cosine similarity, cached in memory per (tenant,
 //     embedder) as one contiguous []float32 normalised at write time, so a
 //     query is one pass of dot products (AVX2 on amd64) that skips rows

@@ -85,3 +85,83 @@ var (
 func doc(id, text string) search.Doc {
 	return search.Doc{Tenant: "t", ID: id, Kind: "memory", Text: text}
 }
+
+func ids(hits []search.Hit) string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return strings.Join(out, " ")
+}
+
+// fillers indexes n documents that share no word with each other or with
+// the tests' queries.
+func fillers(t *testing.T, x *local.Index, n int) {
+	t.Helper()
+	var docs []search.Doc
+	for i := range n {
+		w := strings.Repeat(string(rune('a'+i%26)), 3+i/26)
+		docs = append(docs, doc("filler"+w, w+"x "+w+"y "+w+"z"))
+	}
+	if err := x.Upsert(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIrregularForms: a question in the present tense finds a memory in
+// the past tense, and a plural its irregular singular.
+func TestIrregularForms(t *testing.T) {
+	x := open(t)
+	defer x.Close()
+	fillers(t, x, 45)
+	if err := x.Upsert(ctx,
+		doc("past", "I bought a red guitar and went to Lisbon"),
+		doc("present", "they buy guitars"),
+		doc("kids", "the children loved the zoo"),
+		doc("other", "a drum kit for sale"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"when did she buy the guitar?": "present past", // the shorter first
+		"go to Lisbon":                 "past",
+		"child zoo":                    "kids",
+	} {
+		hits, err := x.Text(ctx, q, filterT, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(hits); got != want {
+			t.Errorf("Text(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+// TestFeedback: pseudo-relevance feedback reorders the documents that
+// match the query by the rare words they share with the best matches: of
+// two documents matching "starter" alone, as long as each other, the one
+// about rye and proofing (like the two sourdough documents) comes before
+// the one about a starter pistol, which plain BM25 ties with it and puts
+// first by id. A document that matches no
+// word of the query is never added.
+func TestFeedback(t *testing.T) {
+	x := open(t)
+	defer x.Close()
+	fillers(t, x, 45)
+	if err := x.Upsert(ctx,
+		doc("d1", "sourdough bread with a rye starter and a long proof"),
+		doc("d2", "sourdough loaf, rye starter fed twice, long proof overnight"),
+		doc("pistol", "the starter pistol at the race"),
+		doc("rye", "rye starter and a long proof"),
+		doc("noword", "rye bread needs a long proof"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := x.Text(ctx, "sourdough starter", filterT, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(hits); got != "d1 d2 rye pistol" && got != "d2 d1 rye pistol" {
+		t.Errorf("Text(sourdough starter) = %q, want d1 and d2, then rye, then pistol", got)
+	}
+}
