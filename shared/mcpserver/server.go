@@ -1,7 +1,8 @@
 // Package mcpserver exposes the domain services as MCP tools with the
-// official Go SDK. Tool handlers are thin: decode arguments (the SDK does it
-// against the inferred JSON schema), resolve the caller's Principal, call one
-// domain method, return its result. One file per capability.
+// official Go SDK. Tool handlers are thin: decode arguments (validated
+// against the schema inferred from their type, see schemas.go), resolve the
+// caller's Principal, call one domain method, return its result. One file
+// per capability.
 package mcpserver
 
 import (
@@ -11,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,6 +32,9 @@ type Options struct {
 	// ToolProfile is the default profile advertised by tools/list
 	// ("core" or "full"; default full).
 	ToolProfile string
+
+	// inferSchemas ignores schemas.json (its generator and test set it).
+	inferSchemas bool
 }
 
 // PrincipalKey is the TokenInfo.Extra key under which HTTP middleware
@@ -42,16 +45,25 @@ type server struct {
 	opts Options
 	log  *slog.Logger
 
-	leanMu sync.Mutex
-	lean   map[string]*mcp.Tool // advertised form of each tool, by name
+	schemas *schemaSet
 }
 
 // New builds the MCP server with every tool registered.
 func New(o Options) *mcp.Server {
+	_, m := build(o)
+	return m
+}
+
+func build(o Options) (*server, *mcp.Server) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{opts: o, log: o.Logger}
+	schemas, err := newSchemaSet(o.inferSchemas)
+	if err != nil {
+		// schemas.json is embedded at build time; a broken one is a build error.
+		panic(err)
+	}
+	s := &server{opts: o, log: o.Logger, schemas: schemas}
 	m := mcp.NewServer(&mcp.Implementation{Name: "vantagepeers", Title: "VantagePeers", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: "VantagePeers coordinates a team of AI agents: profiles and presence (set_summary, list_peers), " +
 			"messages with read receipts (send_message, check_messages, mark_as_read). Start a session with set_summary, " +
@@ -78,7 +90,7 @@ func New(o Options) *mcp.Server {
 	s.addProfileTools(m)
 	s.addMessageTools(m)
 	s.addKeywordTools(m)
-	return m
+	return s, m
 }
 
 // principal resolves who is calling.
@@ -113,39 +125,59 @@ var (
 
 // add registers a tool whose handler is a domain call taking the principal.
 //
-// The result is marshalled once, into structuredContent and its text copy.
-// The SDK would otherwise marshal, re-validate against an inferred output
-// schema and marshal again on every call (~0.4 ms of CPU on an inbox); output
-// shapes are checked by tests instead.
+// It uses the SDK's low-level registration: arguments are validated against
+// the tool's schema (schemas.go) and decoded once, and the result is
+// marshalled once, into structuredContent and its text copy. The SDK's
+// generic path would infer the schema at start-up and, on every call,
+// decode the arguments twice and re-validate an inferred output schema;
+// output shapes are checked by tests instead.
 func add[In, Out any](s *server, m *mcp.Server, t *mcp.Tool, fn func(context.Context, vp.Principal, In) (Out, error)) {
-	mcp.AddTool(m, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, err error) {
+	schema, err := schemaFor[In](s.schemas, t.Name)
+	if err != nil {
+		// An argument type that has no JSON schema is a programming error.
+		panic(err)
+	}
+	tool := *t
+	tool.InputSchema = schema.advertised
+	m.AddTool(&tool, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				s.log.ErrorContext(ctx, "tool panicked", "tool", t.Name, "panic", r, "stack", string(debug.Stack()))
-				res, err = nil, fmt.Errorf("internal error in %s; it was logged — retry, and report it if it persists", t.Name)
+				res, err = errorResult(fmt.Errorf("internal error in %s; it was logged — retry, and report it if it persists", t.Name)), nil
 			}
 		}()
+		in, err := decodeArgs[In](schema, req.Params.Arguments)
+		if err != nil {
+			return errorResult(err), nil
+		}
 		p, err := s.principal(req)
 		if err == nil && grantsNothing(p) && t.Name != "whoami" {
 			err = vp.E(t.Name, vp.KindForbidden, "", "this token may act as no orchestrator and read or write no namespace "+
 				"(an OAuth client on the client-generic profile): ask an admin to elevate the client to a scope profile")
 		}
 		if err != nil {
-			return nil, nil, s.toolError(ctx, t.Name, err)
+			return errorResult(s.toolError(ctx, t.Name, err)), nil
 		}
 		out, err := fn(ctx, p, in)
 		if err != nil {
-			return nil, nil, s.toolError(ctx, t.Name, err)
+			return errorResult(s.toolError(ctx, t.Name, err)), nil
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
-			return nil, nil, s.toolError(ctx, t.Name, vp.Wrap(t.Name, vp.KindInternal, err))
+			return errorResult(s.toolError(ctx, t.Name, vp.Wrap(t.Name, vp.KindInternal, err))), nil
 		}
 		return &mcp.CallToolResult{
 			StructuredContent: json.RawMessage(b),
 			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		}, nil, nil
+		}, nil
 	})
+}
+
+// errorResult is the isError result of a failed call.
+func errorResult(err error) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{}
+	res.SetError(err)
+	return res
 }
 
 // toolError turns a domain error into the text of an isError result: the

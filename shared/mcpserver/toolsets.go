@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -85,61 +84,10 @@ func (s *server) filterToolList(next mcp.MethodHandler) mcp.MethodHandler {
 			if profile == ToolProfileCore && !slices.Contains(coreTools, t.Name) {
 				continue
 			}
-			kept = append(kept, s.advertised(t))
+			kept = append(kept, t)
 		}
 		filtered := *list
 		filtered.Tools = kept
 		return &filtered, nil
-	}
-}
-
-// advertised returns the lean form of a tool that tools/list shows, computed
-// once per tool. Every client loads tools/list into its model's context, so
-// it drops what only a validator reads: output schemas (results still carry
-// structuredContent and a JSON text copy), "additionalProperties": false and
-// the "null" of optional fields' types. Arguments are still validated
-// against the full input schema.
-func (s *server) advertised(t *mcp.Tool) *mcp.Tool {
-	s.leanMu.Lock()
-	defer s.leanMu.Unlock()
-	if lean, ok := s.lean[t.Name]; ok {
-		return lean
-	}
-	lean := *t
-	lean.OutputSchema = nil
-	if b, err := json.Marshal(t.InputSchema); err == nil {
-		var schema map[string]any
-		if json.Unmarshal(b, &schema) == nil {
-			compactSchema(schema)
-			lean.InputSchema = schema
-		}
-	}
-	if s.lean == nil {
-		s.lean = map[string]*mcp.Tool{}
-	}
-	s.lean[t.Name] = &lean
-	return &lean
-}
-
-func compactSchema(node any) {
-	switch n := node.(type) {
-	case map[string]any:
-		if ap, ok := n["additionalProperties"].(bool); ok && !ap {
-			delete(n, "additionalProperties")
-		}
-		if types, ok := n["type"].([]any); ok && len(types) == 2 {
-			for i, ty := range types {
-				if ty == "null" {
-					n["type"] = types[1-i]
-				}
-			}
-		}
-		for _, v := range n {
-			compactSchema(v)
-		}
-	case []any:
-		for _, v := range n {
-			compactSchema(v)
-		}
 	}
 }
