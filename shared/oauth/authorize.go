@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -194,7 +195,12 @@ func (s *Server) authzFail(w http.ResponseWriter, r *http.Request, q authzReques
 //go:embed consent.html
 var consentHTML string
 
-var consentTmpl = template.Must(template.New("consent").Funcs(template.FuncMap{"list": describeList}).Parse(consentHTML))
+// consentTmpl is parsed on first use: the mcp and embedder functions link
+// this package but never render the page, and parsing it took ~4 ms of
+// their cold start.
+var consentTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("consent").Funcs(template.FuncMap{"list": describeList}).Parse(consentHTML))
+})
 
 // describeList renders a profile list for people: "nothing", "everything"
 // or the entries.
@@ -262,7 +268,7 @@ func (s *Server) renderPage(w http.ResponseWriter, status int, redirectOrigin st
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = consentTmpl.Execute(w, p)
+	_ = consentTmpl().Execute(w, p)
 }
 
 // ---- languages ----
