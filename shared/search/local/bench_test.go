@@ -64,7 +64,7 @@ type fixture struct {
 
 var fixtures = map[int]*fixture{}
 
-func build(b *testing.B, n int) *fixture {
+func build(b testing.TB, n int) *fixture {
 	if f, ok := fixtures[n]; ok {
 		return f
 	}
@@ -148,6 +148,10 @@ func benchSearch(b *testing.B, n int) {
 	if _, err := f.x.Vector(ctx, f.vecs[0], filter, 10); err != nil {
 		b.Fatal(err)
 	}
+	recall := map[string]float64{
+		"vector":    recallVsExact(b, f, filter),
+		"vector-ns": recallVsExact(b, f, nsFilter),
+	}
 	for _, mode := range []string{"text", "vector", "hybrid", "vector-ns"} {
 		b.Run(mode, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
@@ -173,8 +177,42 @@ func benchSearch(b *testing.B, n int) {
 				}
 			}
 			report(b, lat, cpu)
+			if r, ok := recall[mode]; ok {
+				b.ReportMetric(r, "recall-vs-exact")
+			}
 		})
 	}
+}
+
+// recallVsExact is the share of the exact top 10 (every float32 row
+// scanned) that Vector returns, over the fixture's queries.
+func recallVsExact(tb testing.TB, f *fixture, filter search.Filter) float64 {
+	ctx := context.Background()
+	found, total := 0, 0
+	for _, v := range f.vecs {
+		got, err := f.x.Vector(ctx, v, filter, 10)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		want, err := local.VectorExact(ctx, f.x, v, filter, 10)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		in := map[string]bool{}
+		for _, h := range got {
+			in[h.ID] = true
+		}
+		for _, h := range want {
+			total++
+			if in[h.ID] {
+				found++
+			}
+		}
+	}
+	if total == 0 {
+		return 1
+	}
+	return float64(found) / float64(total)
 }
 
 func BenchmarkSearch2k(b *testing.B)   { benchSearch(b, 2_000) }

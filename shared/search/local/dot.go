@@ -25,3 +25,22 @@ func dotGeneric(a, b []float32) float32 {
 	}
 	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
+
+// dotI8Generic is the inner product of int16 query values and int8 codes.
+func dotI8Generic(q []int16, c []int8) int32 {
+	c = c[:len(q)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+4 <= len(q); i += 4 {
+		qq := q[i : i+4 : i+4]
+		cc := c[i : i+4 : i+4]
+		s0 += int32(qq[0]) * int32(cc[0])
+		s1 += int32(qq[1]) * int32(cc[1])
+		s2 += int32(qq[2]) * int32(cc[2])
+		s3 += int32(qq[3]) * int32(cc[3])
+	}
+	for ; i < len(q); i++ {
+		s0 += int32(q[i]) * int32(c[i])
+	}
+	return s0 + s1 + s2 + s3
+}

@@ -12,11 +12,16 @@
 //     parsed into words, never into a query language: stop words dropped,
 //     the rest OR-ed with BM25 weights, then pseudo-relevance feedback
 //     reranks the matches (see feedbackDocs).
-//   - vectors: exact cosine similarity, cached in memory per (tenant,
-//     embedder) as one contiguous []float32 normalised at write time, so a
-//     query is one pass of dot products (AVX2 on amd64) that skips rows
-//     failing the filter and keeps the best k in a small heap. No
-//     approximate index: none measured here reaches a recall of 0.95.
+//   - vectors: cosine similarity, cached in memory per (tenant, embedder)
+//     as one contiguous []float32 normalised at write time, so a query is
+//     one pass of dot products that skips rows failing the filter and keeps
+//     the best k in a small heap. On amd64 with AVX2, a set of 8,192 rows
+//     or more is scanned on int8 copies of the rows (a quarter of the
+//     memory traffic) and its best max(2k, k+64) candidates are rescored
+//     exactly: scores are exact, and the top 10 matches the exact scan's
+//     (recall 1.000 on 100,000 synthetic memories, BenchmarkSearch100k).
+//     No approximate index (HNSW, IVF): none measured here reached a
+//     recall of 0.95.
 //
 // Why not SQLite FTS5: it was the first version. Its bm25() fixes b at
 // 0.75 and scores every matching row through the SQL engine; on 100,000

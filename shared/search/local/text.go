@@ -395,11 +395,13 @@ func (s *textSet) rank(sc *scratch, q []qterm, words int, pass func(*rowMeta) bo
 			sc.dbest[d] = p
 		}
 	}
+	// The filter compares strings: it runs only on a document that would
+	// enter the heap, not on every document matching a common word.
 	top := newTopK(k)
 	for _, d := range sc.dtouch {
 		v := sc.dscore[d]
 		sc.dscore[d] = 0
-		if pass != nil && !pass(&s.docs[d].meta) {
+		if !top.wants(v) || pass != nil && !pass(&s.docs[d].meta) {
 			continue
 		}
 		top.offer(v, int(d))
