@@ -355,6 +355,7 @@ func (a *App) newEmbedder(ctx context.Context, secrets Secrets) (embed.Embedder,
 // clients, logs on stdout. A configuration error is logged as JSON and
 // ends the process, which Lambda reports as an init error.
 func MustLoad(function, version string) *App {
+	tuneGC(os.Getenv)
 	a, err := Load(context.Background(), Options{Function: function, Version: version})
 	if err != nil {
 		NewLogger(os.Stdout, slog.LevelInfo, function).Error("init failed", "err", err)
