@@ -3,7 +3,9 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 )
@@ -41,4 +43,24 @@ func ReindexCoord(ctx context.Context, svc CoordIndexer, tenants []string, log *
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// TenantLister returns the tenants a job visits. A Lambda keeps no list of
+// tenants: on AWS one is read from the stored credentials (awsapp).
+type TenantLister func(ctx context.Context) ([]string, error)
+
+// SearchBackfill is ReindexCoord as a periodic job, for servers that learn
+// their tenants as they run: each run lists the tenants, then backfills
+// those whose index lacks the marker. Once a tenant is backfilled a run
+// costs the listing and, per tenant, nothing in a process that has seen its
+// marker or one index read in a fresh one; a tenant that appears is
+// backfilled within one period.
+func SearchBackfill(svc CoordIndexer, tenants TenantLister, log *slog.Logger) Func {
+	return func(ctx context.Context, _ time.Time) error {
+		ts, err := tenants(ctx)
+		if err != nil {
+			return fmt.Errorf("keyword-search backfill: listing the tenants: %w", err)
+		}
+		return ReindexCoord(ctx, svc, ts, log)
+	}
 }

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
@@ -103,5 +105,44 @@ func TestReindexCoordJobFailure(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "tenant=acme") || !strings.Contains(logs.String(), "tenant=gamma") || !strings.Contains(logs.String(), "failed") {
 		t.Fatalf("logs: %s", logs.String())
+	}
+}
+
+// recordingIndexer records the tenants it is asked to index.
+type recordingIndexer struct{ got []string }
+
+func (r *recordingIndexer) EnsureIndexed(_ context.Context, tenant string) (coord.ReindexReport, error) {
+	r.got = append(r.got, tenant)
+	return coord.ReindexReport{Tenant: tenant, AlreadyIndexed: true}, nil
+}
+
+// TestSearchBackfill: each run asks for the tenants again and ensures every
+// one it is given, in order; a listing that fails is the run's error.
+func TestSearchBackfill(t *testing.T) {
+	ctx := context.Background()
+	lists := [][]string{{"default", "acme"}, {"default", "acme", "beta"}}
+	calls := 0
+	lister := func(context.Context) ([]string, error) {
+		calls++
+		if calls > len(lists) {
+			return nil, errors.New("table unreachable")
+		}
+		return lists[calls-1], nil
+	}
+	ix := &recordingIndexer{}
+	run := jobs.SearchBackfill(ix, lister, nil)
+	for range lists {
+		if err := run(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"default", "acme", "default", "acme", "beta"}; !slices.Equal(ix.got, want) {
+		t.Fatalf("ensured %v, want %v", ix.got, want)
+	}
+	if err := run(ctx, time.Now()); err == nil || !strings.Contains(err.Error(), "listing the tenants") || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("failed listing: %v", err)
+	}
+	if len(ix.got) != 5 {
+		t.Fatalf("a failed listing ensured %v", ix.got[5:])
 	}
 }
