@@ -53,13 +53,17 @@ type needs struct {
 	keys   bool // the signing keys (Secrets Manager): functions that mint or check list cursors
 	coord  bool // the coordination service
 	memory bool // the memory service (search index, embedder, queue)
+	// search: the search index without the memory service, when one is
+	// configured: the scheduler creates tasks (recurring templates) that
+	// keyword search must find, and backfills the coordination index.
+	search bool
 }
 
 var functionNeeds = map[string]needs{
 	FuncMCP:       {master: true, keys: true, coord: true, memory: true},
 	FuncOAuth:     {master: true},
 	FuncEmbedder:  {memory: true},
-	FuncScheduler: {coord: true},
+	FuncScheduler: {coord: true, search: true},
 }
 
 // Options configures Load. Only Function is required.
@@ -149,7 +153,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 	// and the search index is checked (created on first use): make them at
 	// once (a round trip each, on the cold start's path).
 	var idx *opensearch.Index
-	if nd.memory {
+	if nd.memory || nd.search {
 		if idx, err = a.newIndex(); err != nil {
 			return nil, err
 		}
@@ -204,7 +208,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 			return nil, err
 		}
 	}
-	a.Log.Info("container ready", "version", o.Version, "table", cfg.Table, "memory", a.Memory != nil,
+	a.Log.Info("container ready", "version", o.Version, "table", cfg.Table, "memory", a.Memory != nil, "searchIndex", idx != nil,
 		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())
 	a.loaded = time.Now()
 	return a, nil

@@ -9,9 +9,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // HandleEmbedBatch is the embedder function: an SQS event source hands it a
@@ -72,10 +76,81 @@ type Scheduled struct {
 // expired rows need no job: DynamoDB TTL deletes them and every read
 // filters them.
 func (a *App) ScheduledJobs() []Scheduled {
-	return []Scheduled{
+	js := []Scheduled{
 		{Name: "recurring-tasks", Every: time.Minute, Run: jobs.RecurringTasks(a.Coord, a.Log)},
 		{Name: "iframe-session-cleanup", Every: time.Hour, Run: jobs.IframeCleanup(a.Coord, a.Log)},
 	}
+	if a.Config.SearchEndpoint != "" { // Load gave the coordination service the index
+		js = append(js, Scheduled{Name: "search-backfill", Every: SearchBackfillEvery,
+			Run: beforeDeadline(jobs.SearchBackfill(a.Coord, a.Tenants, a.Log))})
+	}
+	return js
+}
+
+// SearchBackfillEvery is the period of the keyword-search backfill. Writes
+// index themselves, so it only matters after a deployment that brings the
+// index (or a new one) and for data written while none was configured;
+// each run reads the credential indexes (see Tenants), so not every minute.
+const SearchBackfillEvery = 10 * time.Minute
+
+// backfillMargin is left of the invocation's time when a long backfill
+// stops, so that it ends with its own error and log line instead of being
+// killed mid-batch by the Lambda timeout (the next run starts again; the
+// upserts are idempotent).
+const backfillMargin = 3 * time.Second
+
+func beforeDeadline(run jobs.Func) jobs.Func {
+	return func(ctx context.Context, now time.Time) error {
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, dl.Add(-backfillMargin))
+			defer cancel()
+		}
+		return run(ctx, now)
+	}
+}
+
+// Tenants returns the tenants that hold a credential, which is what the
+// scheduler knows of tenants (a Lambda keeps no list): the default tenant
+// (the master token's), the tenant of every token an admin or a Clerk
+// exchange made (the TOKENS index) and the tenant of every OAuth client
+// (client-credentials tokens act there). Tokens of an authorization-code
+// grant act in the tenant of the token that approved it, which is listed
+// while that token lives. Two queries on server-wide indexes, no scan.
+//
+// Not listed: a tenant only the master token reaches (X-VP-Tenant), and
+// one whose only credentials are OAuth grants approved by tokens that have
+// since expired (Clerk tokens live 7 days); such a tenant is backfilled
+// when it next gets a token.
+func (a *App) Tenants(ctx context.Context) ([]string, error) {
+	return credentialTenants(ctx, a.Store)
+}
+
+func credentialTenants(ctx context.Context, st store.Store) ([]string, error) {
+	tokens := auth.New(auth.Options{Store: st}) // lists only: no master token
+	toks, err := tokens.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	clients, err := oauth.New(oauth.Options{Store: st, Tokens: tokens}).ListClients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{vp.DefaultTenant: true}
+	out := []string{vp.DefaultTenant}
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, t := range toks {
+		add(t.Tenant)
+	}
+	for _, c := range clients {
+		add(c.Tenant)
+	}
+	return out, nil
 }
 
 // HandleSchedule is the scheduler function: an EventBridge schedule invokes
