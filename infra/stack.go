@@ -172,6 +172,11 @@ var (
 	StoreItemActions  = []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
 	StoreQueryActions = []string{"dynamodb:Query"}
 	SearchHTTPActions = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
+	// SearchIndexerActions are the scheduler's: it checks and creates the
+	// index and its pipeline at start (HEAD, PUT), indexes the tasks it
+	// creates and backfills the keyword index (POST _bulk), and reads the
+	// backfill markers (POST _search). It never GETs a mapping or DELETEs.
+	SearchIndexerActions = []string{"es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"}
 )
 
 // NewCustomerStack defines the stack.
@@ -319,7 +324,7 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 			Sid: jsii.String("EnqueueEmbedJobs"), Actions: jsii.Strings("sqs:SendMessage"),
 			Resources: &[]*string{s.Queue.QueueArn()},
 		}))
-		srch.grant(fn)
+		srch.grant(fn, SearchHTTPActions)
 		fn.AddEnvironment(jsii.String(awsenv.EnvEmbedder), jsii.String(p.Embedding), nil)
 		switch p.Embedding {
 		case awsenv.EmbedderBedrock:
@@ -335,6 +340,9 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 			grantSecret(fn, "Embeddings", openAIKey)
 		}
 	}
+	// The scheduler creates tasks (recurring templates) that keyword search
+	// must find, and backfills the keyword index: the index, not memory.
+	srch.grant(scheduler, SearchIndexerActions)
 	srch.finish()
 	// The embedder drains the queue, reporting failed items only.
 	embedder.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
@@ -527,10 +535,11 @@ func hex64Generator(template, key *string) *awssecretsmanager.SecretStringGenera
 }
 
 // searchIndex is the index of the chosen tier: grant gives a function
-// access to it (and its endpoint); finish completes what depends on every
-// grant (the serverless data access policy).
+// access to it (and its endpoint) — on a domain, the HTTP actions given;
+// finish completes what depends on every grant (the serverless data access
+// policy).
 type searchIndex struct {
-	grant  func(fn awslambda.Function)
+	grant  func(fn awslambda.Function, domainActions []string)
 	finish func()
 }
 
@@ -568,9 +577,9 @@ func newSearch(stack awscdk.Stack, name string, tier SearchTier, keep awscdk.Rem
 	})
 	return searchIndex{
 		finish: func() {},
-		grant: func(fn awslambda.Function) {
+		grant: func(fn awslambda.Function, actions []string) {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Sid: jsii.String("Search"), Actions: jsii.Strings(SearchHTTPActions...),
+				Sid: jsii.String("Search"), Actions: jsii.Strings(actions...),
 				Resources: &[]*string{d.DomainArn(), awscdk.Fn_Join(jsii.String(""), &[]*string{d.DomainArn(), jsii.String("/*")})},
 			}))
 			fn.AddEnvironment(jsii.String(awsenv.EnvSearchEndpoint), awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("https://"), d.DomainEndpoint()}), nil)
@@ -609,7 +618,15 @@ func newServerless(stack awscdk.Stack, name string) searchIndex {
 	coll.AddResourceDependency(net, nil)
 	var principals []*string
 	return searchIndex{
-		grant: func(fn awslambda.Function) {
+		// Serverless has one IAM action for the data plane; what a role may
+		// do there is the data access policy's, whose rules every role
+		// granted shares: index creation and description (Bootstrap, which
+		// each of them runs), documents read and written, and
+		// aoss:UpdateIndex, which only the memory service's vector mapping
+		// uses. A rule of its own would withhold that one permission from
+		// the scheduler, at the risk of refusing its Bootstrap in a way no
+		// test here can see.
+		grant: func(fn awslambda.Function, _ []string) {
 			principals = append(principals, fn.Role().RoleArn())
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid: jsii.String("Search"), Actions: jsii.Strings("aoss:APIAccessAll"),

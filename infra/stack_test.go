@@ -286,7 +286,7 @@ func TestFunctionPolicies(t *testing.T) {
 		{awsenv.FuncMCP, sorted(store, secrets, send, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID, masterID, keysID}},
 		{awsenv.FuncOAuth, sorted(store, secrets), []string{tableID, masterID}},
 		{awsenv.FuncEmbedder, sorted(store, send, consume, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID}},
-		{awsenv.FuncScheduler, store, []string{tableID}},
+		{awsenv.FuncScheduler, sorted(store, SearchIndexerActions), []string{tableID, searchID}},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {
@@ -506,10 +506,19 @@ func TestSearchTiers(t *testing.T) {
 		if d.DeletionPolicy != "Retain" {
 			t.Errorf("domain deletion policy %q, want Retain", d.DeletionPolicy)
 		}
-		mcpID, _ := m.function(awsenv.FuncMCP)
-		if env := fmt.Sprint(m.Resources[mcpID].Properties["Environment"]); !strings.Contains(env, awsenv.EnvSearchReplicas+":0") ||
-			!strings.Contains(env, awsenv.EnvSearchEndpoint) || !strings.Contains(env, awsenv.EnvSearchService+":es") {
-			t.Errorf("mcp environment on a one-node domain: %s", env)
+		for _, fn := range Functions {
+			fnID, _ := m.function(fn)
+			env := fmt.Sprint(m.Resources[fnID].Properties["Environment"])
+			uses := fn != awsenv.FuncOAuth
+			if has := strings.Contains(env, awsenv.EnvSearchReplicas+":0") && strings.Contains(env, awsenv.EnvSearchEndpoint) &&
+				strings.Contains(env, awsenv.EnvSearchService+":es"); has != uses {
+				t.Errorf("%s environment on a one-node domain: %s; want the index: %v", fn, env, uses)
+			}
+			// The scheduler gets the index, not the memory service.
+			memory := fn == awsenv.FuncMCP || fn == awsenv.FuncEmbedder
+			if strings.Contains(env, awsenv.EnvQueueURL) != memory || strings.Contains(env, awsenv.EnvEmbedder+":") != memory {
+				t.Errorf("%s environment = %s; want the queue and embedder: %v", fn, env, memory)
+			}
 		}
 	})
 	t.Run("medium", func(t *testing.T) {
@@ -541,7 +550,7 @@ func TestSearchTiers(t *testing.T) {
 		policy := fmt.Sprint(access.Properties["Policy"])
 		for _, fn := range Functions {
 			_, roleID := m.function(fn)
-			uses := fn == awsenv.FuncMCP || fn == awsenv.FuncEmbedder
+			uses := fn != awsenv.FuncOAuth
 			if strings.Contains(policy, roleID) != uses {
 				t.Errorf("data access policy names %s: %v, want %v", fn, !uses, uses)
 			}
@@ -553,6 +562,14 @@ func TestSearchTiers(t *testing.T) {
 				if slices.Contains(s.Actions, "aoss:APIAccessAll") && !strings.Contains(fmt.Sprint(s.Resources), collID) {
 					t.Errorf("%s: aoss on %v, want the collection", fn, s.Resources)
 				}
+				if slices.ContainsFunc(s.Actions, func(a string) bool { return strings.HasPrefix(a, "es:") }) {
+					t.Errorf("%s: %v on a serverless deployment", fn, s.Actions)
+				}
+			}
+			fnID, _ := m.function(fn)
+			env := fmt.Sprint(m.Resources[fnID].Properties["Environment"])
+			if strings.Contains(env, awsenv.EnvSearchEndpoint) != uses || strings.Contains(env, awsenv.EnvSearchService+":aoss") != uses {
+				t.Errorf("%s environment = %s, want the collection's endpoint: %v", fn, env, uses)
 			}
 		}
 	})
