@@ -5,11 +5,16 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,12 +238,63 @@ func TestOAuthFunction(t *testing.T) {
 	}
 }
 
+// indexStandIn is an OpenSearch for the scheduler: it answers the start-up
+// requests, finds nothing, and accepts every bulk request, keeping their
+// bodies.
+type indexStandIn struct {
+	URL  string
+	mu   sync.Mutex
+	bulk []string
+}
+
+func newIndexStandIn(t *testing.T) *indexStandIn {
+	s := &indexStandIn{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Authorization"), "/es/aws4_request") {
+			http.Error(w, `{"error":{"type":"security_exception"},"status":403}`, http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodHead && r.URL.Path == "/vantagepeers-search":
+			w.WriteHeader(http.StatusOK)
+		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/_search/pipeline/"):
+			_, _ = io.WriteString(w, `{"acknowledged":true}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/vantagepeers-search/_search":
+			_, _ = io.WriteString(w, `{"took":1,"timed_out":false,"hits":{"total":{"value":0,"relation":"eq"},"hits":[]}}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/vantagepeers-search/_bulk":
+			b, _ := io.ReadAll(r.Body)
+			s.mu.Lock()
+			s.bulk = append(s.bulk, string(b))
+			s.mu.Unlock()
+			_, _ = io.WriteString(w, `{"took":1,"errors":false,"items":[]}`)
+		default:
+			http.Error(w, `{"error":{"type":"illegal_argument_exception","reason":"not in the stand-in"},"status":400}`, http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func (s *indexStandIn) bulks() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.bulk, "")
+}
+
 // TestSchedulerFiresRecurringTasks: an EventBridge scheduled event runs the
-// recurring-tasks job on the table the mcp function writes, once per slot.
+// recurring-tasks job on the table the mcp function writes, once per slot;
+// the scheduler indexes the tasks it creates for keyword search and, on the
+// backfill's minutes, backfills the index of the tenants holding a
+// credential (here the master token's).
 func TestSchedulerFiresRecurringTasks(t *testing.T) {
 	env := mcpEnv(t)
 	mcp := startRIE(t, "mcp", env)
-	scheduler := startRIE(t, "scheduler", baseEnv(env["VP_DYNAMODB_ENDPOINT"], env["VP_TABLE"]))
+	index := newIndexStandIn(t)
+	schedEnv := baseEnv(env["VP_DYNAMODB_ENDPOINT"], env["VP_TABLE"])
+	schedEnv["VP_OPENSEARCH_ENDPOINT"] = index.URL
+	scheduler := startRIE(t, "scheduler", schedEnv)
 
 	call := func(name string, args map[string]any) map[string]any {
 		t.Helper()
@@ -279,6 +335,29 @@ func TestSchedulerFiresRecurringTasks(t *testing.T) {
 	}
 	if !strings.Contains(scheduler.out.String(), `"job":"recurring-tasks"`) {
 		t.Errorf("no job log line:\n%s", scheduler.out.String())
+	}
+	// The fired task was indexed by the scheduler.
+	if b := index.bulks(); !strings.Contains(b, got["lastTaskId"].(string)) || !strings.Contains(b, "Rotate the logs") {
+		t.Errorf("the fired task is not in the index's bulk requests: %s", b)
+	}
+	if strings.Contains(scheduler.out.String(), `"job":"search-backfill"`) && at.Minute()%10 != 0 {
+		t.Errorf("the backfill ran at %s", at)
+	}
+	// The next backfill minute: the index has no marker, so the default
+	// tenant is backfilled, marker last.
+	event["time"] = at.Truncate(10 * time.Minute).Add(10 * time.Minute).Format(time.RFC3339)
+	if out := scheduler.invoke(t, event); string(out) != "null" {
+		t.Fatalf("scheduler answered %s", out)
+	}
+	logs := scheduler.out.String()
+	done := slices.ContainsFunc(strings.Split(logs, "\n"), func(l string) bool {
+		return strings.Contains(l, "keyword-search backfill done") && strings.Contains(l, `"tenant":"default"`)
+	})
+	if !strings.Contains(logs, `"job":"search-backfill"`) || !done {
+		t.Errorf("no backfill of the default tenant:\n%s", logs)
+	}
+	if b := index.bulks(); !strings.Contains(b, "coord-index-v1") {
+		t.Errorf("no backfill marker written: %s", b)
 	}
 }
 
