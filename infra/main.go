@@ -114,7 +114,7 @@ func repoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("cdk.json not found above the working directory: pass -c lambdaDir=...")
+			return "", fmt.Errorf("cdk.json not found above the working directory: pass -c lambdaDir=<dir>")
 		}
 		dir = parent
 	}
