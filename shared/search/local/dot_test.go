@@ -34,7 +34,7 @@ func TestDot(t *testing.T) {
 
 func TestDotI8(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{0, 1, 3, 15, 16, 17, 31, 63, 64, 65, 100, 384, 1024, 1536, 3072} {
+	for _, n := range []int{0, 1, 3, 15, 16, 17, 31, 63, 64, 65, 100, 384, 1024, 1536, 3072, maxDimInt8} {
 		q, c := make([]int16, n), make([]int8, n)
 		var want int64
 		for i := range q {
@@ -42,7 +42,7 @@ func TestDotI8(t *testing.T) {
 			want += int64(q[i]) * int64(c[i])
 		}
 		// The extremes too: the largest products must not overflow.
-		if n == 3072 {
+		if n == maxDimInt8 {
 			want = 0
 			for i := range q {
 				q[i], c[i] = queryLevels, -127

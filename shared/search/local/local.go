@@ -227,7 +227,7 @@ func (x *Index) Delete(ctx context.Context, tenant string, ids ...string) error 
 }
 
 // Text implements search.Index: BM25, best first; Score is the BM25 score
-// of the document's best passage.
+// of the document's best passage, feedback terms included (feedbackDocs).
 func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) ([]search.Hit, error) {
 	if f.Tenant == "" {
 		return nil, search.ErrNoTenant

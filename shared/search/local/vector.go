@@ -161,11 +161,12 @@ func (s *vectorSet) put(m rowMeta, v []float32) bool {
 
 // codeLevels is the largest magnitude of a row code; queryLevels that of
 // a quantised query value. The query gets 12 bits: its error is then
-// negligible beside the rows', and an int32 accumulator cannot overflow
-// below 2 million dimensions.
+// negligible beside the rows', and the int32 sum of maxDimInt8 products
+// of at most codeLevels x queryLevels cannot overflow.
 const (
 	codeLevels  = 127
 	queryLevels = 2047
+	maxDimInt8  = 8192
 )
 
 // quantise writes v / scale, rounded, into dst (len(v) codes) and returns
@@ -418,7 +419,7 @@ const rescore = 64
 // the exact scan).
 func (s *vectorSet) scan(q []float32, m *mask, k int) *topK {
 	n := len(s.meta)
-	if n < exactRows || !useInt8 {
+	if n < exactRows || !useInt8 || s.dim > maxDimInt8 {
 		return s.split(n, func(from, to int) *topK { return s.scanRange(q, m, k, from, to) })
 	}
 	qq := quantiseQuery(q)
