@@ -125,3 +125,34 @@ y yet you your yours yourself yourselves
 	}
 	return m
 }()
+
+// Compounds returns the hyphenated words of text joined into one token
+// ("de-stress" -> "destress", "e-mail" -> "email"), lower case, in order:
+// Tokens splits them, and the same word is often written both ways.
+func Compounds(text string) []string {
+	var out []string
+	for i := 0; i < len(text); i++ {
+		if text[i] != '-' || i == 0 || i+1 >= len(text) || !isWordByte(text[i-1]) || !isWordByte(text[i+1]) {
+			continue
+		}
+		start := i - 1
+		for start > 0 && isWordByte(text[start-1]) {
+			start--
+		}
+		end := i + 1
+		for end < len(text) && (isWordByte(text[end]) || text[end] == '-' && end+1 < len(text) && isWordByte(text[end+1])) {
+			end++
+		}
+		if start > 0 && text[start-1] >= utf8.RuneSelf {
+			i = end
+			continue // part of a non-ASCII word: Tokens' rules apply
+		}
+		out = append(out, strings.Join(Tokens(text[start:end]), ""))
+		i = end
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

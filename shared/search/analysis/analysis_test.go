@@ -67,3 +67,17 @@ func TestTerm(t *testing.T) {
 		}
 	}
 }
+
+func TestCompounds(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":                                   nil,
+		"no hyphen here - or -there":         nil,
+		"De-stress, e-mail and a road-trip!": {"destress", "email", "roadtrip"},
+		"state-of-the-art x-1":               {"stateoftheart", "x1"},
+		"naïve-ish":                          nil,
+	} {
+		if got := Compounds(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Compounds(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -109,7 +109,8 @@ func fillers(t *testing.T, x *local.Index, n int) {
 }
 
 // TestIrregularForms: a question in the present tense finds a memory in
-// the past tense, and a plural its irregular singular.
+// the past tense, a plural its irregular singular, and a hyphenated word
+// its joined form.
 func TestIrregularForms(t *testing.T) {
 	x := open(t)
 	defer x.Close()
@@ -119,6 +120,8 @@ func TestIrregularForms(t *testing.T) {
 		doc("present", "they buy guitars"),
 		doc("kids", "the children loved the zoo"),
 		doc("other", "a drum kit for sale"),
+		doc("hyphen", "running helps me de-stress"),
+		doc("joined", "yoga to destress"),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +129,9 @@ func TestIrregularForms(t *testing.T) {
 		"when did she buy the guitar?": "present past", // the shorter first
 		"go to Lisbon":                 "past",
 		"child zoo":                    "kids",
+		// a hyphenated word is also indexed joined, so each form finds both
+		"destress":  "joined hyphen",
+		"de-stress": "hyphen joined", // all three of its terms first
 	} {
 		hits, err := x.Text(ctx, q, filterT, 10)
 		if err != nil {

@@ -97,6 +97,9 @@ func analyze(text string, w float32, counts map[string]float32) (length float32)
 		counts[analysis.Term(t)] += w
 		length += w
 	}
+	for _, t := range analysis.Compounds(text) {
+		counts[analysis.Term(t)] += w
+	}
 	return length
 }
 
@@ -213,7 +216,7 @@ func (s *textSet) compact() {
 // queryTerms are the stems a query searches for: its words without stop
 // words (unless it has nothing else), each once.
 func queryTerms(text string) []string {
-	toks := analysis.Tokens(text)
+	toks := append(analysis.Tokens(text), analysis.Compounds(text)...)
 	var out []string
 	seen := map[string]bool{}
 	add := func(keepStop bool) {
