@@ -333,6 +333,12 @@ func keywordSearch[T, H any](ctx context.Context, s *Service, p vp.Principal, q 
 	if s.idx == nil {
 		return KeywordResult[H]{}, vp.E(q.op, vp.KindConflict, "", "search is not configured on this server (no search index); use the list_* tools instead")
 	}
+	// A tenant no backfill has reached yet (one only the master token
+	// names, say) is indexed on its first search; afterwards this is a
+	// map lookup. A failure costs completeness, not the search.
+	if _, err := s.EnsureIndexed(ctx, tenant); err != nil {
+		s.log.WarnContext(ctx, "backfilling the keyword index before a search", "tenant", tenant, "err", err)
+	}
 	limit := q.limit
 	switch {
 	case limit <= 0:
