@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -27,6 +26,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
+	"github.com/vantagepeers/vantagepeers/shared/search/opensearch/opensearchtest"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -164,32 +164,7 @@ func TestLoadReadsOnlyWhatTheFunctionNeeds(t *testing.T) {
 // use memory check (and create) the index at load, SigV4-signing for the
 // configured service; a failure stops the start.
 func TestSearchIndexAtLoad(t *testing.T) {
-	var mu sync.Mutex
-	var seen []string
-	fail := false
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen = append(seen, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		if !strings.Contains(r.Header.Get("Authorization"), "/aoss/aws4_request") {
-			http.Error(w, "not signed for aoss: "+r.Header.Get("Authorization"), http.StatusForbidden)
-			return
-		}
-		if fail {
-			http.Error(w, `{"error":{"type":"cluster_block_exception"},"status":503}`, http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.Method == http.MethodHead && r.URL.Path == "/vantagepeers-search":
-			w.WriteHeader(http.StatusOK)
-		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/_search/pipeline/"):
-			_, _ = w.Write([]byte(`{"acknowledged":true}`))
-		default:
-			http.Error(w, "unexpected", http.StatusBadRequest)
-		}
-	}))
-	defer srv.Close()
+	srv := opensearchtest.New(t, opensearchtest.Options{Service: "aoss"})
 	e := func() map[string]string {
 		return map[string]string{awsenv.EnvSearchEndpoint: srv.URL, awsenv.EnvSearchService: "aoss",
 			awsenv.EnvQueueURL: "https://sqs.us-east-1.amazonaws.com/123456789012/jobs", awsenv.EnvMasterHash: strings.Repeat("ab", 32), awsenv.EnvCursorKey: master}
@@ -200,10 +175,10 @@ func TestSearchIndexAtLoad(t *testing.T) {
 			t.Fatalf("%s: %v (memory %v)", fn, err, a != nil && a.Memory != nil)
 		}
 	}
-	if want := []string{"HEAD /vantagepeers-search", "PUT /_search/pipeline/vantagepeers-rrf"}; !reflect.DeepEqual(seen[:2], want) {
+	if seen, want := srv.Requests(), []string{"HEAD /vantagepeers-search", "PUT /_search/pipeline/vantagepeers-rrf"}; !reflect.DeepEqual(seen[:2], want) {
 		t.Errorf("requests %v, want %v first", seen, want)
 	}
-	fail = true
+	srv.SetUnavailable(true)
 	if _, _, err := load(t, awsenv.FuncEmbedder, e(), awsapp.StaticSecrets{}); err == nil || !strings.Contains(err.Error(), "search index") {
 		t.Errorf("unreachable index: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
+	"github.com/vantagepeers/vantagepeers/shared/search/opensearch/opensearchtest"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
@@ -51,31 +50,9 @@ var backends = []struct {
 // scheduler checks the index at load, its coordination service writes and
 // reads it, and the backfill is among its jobs; without one, neither.
 func TestSchedulerGetsTheSearchIndex(t *testing.T) {
-	var mu sync.Mutex
-	var seen []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen = append(seen, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		if !strings.Contains(r.Header.Get("Authorization"), "/es/aws4_request") {
-			http.Error(w, "not signed for es", http.StatusForbidden)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.Method == http.MethodHead && r.URL.Path == "/vantagepeers-search":
-			w.WriteHeader(http.StatusOK)
-		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/_search/pipeline/"):
-			_, _ = io.WriteString(w, `{"acknowledged":true}`)
-		case r.Method == http.MethodPost && r.URL.Path == "/vantagepeers-search/_search":
-			// The tenant's backfill marker: EnsureIndexed stops there.
-			_, _ = io.WriteString(w, `{"took":1,"timed_out":false,"hits":{"total":{"value":1,"relation":"eq"},"max_score":1,`+
-				`"hits":[{"_index":"vantagepeers-search","_id":"m","_score":1,"_source":{"id":"coord-index-v1","kind":"marker"}}]}}`)
-		default:
-			http.Error(w, "unexpected", http.StatusBadRequest)
-		}
-	}))
-	defer srv.Close()
+	// Every search finds the tenant's backfill marker: EnsureIndexed stops there.
+	srv := opensearchtest.New(t, opensearchtest.Options{SearchResponse: `{"took":1,"timed_out":false,"hits":{"total":{"value":1,"relation":"eq"},"max_score":1,` +
+		`"hits":[{"_index":"vantagepeers-search","_id":"m","_score":1,"_source":{"id":"coord-index-v1","kind":"marker"}}]}}`})
 
 	a, logs, err := load(t, awsenv.FuncScheduler, map[string]string{awsenv.EnvSearchEndpoint: srv.URL}, awsapp.StaticSecrets{})
 	if err != nil {
@@ -89,7 +66,7 @@ func TestSchedulerGetsTheSearchIndex(t *testing.T) {
 		t.Fatalf("EnsureIndexed through the scheduler's index: %+v, %v", rep, err)
 	}
 	want := []string{"HEAD /vantagepeers-search", "PUT /_search/pipeline/vantagepeers-rrf", "POST /vantagepeers-search/_search"}
-	if !slices.Equal(seen, want) {
+	if seen := srv.Requests(); !slices.Equal(seen, want) {
 		t.Errorf("requests %v, want %v", seen, want)
 	}
 	if names := jobNames(a); !slices.Contains(names, "search-backfill") {
@@ -97,17 +74,16 @@ func TestSchedulerGetsTheSearchIndex(t *testing.T) {
 	}
 
 	// Without an endpoint: no index, no backfill job, no request.
-	seen = nil
 	a, logs, err = load(t, awsenv.FuncScheduler, map[string]string{}, awsapp.StaticSecrets{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if names := jobNames(a); slices.Contains(names, "search-backfill") || len(seen) != 0 || !strings.Contains(logs, `"searchIndex":false`) {
+	if names, seen := jobNames(a), srv.Requests(); slices.Contains(names, "search-backfill") || len(seen) != 0 || !strings.Contains(logs, `"searchIndex":false`) {
 		t.Errorf("without an index: jobs %v, requests %v, logs %s", names, seen, logs)
 	}
 	// The other functions' needs are unchanged: oauth builds no index.
-	seen = nil
-	if _, _, err := load(t, awsenv.FuncOAuth, map[string]string{awsenv.EnvSearchEndpoint: srv.URL, awsenv.EnvMasterHash: strings.Repeat("ab", 32)}, awsapp.StaticSecrets{}); err != nil || len(seen) != 0 {
+	_, _, err = load(t, awsenv.FuncOAuth, map[string]string{awsenv.EnvSearchEndpoint: srv.URL, awsenv.EnvMasterHash: strings.Repeat("ab", 32)}, awsapp.StaticSecrets{})
+	if seen := srv.Requests(); err != nil || len(seen) != 0 {
 		t.Errorf("oauth with an endpoint configured: %v, requests %v", err, seen)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,45 +182,6 @@ func baseEnv(endpoint, tableName string) map[string]string {
 func masterHash() string {
 	h := sha256.Sum256([]byte(masterToken))
 	return hex.EncodeToString(h[:])
-}
-
-// ---- a minimal OpenSearch ----
-
-// searchStandIn answers what the functions ask OpenSearch at start (is the
-// index there, put the hybrid pipeline) and records every request; any
-// other request is answered 400, so a test that needs more notices. The
-// adapter's protocol (bulk, queries, k-NN) is tested against a checking
-// fake in shared/search/opensearch; no OpenSearch server can run here.
-type searchStandIn struct {
-	URL  string
-	mu   sync.Mutex
-	reqs []string
-}
-
-func newSearchStandIn(t testing.TB) *searchStandIn {
-	t.Helper()
-	s := &searchStandIn{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.reqs = append(s.reqs, r.Method+" "+r.URL.Path)
-		s.mu.Unlock()
-		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") || !strings.Contains(r.Header.Get("Authorization"), "/es/aws4_request") {
-			http.Error(w, `{"error":{"type":"security_exception","reason":"not SigV4-signed for es"},"status":403}`, http.StatusForbidden)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.Method == http.MethodHead && r.URL.Path == "/vantagepeers-search":
-			w.WriteHeader(http.StatusOK)
-		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/_search/pipeline/"):
-			_, _ = io.WriteString(w, `{"acknowledged":true}`)
-		default:
-			http.Error(w, `{"error":{"type":"illegal_argument_exception","reason":"not in the stand-in"},"status":400}`, http.StatusBadRequest)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
 }
 
 // ---- the emulator ----

@@ -5,16 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +21,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
+	"github.com/vantagepeers/vantagepeers/shared/search/opensearch/opensearchtest"
 )
 
 // rpc is a JSON-RPC request body.
@@ -86,7 +83,7 @@ func mcpEnv(t *testing.T) map[string]string {
 	env["VP_MASTER_TOKEN_SHA256"] = masterHash()
 	env["VP_CURSOR_KEY"] = strings.Repeat("42", 32)
 	env["VP_PUBLIC_BASE_URL"] = "https://" + apiID + ".execute-api.us-east-1.amazonaws.com"
-	env["VP_OPENSEARCH_ENDPOINT"] = newSearchStandIn(t).URL
+	env["VP_OPENSEARCH_ENDPOINT"] = opensearchtest.New(t, opensearchtest.Options{}).URL
 	env["VP_EMBEDDER"] = "local"
 	// Only store_memory would send there; no call here does.
 	env["VP_EMBED_QUEUE_URL"] = "http://127.0.0.1:9/000000000000/vp-unused"
@@ -238,51 +235,6 @@ func TestOAuthFunction(t *testing.T) {
 	}
 }
 
-// indexStandIn is an OpenSearch for the scheduler: it answers the start-up
-// requests, finds nothing, and accepts every bulk request, keeping their
-// bodies.
-type indexStandIn struct {
-	URL  string
-	mu   sync.Mutex
-	bulk []string
-}
-
-func newIndexStandIn(t *testing.T) *indexStandIn {
-	s := &indexStandIn{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.Contains(r.Header.Get("Authorization"), "/es/aws4_request") {
-			http.Error(w, `{"error":{"type":"security_exception"},"status":403}`, http.StatusForbidden)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.Method == http.MethodHead && r.URL.Path == "/vantagepeers-search":
-			w.WriteHeader(http.StatusOK)
-		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/_search/pipeline/"):
-			_, _ = io.WriteString(w, `{"acknowledged":true}`)
-		case r.Method == http.MethodPost && r.URL.Path == "/vantagepeers-search/_search":
-			_, _ = io.WriteString(w, `{"took":1,"timed_out":false,"hits":{"total":{"value":0,"relation":"eq"},"hits":[]}}`)
-		case r.Method == http.MethodPost && r.URL.Path == "/vantagepeers-search/_bulk":
-			b, _ := io.ReadAll(r.Body)
-			s.mu.Lock()
-			s.bulk = append(s.bulk, string(b))
-			s.mu.Unlock()
-			_, _ = io.WriteString(w, `{"took":1,"errors":false,"items":[]}`)
-		default:
-			http.Error(w, `{"error":{"type":"illegal_argument_exception","reason":"not in the stand-in"},"status":400}`, http.StatusBadRequest)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
-}
-
-func (s *indexStandIn) bulks() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.bulk, "")
-}
-
 // TestSchedulerFiresRecurringTasks: an EventBridge scheduled event runs the
 // recurring-tasks job on the table the mcp function writes, once per slot;
 // the scheduler indexes the tasks it creates for keyword search and, on the
@@ -291,7 +243,7 @@ func (s *indexStandIn) bulks() string {
 func TestSchedulerFiresRecurringTasks(t *testing.T) {
 	env := mcpEnv(t)
 	mcp := startRIE(t, "mcp", env)
-	index := newIndexStandIn(t)
+	index := opensearchtest.New(t, opensearchtest.Options{})
 	schedEnv := baseEnv(env["VP_DYNAMODB_ENDPOINT"], env["VP_TABLE"])
 	schedEnv["VP_OPENSEARCH_ENDPOINT"] = index.URL
 	scheduler := startRIE(t, "scheduler", schedEnv)
@@ -337,7 +289,7 @@ func TestSchedulerFiresRecurringTasks(t *testing.T) {
 		t.Errorf("no job log line:\n%s", scheduler.out.String())
 	}
 	// The fired task was indexed by the scheduler.
-	if b := index.bulks(); !strings.Contains(b, got["lastTaskId"].(string)) || !strings.Contains(b, "Rotate the logs") {
+	if b := index.Bulks(); !strings.Contains(b, got["lastTaskId"].(string)) || !strings.Contains(b, "Rotate the logs") {
 		t.Errorf("the fired task is not in the index's bulk requests: %s", b)
 	}
 	if strings.Contains(scheduler.out.String(), `"job":"search-backfill"`) && at.Minute()%10 != 0 {
@@ -356,7 +308,7 @@ func TestSchedulerFiresRecurringTasks(t *testing.T) {
 	if !strings.Contains(logs, `"job":"search-backfill"`) || !done {
 		t.Errorf("no backfill of the default tenant:\n%s", logs)
 	}
-	if b := index.bulks(); !strings.Contains(b, "coord-index-v1") {
+	if b := index.Bulks(); !strings.Contains(b, "coord-index-v1") {
 		t.Errorf("no backfill marker written: %s", b)
 	}
 }
@@ -419,7 +371,7 @@ func TestEmbedderReportsPoisonedMessage(t *testing.T) {
 	}
 
 	env := baseEnv(endpoint, tableName)
-	env["VP_OPENSEARCH_ENDPOINT"] = newSearchStandIn(t).URL
+	env["VP_OPENSEARCH_ENDPOINT"] = opensearchtest.New(t, opensearchtest.Options{}).URL
 	env["VP_EMBED_QUEUE_URL"] = queueURL
 	env["VP_SQS_ENDPOINT"] = sqsEndpoint
 	env["VP_EMBEDDER"] = "local"
