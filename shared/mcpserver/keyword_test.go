@@ -1,50 +1,18 @@
 package mcpserver_test
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
-	"github.com/vantagepeers/vantagepeers/shared/listing"
-	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
-	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
-	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // connectKeyword starts a server whose coordination service has a search
 // index, as the embedded binary wires it.
 func connectKeyword(t *testing.T, p vp.Principal) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "vantagepeers.db"), Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(dir, "search.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = idx.Close() })
-	key, _ := auth.EnsureKey(ctx, st, "cursor")
-	signer, _ := listing.NewSigner(key)
-	server := mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer, Index: idx}), Version: "test", LocalPrincipal: &p})
-	ct, st2 := mcp.NewInMemoryTransports()
-	if _, err := server.Connect(ctx, st2, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs, _ := connectMemory(t, p)
 	return cs
 }
 

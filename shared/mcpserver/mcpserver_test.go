@@ -30,9 +30,15 @@ func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
 	t.Cleanup(func() { _ = st.Close() })
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
-	server := mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p})
-	ct, st2 := mcp.NewInMemoryTransports()
-	if _, err := server.Connect(ctx, st2, nil); err != nil {
+	return clientOf(t, mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}))
+}
+
+// clientOf connects a client to server over in-memory transports.
+func clientOf(t testing.TB, server *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)

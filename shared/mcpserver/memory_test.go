@@ -23,8 +23,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// connectMemory starts a server with the memory service wired as the
-// embedded binary wires it, and returns a client acting as p and a function
+// connectMemory starts a server with the memory service and the search
+// index wired as the embedded binary wires them, and returns a client acting as p and a function
 // that runs the embedding worker until the queue is empty.
 func connectMemory(t *testing.T, p vp.Principal) (*mcp.ClientSession, func()) {
 	t.Helper()
@@ -44,16 +44,8 @@ func connectMemory(t *testing.T, p vp.Principal) (*mcp.ClientSession, func()) {
 	signer, _ := listing.NewSigner(key)
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
 	mem := memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}), Queue: q, Cursors: signer})
-	server := mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Memory: mem, Version: "test", LocalPrincipal: &p})
-	ct, st2 := mcp.NewInMemoryTransports()
-	if _, err := server.Connect(ctx, st2, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs := clientOf(t, mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer, Index: idx}),
+		Memory: mem, Version: "test", LocalPrincipal: &p}))
 	drain := func() {
 		for {
 			n, err := jobs.ProcessEmbedJobs(ctx, jobs.EmbedderOptions{Queue: q, Memory: mem})
