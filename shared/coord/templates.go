@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -28,8 +29,9 @@ var builtinTemplatesJSON []byte
 
 // builtinTemplates are issue-resolution-v2 (the IRP, 14 steps T0–T13),
 // repo-fix-v1 and new-feature-v1 (10 steps each), as the seed documents
-// them.
-var builtinTemplates = func() map[string]vp.MissionTemplate {
+// them. They are parsed on first use, not at start: every function links
+// this package, few read a template.
+var builtinTemplates = sync.OnceValue(func() map[string]vp.MissionTemplate {
 	var list []vp.MissionTemplate
 	if err := json.Unmarshal(builtinTemplatesJSON, &list); err != nil {
 		panic("coord: built-in mission templates: " + err.Error())
@@ -43,10 +45,10 @@ var builtinTemplates = func() map[string]vp.MissionTemplate {
 		out[t.Name] = t
 	}
 	return out
-}()
+})
 
 // BuiltinTemplateNames lists the templates every tenant starts with.
-func BuiltinTemplateNames() []string { return slices.Sorted(maps.Keys(builtinTemplates)) }
+func BuiltinTemplateNames() []string { return slices.Sorted(maps.Keys(builtinTemplates())) }
 
 func checkTemplate(op, name, description string, steps []vp.TemplateStep) errList {
 	var errs errList
@@ -98,7 +100,7 @@ func (s *Service) loadTemplate(ctx context.Context, op, tenant, field, name stri
 		if !vp.IsKind(err, vp.KindNotFound) {
 			return t, err
 		}
-		b, ok := builtinTemplates[name]
+		b, ok := builtinTemplates()[name]
 		if !ok {
 			return vp.MissionTemplate{}, vp.Errorf(op, vp.KindNotFound, field, "no mission template %q in this tenant (built-in: %s); create one with update_mission_template", name, strings.Join(BuiltinTemplateNames(), ", "))
 		}

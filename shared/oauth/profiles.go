@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -54,10 +53,8 @@ var DefaultProfiles = []Profile{
 		FromAllowList: []string{}, NamespaceReadPrefixes: []string{"global"}, NamespaceWritePrefixes: []string{}},
 }
 
-var profileIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-
 func checkProfile(op string, p *Profile) error {
-	if !profileIDRE.MatchString(p.ID) {
+	if !vp.ValidSlug(p.ID) {
 		return vp.Errorf(op, vp.KindInvalid, "profileId", "%q: use lower-case letters, digits, '-' and '_' (at most 63)", p.ID)
 	}
 	if err := vp.CheckText(op, "description", p.Description, MaxProfileDescription, false); err != nil {

@@ -1,7 +1,6 @@
 package vp
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -17,10 +16,28 @@ const (
 	MaxReceiptIDsPerOp = 100
 )
 
-var tenantRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-
 // ValidTenant reports whether t is a well-formed tenant id.
-func ValidTenant(t string) bool { return tenantRE.MatchString(t) }
+func ValidTenant(t string) bool { return ValidSlug(t) }
+
+// ValidSlug reports whether s matches ^[a-z0-9][a-z0-9_-]{0,62}$: 1 to 63
+// lower-case letters, digits, '-' and '_', starting with a letter or digit.
+// (A loop, not a regexp: the bounded repetition compiled into a program
+// that cost every process 1.5 ms at start.)
+func ValidSlug(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case (c == '-' || c == '_') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // CheckText validates a free-text argument: valid UTF-8, no NUL, within max
 // bytes, and non-empty when required.
