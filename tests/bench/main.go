@@ -197,9 +197,9 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		line := fmt.Sprintf("seeded %s messages (%s receipts, %d unread in bob's inbox) in %s: sends %s, mark-read %s (%.0f messages/s, synchronous=%s)",
+		line := fmt.Sprintf("seeded %s messages (%s receipts, %d unread in bob's inbox) in %s: sends %s, mark-read %s, keyword index %s (%.0f messages/s, synchronous=%s)",
 			thousands(st.Messages), thousands(st.Receipts), st.Unread[recipient], st.Total.Round(time.Millisecond),
-			st.Sends.Round(time.Millisecond), st.MarkReads.Round(time.Millisecond), float64(st.Messages)/st.Total.Seconds(), cfg.seedSync)
+			st.Sends.Round(time.Millisecond), st.MarkReads.Round(time.Millisecond), st.Index.Round(time.Millisecond), float64(st.Messages)/st.Total.Seconds(), cfg.seedSync)
 		if fi, err := os.Stat(filepath.Join(seedDir, dbFile)); err == nil {
 			line += fmt.Sprintf("; database %.1f MiB", float64(fi.Size())/(1<<20))
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -11,13 +12,17 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// dbFile is the database file inside a data dir, as functions/vantagepeers
-// names it.
-const dbFile = "vantagepeers.db"
+// The database and search index files inside a data dir, as
+// functions/vantagepeers names them.
+const (
+	dbFile     = "vantagepeers.db"
+	searchFile = "search.db"
+)
 
 // orchestrators of the seeded team; the measured calls go from alice to bob.
 var orchestrators = []string{
@@ -47,6 +52,7 @@ type seedStats struct {
 	Unread    map[string]int
 	Sends     time.Duration
 	MarkReads time.Duration
+	Index     time.Duration
 	Total     time.Duration
 }
 
@@ -54,7 +60,12 @@ type seedStats struct {
 // openApp), minus the master-token bootstrap the benchmark does not need.
 type services struct {
 	store *sqlite.Store
-	coord *coord.Service
+	index *searchlocal.Index
+	coord *coord.Service // with the keyword-search index, as the binary wires it
+	// unindexed is the same service without the index: seeding writes
+	// through it and backfills the index once at the end, as a server
+	// upgraded to keyword search would.
+	unindexed *coord.Service
 }
 
 func openServices(ctx context.Context, dataDir string, opts sqlite.Options, now func() time.Time) (*services, error) {
@@ -73,10 +84,18 @@ func openServices(ctx context.Context, dataDir string, opts sqlite.Options, now 
 		_ = st.Close()
 		return nil, err
 	}
-	return &services{store: st, coord: coord.New(coord.Options{Store: st, Cursors: signer, Now: now})}, nil
+	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(dataDir, searchFile), Synchronous: opts.Synchronous})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return &services{store: st, index: idx,
+		coord:     coord.New(coord.Options{Store: st, Cursors: signer, Now: now, Index: idx}),
+		unindexed: coord.New(coord.Options{Store: st, Cursors: signer, Now: now}),
+	}, nil
 }
 
-func (s *services) Close() error { return s.store.Close() }
+func (s *services) Close() error { return errors.Join(s.index.Close(), s.store.Close()) }
 
 // localAdmin is the principal the stdio server acts as: the local owner,
 // admin of the default tenant.
@@ -126,7 +145,7 @@ func seed(ctx context.Context, cfg seedConfig, progress func(string)) (seedStats
 
 	// Profiles put everyone on the broadcast channel.
 	for _, o := range orchestrators {
-		if _, err := svc.coord.SetSummary(ctx, p, o, o+"-main", "working on "+o+"'s backlog"); err != nil {
+		if _, err := svc.unindexed.SetSummary(ctx, p, o, o+"-main", "working on "+o+"'s backlog"); err != nil {
 			return seedStats{}, fmt.Errorf("seed profile %s: %w", o, err)
 		}
 	}
@@ -136,7 +155,7 @@ func seed(ctx context.Context, cfg seedConfig, progress func(string)) (seedStats
 	for i := range cfg.Messages {
 		from := orchestrators[rng.IntN(len(orchestrators))]
 		channel := pickChannel(rng, from)
-		res, err := svc.coord.Send(ctx, p, coord.SendInput{
+		res, err := svc.unindexed.Send(ctx, p, coord.SendInput{
 			From: from, FromInstanceID: from + "-main", Channel: channel, Content: content(rng, i),
 		})
 		if err != nil {
@@ -161,7 +180,7 @@ func seed(ctx context.Context, cfg seedConfig, progress func(string)) (seedStats
 		for len(old) > 0 {
 			batch := old[:min(vp.MaxReceiptIDsPerOp, len(old))]
 			old = old[len(batch):]
-			n, err := svc.coord.MarkRead(ctx, p, batch)
+			n, err := svc.unindexed.MarkRead(ctx, p, batch)
 			if err != nil {
 				return seedStats{}, fmt.Errorf("seed mark read for %s: %w", o, err)
 			}
@@ -170,6 +189,13 @@ func seed(ctx context.Context, cfg seedConfig, progress func(string)) (seedStats
 		st.Unread[o] = keep
 	}
 	st.MarkReads = time.Since(start) - st.Sends
+	// The server backfills an index without its marker at start, in the
+	// background: do it here, so that it is not measured.
+	indexStart := time.Now()
+	if _, err := svc.coord.EnsureIndexed(ctx, vp.DefaultTenant); err != nil {
+		return seedStats{}, fmt.Errorf("seed: indexing for keyword search: %w", err)
+	}
+	st.Index = time.Since(indexStart)
 	if err := svc.Close(); err != nil {
 		return seedStats{}, err
 	}
