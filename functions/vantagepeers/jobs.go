@@ -29,9 +29,14 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	})
 	// Load the search caches now rather than on each tenant's first query.
 	run(func() {
-		if err := a.index.Warm(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("warming the search index", "err", err)
+		began := time.Now()
+		if err := a.index.Warm(ctx); err != nil {
+			if ctx.Err() == nil {
+				log.Warn("warming the search index", "err", err)
+			}
+			return
 		}
+		log.Info("search index warm", "ms", time.Since(began).Milliseconds())
 	})
 	// Messages, tasks, briefing notes and components written before keyword
 	// search existed are indexed once per index (the index keeps a marker).

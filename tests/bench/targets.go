@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -250,6 +251,10 @@ func startHTTP(ctx context.Context, bin, dataDir, master, logPath string) (targe
 		_ = stop()
 		return nil, fmt.Errorf("%w (log: %s)", err, logPath)
 	}
+	if err := waitWarm(ctx, logPath); err != nil {
+		_ = stop()
+		return nil, err
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 16
 	hc := &http.Client{Transport: &bearerTransport{base: tr, token: master}}
@@ -287,6 +292,24 @@ func waitHealthy(ctx context.Context, url string, exited <-chan error) error {
 	return errors.New("serve did not become healthy within 30s")
 }
 
+// waitWarm waits until the server's log says its search index is loaded:
+// at 100k messages that takes seconds of CPU in the background, which
+// would otherwise be charged to the first calls measured.
+func waitWarm(ctx context.Context, logPath string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(logPath); err == nil && bytes.Contains(b, []byte("search index warm")) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the server did not log \"search index warm\" within 2 minutes (log: %s)", logPath)
+}
+
 // startStdio runs `vantagepeers stdio` as a child process, as an MCP host
 // such as Claude Code does, and connects over its stdin/stdout.
 func startStdio(ctx context.Context, bin, dataDir, master, logPath string) (target, error) {
@@ -301,6 +324,11 @@ func startStdio(ctx context.Context, bin, dataDir, master, logPath string) (targ
 	if err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("starting stdio: %w (log: %s)", err, logPath)
+	}
+	if err := waitWarm(ctx, logPath); err != nil {
+		_ = cs.Close()
+		logf.Close()
+		return nil, err
 	}
 	return &mcpTarget{cs: cs, pid: cmd.Process.Pid, cleanup: logf.Close}, nil
 }
