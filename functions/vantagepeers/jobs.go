@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 )
 
@@ -27,10 +28,11 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	run(func() {
 		jobs.RunEvery(ctx, log, "iframe-cleanup", time.Hour, jobs.IframeCleanup(a.coord, log))
 	})
-	// Load the search caches now rather than on each tenant's first query.
+	// Load the memories' search caches now rather than on each tenant's
+	// first query; keyword partitions load on their first search.
 	run(func() {
 		began := time.Now()
-		if err := a.index.Warm(ctx); err != nil {
+		if err := a.index.Warm(ctx, func(t string) bool { return !coord.IsKeywordPartition(t) }); err != nil {
 			if ctx.Err() == nil {
 				log.Warn("warming the search index", "err", err)
 			}

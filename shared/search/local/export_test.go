@@ -14,3 +14,14 @@ func VectorExact(ctx context.Context, x *Index, v search.Vector, f search.Filter
 
 // QueryTerms exposes queryTerms to the tests.
 var QueryTerms = queryTerms
+
+// LoadedTenants lists the tenants whose text index is in memory.
+func LoadedTenants(x *Index) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []string
+	for t := range x.texts {
+		out = append(out, t)
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer y.Close()
-	if err := y.Warm(ctx); err != nil {
+	if err := y.Warm(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	f := search.Filter{Tenant: "t", Namespaces: []string{"ns"}}
@@ -58,6 +59,41 @@ func TestReopen(t *testing.T) {
 	hits, err := y.Vector(ctx, search.Vector{Embedder: "e/2", Values: []float32{3, 4}}, f, 5)
 	if err != nil || len(hits) != 1 || hits[0].Score < 0.999 {
 		t.Fatalf("vector after reopen: %v %v", hits, err)
+	}
+}
+
+// TestWarmKeeps: Warm loads the tenants keep accepts, and only those; the
+// others load on their first query.
+func TestWarmKeeps(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "search.db")
+	x, err := local.Open(ctx, local.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tenant := range []string{"acme", "acme/message", "beta"} {
+		if err := x.Upsert(ctx, search.Doc{Tenant: tenant, ID: "d1", Kind: "memory", Text: "warm words"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	y, err := local.Open(ctx, local.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if err := y.Warm(ctx, func(tenant string) bool { return !strings.Contains(tenant, "/") }); err != nil {
+		t.Fatal(err)
+	}
+	got := local.LoadedTenants(y)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"acme", "beta"}) {
+		t.Fatalf("warm loaded %v, want [acme beta]", got)
+	}
+	if hits, err := y.Text(ctx, "warm", search.Filter{Tenant: "acme/message"}, 5); err != nil || len(hits) != 1 {
+		t.Fatalf("a tenant left cold still answers: %v %v", hits, err)
 	}
 }
 
