@@ -159,13 +159,16 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	var wg sync.WaitGroup
-	var hashErr, keysErr, idxErr error
+	var hashErr, keysErr error
 	if idx != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Search is a derived view: without it messages, tasks and the
+			// scheduler still work, and the index bootstraps on its next use.
 			if err := idx.Bootstrap(ctx); err != nil {
-				idxErr = fmt.Errorf("awsapp: the search index at %s: %w", a.Config.SearchEndpoint, err)
+				a.Log.Error("the search index is unavailable at start: searches and indexing fail until it answers (retried on use)",
+					"endpoint", a.Config.SearchEndpoint, "err", err)
 			}
 		}()
 	}
@@ -189,7 +192,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		_, _ = rand.Read(a.Keys.Cursor)
 	}
 	wg.Wait()
-	if err := errors.Join(hashErr, keysErr, idxErr); err != nil {
+	if err := errors.Join(hashErr, keysErr); err != nil {
 		return nil, err
 	}
 	signer, err := listing.NewSigner(a.Keys.Cursor)

@@ -21,6 +21,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/coord"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
@@ -162,7 +163,7 @@ func TestLoadReadsOnlyWhatTheFunctionNeeds(t *testing.T) {
 
 // TestSearchIndexAtLoad: with an OpenSearch endpoint the functions that
 // use memory check (and create) the index at load, SigV4-signing for the
-// configured service; a failure stops the start.
+// configured service; an unreachable index does not stop the start.
 func TestSearchIndexAtLoad(t *testing.T) {
 	srv := opensearchtest.New(t, opensearchtest.Options{Service: "aoss"})
 	e := func() map[string]string {
@@ -178,9 +179,22 @@ func TestSearchIndexAtLoad(t *testing.T) {
 	if seen, want := srv.Requests(), []string{"HEAD /vantagepeers-search", "PUT /_search/pipeline/vantagepeers-rrf"}; !reflect.DeepEqual(seen[:2], want) {
 		t.Errorf("requests %v, want %v first", seen, want)
 	}
+	// Unreachable at start: the function starts anyway (search is a derived
+	// view) and says so; its searches fail, and nothing is written to an
+	// index that was never bootstrapped.
 	srv.SetUnavailable(true)
-	if _, _, err := load(t, awsenv.FuncEmbedder, e(), awsapp.StaticSecrets{}); err == nil || !strings.Contains(err.Error(), "search index") {
-		t.Errorf("unreachable index: %v", err)
+	_ = srv.Requests()
+	a, logs, err := load(t, awsenv.FuncMCP, e(), awsapp.StaticSecrets{})
+	if err != nil || a.Memory == nil || a.Coord == nil || !strings.Contains(logs, "the search index is unavailable at start") {
+		t.Fatalf("unreachable index at start: %v; logs %s", err, logs)
+	}
+	if _, err := a.Coord.SearchTasks(context.Background(), auth.MasterPrincipal("acme"), coord.SearchTasksInput{Query: "logs"}); err == nil {
+		t.Error("a keyword search succeeded while the index was unreachable")
+	}
+	for _, r := range srv.Requests() {
+		if strings.HasSuffix(r, "/_bulk") {
+			t.Errorf("%s reached an index that was never bootstrapped", r)
+		}
 	}
 }
 

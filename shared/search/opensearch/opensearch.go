@@ -39,6 +39,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	osgo "github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
@@ -62,6 +64,9 @@ type Options struct {
 	Shards, Replicas int
 	// Refresh is the refresh policy of writes (default "wait_for").
 	Refresh string
+	// BootstrapRetry is how long a failed bootstrap is remembered before
+	// the next call tries again (default 5 s).
+	BootstrapRetry time.Duration
 }
 
 // Index is the OpenSearch adapter.
@@ -71,6 +76,13 @@ type Index struct {
 	mu  sync.Mutex
 	dim map[string]int  // vector field -> dimension, as mapped
 	pip map[string]bool // pipelines known to exist
+
+	// The index is used only once bootstrapped: a write to a missing index
+	// would have OpenSearch create it with dynamic mappings.
+	bootMu     sync.Mutex
+	booted     atomic.Bool
+	bootErr    error
+	bootFailed time.Time
 }
 
 var (
@@ -78,7 +90,8 @@ var (
 	_ search.Hybrider = (*Index)(nil)
 )
 
-// New returns the adapter; call Bootstrap once before the first write.
+// New returns the adapter. Call Bootstrap at start to fail early; a call
+// made before a bootstrap succeeded bootstraps first (see ready).
 func New(o Options) (*Index, error) {
 	if o.Client == nil {
 		return nil, errors.New("search/opensearch: a client is required")
@@ -102,6 +115,9 @@ func New(o Options) (*Index, error) {
 	}
 	if o.Refresh == "" {
 		o.Refresh = "wait_for"
+	}
+	if o.BootstrapRetry <= 0 {
+		o.BootstrapRetry = 5 * time.Second
 	}
 	return &Index{c: o.Client, o: o, dim: map[string]int{}, pip: map[string]bool{}}, nil
 }
@@ -129,6 +145,35 @@ func errType(err error) (string, int) {
 // Bootstrap creates the index (settings, analyzer, mapping) when missing,
 // and the hybrid search pipeline. Both are idempotent.
 func (x *Index) Bootstrap(ctx context.Context) error {
+	x.bootMu.Lock()
+	defer x.bootMu.Unlock()
+	return x.bootstrapLocked(ctx)
+}
+
+// ready bootstraps the index if no bootstrap has succeeded yet, so that a
+// function that started while OpenSearch was unreachable recovers when it
+// comes back. A failure is remembered for BootstrapRetry: calls meanwhile
+// fail at once instead of each waiting on OpenSearch.
+func (x *Index) ready(ctx context.Context) error {
+	if x.booted.Load() {
+		return nil
+	}
+	x.bootMu.Lock()
+	defer x.bootMu.Unlock()
+	if x.booted.Load() {
+		return nil
+	}
+	if x.bootErr != nil && time.Since(x.bootFailed) < x.o.BootstrapRetry {
+		return x.bootErr
+	}
+	return x.bootstrapLocked(ctx)
+}
+
+func (x *Index) bootstrapLocked(ctx context.Context) (err error) {
+	defer func() {
+		x.booted.Store(err == nil)
+		x.bootErr, x.bootFailed = err, time.Now()
+	}()
 	resp, err := x.c.Indices.Exists(ctx, opensearchapi.IndicesExistsReq{Indices: []string{x.o.Index}})
 	switch {
 	case err == nil:
@@ -219,6 +264,9 @@ func (x *Index) Upsert(ctx context.Context, docs ...search.Doc) error {
 	if len(docs) == 0 {
 		return nil
 	}
+	if err := x.ready(ctx); err != nil {
+		return err
+	}
 	lines := make([]any, 0, 2*len(docs))
 	for _, d := range docs {
 		if d.Tenant == "" {
@@ -238,6 +286,9 @@ func (x *Index) Upsert(ctx context.Context, docs ...search.Doc) error {
 func (x *Index) Delete(ctx context.Context, tenant string, ids ...string) error {
 	if tenant == "" {
 		return search.ErrNoTenant
+	}
+	if err := x.ready(ctx); err != nil {
+		return err
 	}
 	if len(ids) == 0 {
 		return nil
@@ -316,6 +367,9 @@ func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vecto
 	if tenant == "" {
 		return search.ErrNoTenant
 	}
+	if err := x.ready(ctx); err != nil {
+		return err
+	}
 	if v.Embedder == "" {
 		return errors.New("search/opensearch.SetVector: empty embedder name")
 	}
@@ -346,6 +400,9 @@ func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) 
 	if f.Tenant == "" {
 		return nil, search.ErrNoTenant
 	}
+	if err := x.ready(ctx); err != nil {
+		return nil, err
+	}
 	q := queryText(query)
 	if q == "" {
 		return nil, search.ErrEmptyQuery
@@ -361,6 +418,9 @@ func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) 
 func (x *Index) Vector(ctx context.Context, v search.Vector, f search.Filter, k int) ([]search.Hit, error) {
 	if f.Tenant == "" {
 		return nil, search.ErrNoTenant
+	}
+	if err := x.ready(ctx); err != nil {
+		return nil, err
 	}
 	if k <= 0 {
 		return nil, nil
@@ -400,6 +460,9 @@ func isZero(v []float32) bool {
 func (x *Index) Hybrid(ctx context.Context, query string, v *search.Vector, f search.Filter, k int, o search.HybridOptions) ([]search.Hit, error) {
 	if f.Tenant == "" {
 		return nil, search.ErrNoTenant
+	}
+	if err := x.ready(ctx); err != nil {
+		return nil, err
 	}
 	q := queryText(query)
 	if q == "" {
