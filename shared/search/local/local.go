@@ -76,6 +76,8 @@ type Index struct {
 	// dataVersion is SQLite's data_version as the writer connection last
 	// saw it: it moves only when another process commits to the file.
 	dataVersion int64
+	// versions are the partitions' versions the caches reflect (versions.go).
+	versions map[string]int64
 }
 
 var _ search.Index = (*Index)(nil)
@@ -97,7 +99,7 @@ CREATE TABLE IF NOT EXISTS search_vectors (
 	UNIQUE (rid, embedder)
 );
 CREATE INDEX IF NOT EXISTS search_vectors_embedder ON search_vectors (embedder, rid);
-`
+` + versionsSchema
 
 // Open opens (creating when needed) the index at opts.Path.
 func Open(ctx context.Context, opts Options) (*Index, error) {
@@ -111,7 +113,13 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	if tw <= 0 {
 		tw = DefaultTitleWeight
 	}
-	return &Index{w: w, r: r, titleWeight: tw, sets: map[setKey]*vectorSet{}, texts: map[string]*textSet{}}, nil
+	x := &Index{w: w, r: r, titleWeight: tw, sets: map[setKey]*vectorSet{}, texts: map[string]*textSet{}, versions: map[string]int64{}}
+	// Note where the file stands before anything is cached.
+	if err := x.syncExternal(ctx); err != nil {
+		_ = x.Close()
+		return nil, fmt.Errorf("search.local.Open: %w", err)
+	}
+	return x, nil
 }
 
 // Close closes the database.
@@ -149,10 +157,16 @@ func (x *Index) Upsert(ctx context.Context, docs ...search.Doc) error {
 		return fmt.Errorf("search.local.Upsert: %w", err)
 	}
 	defer up.Close()
+	tenants := make([]string, 0, 1)
 	for _, d := range docs {
 		if _, err := up.ExecContext(ctx, d.Tenant, d.ID, d.Kind, d.Namespace, d.Type, d.Owner, d.CreatedAt, d.ExpiresAt, d.Title, d.Text); err != nil {
 			return fmt.Errorf("search.local.Upsert: %w", err)
 		}
+		tenants = append(tenants, d.Tenant)
+	}
+	versions, err := bumpVersions(ctx, tx, tenants...)
+	if err != nil {
+		return err
 	}
 	// Commit under the cache lock: a reader never sees the file and the
 	// in-memory indexes disagree, and a loader never misses a write.
@@ -161,6 +175,7 @@ func (x *Index) Upsert(ctx context.Context, docs ...search.Doc) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("search.local.Upsert: %w", err)
 	}
+	x.recordVersions(versions)
 	for _, d := range docs {
 		if ts, ok := x.texts[d.Tenant]; ok {
 			ts.mu.Lock()
@@ -191,6 +206,7 @@ func (x *Index) Delete(ctx context.Context, tenant string, ids ...string) error 
 		return fmt.Errorf("search.local.Delete: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	deleted := 0
 	for _, id := range ids {
 		var rid int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM search_docs WHERE tenant = ? AND id = ? RETURNING rid`, tenant, id).Scan(&rid)
@@ -203,12 +219,21 @@ func (x *Index) Delete(ctx context.Context, tenant string, ids ...string) error 
 		if _, err := tx.ExecContext(ctx, `DELETE FROM search_vectors WHERE rid = ?`, rid); err != nil {
 			return fmt.Errorf("search.local.Delete: %w", err)
 		}
+		deleted++
+	}
+	if deleted == 0 {
+		return nil
+	}
+	versions, err := bumpVersions(ctx, tx, tenant)
+	if err != nil {
+		return err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("search.local.Delete: %w", err)
 	}
+	x.recordVersions(versions)
 	if ts, ok := x.texts[tenant]; ok {
 		ts.mu.Lock()
 		for _, id := range ids {
@@ -249,27 +274,6 @@ func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) 
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	return ts.search(terms, rowFilter(f), k), nil
-}
-
-// syncExternal drops the in-memory caches when another process (a stdio
-// host next to `serve`, on the same data dir) has written to the index
-// since we last looked; they reload from SQLite on the next query. Our own
-// writes update the caches directly and do not move data_version.
-func (x *Index) syncExternal(ctx context.Context) error {
-	var v int64
-	if err := x.w.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
-		return fmt.Errorf("search.local: data_version: %w", err)
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if v != x.dataVersion {
-		if x.dataVersion != 0 {
-			x.sets = map[setKey]*vectorSet{}
-			x.texts = map[string]*textSet{}
-		}
-		x.dataVersion = v
-	}
-	return nil
 }
 
 // Warm loads the text index and vector caches of every tenant that keep

@@ -291,11 +291,16 @@ func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vecto
 		rid, v.Embedder, encode(unit)); err != nil {
 		return fmt.Errorf("search.local.SetVector: %w", err)
 	}
+	versions, err := bumpVersions(ctx, tx, tenant)
+	if err != nil {
+		return err
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("search.local.SetVector: %w", err)
 	}
+	x.recordVersions(versions)
 	set.put(metaOf(d), unit)
 	return nil
 }
