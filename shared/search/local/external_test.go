@@ -13,21 +13,26 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/search/local"
 )
 
+// twoProcesses opens two Indexes on one file, as serve and a stdio host on
+// one data dir do.
+func twoProcesses(t *testing.T) (a, b *local.Index) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "search.db")
+	for _, x := range []**local.Index{&a, &b} {
+		var err error
+		if *x, err = local.Open(context.Background(), local.Options{Path: path}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = (*x).Close() })
+	}
+	return a, b
+}
+
 // Two processes on one data dir (serve and a stdio host) each hold an
 // Index on the same file: what one writes, the other finds.
 func TestSeesWritesOfAnotherIndexOnTheSameFile(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "search.db")
-	a, err := local.Open(ctx, local.Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := local.Open(ctx, local.Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoProcesses(t)
 	f := search.Filter{Tenant: "acme"}
 	if hits, err := b.Text(ctx, "blue green deploy", f, 5); err != nil || len(hits) != 0 {
 		t.Fatalf("empty index: %v %v", hits, err)
@@ -59,17 +64,7 @@ func TestSeesWritesOfAnotherIndexOnTheSameFile(t *testing.T) {
 // reload its memories.
 func TestAnotherProcessInvalidatesOnlyWhatItWrote(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "search.db")
-	a, err := local.Open(ctx, local.Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := local.Open(ctx, local.Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoProcesses(t)
 	for _, d := range []search.Doc{
 		{Tenant: "acme", ID: "m1", Kind: "memory", Text: "release train on fridays"},
 		{Tenant: "acme/message", ID: "msg1", Kind: "message", Text: "release notes are ready"},
