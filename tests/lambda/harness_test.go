@@ -281,6 +281,20 @@ func (r *rie) invokeRaw(t testing.TB, event any) (int, []byte) {
 	}
 }
 
+// waitLog returns the function's output once it contains s, or after 5 s:
+// the output is read from a pipe, so an invocation's response can arrive
+// before its last log lines.
+func (r *rie) waitLog(s string) string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out := r.out.String()
+		if strings.Contains(out, s) || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // logField is a number from the function's JSON log line msg.
 func (r *rie) logField(msg, field string) string {
 	re := regexp.MustCompile(`"msg":"` + regexp.QuoteMeta(msg) + `".*?"` + field + `":(\d+)`)

@@ -285,8 +285,8 @@ func TestSchedulerFiresRecurringTasks(t *testing.T) {
 	if got["firedCount"] != float64(1) || got["lastTaskId"] == nil || got["lastTaskId"] == "" {
 		t.Errorf("after two invocations for one slot: %v", got)
 	}
-	if !strings.Contains(scheduler.out.String(), `"job":"recurring-tasks"`) {
-		t.Errorf("no job log line:\n%s", scheduler.out.String())
+	if out := scheduler.waitLog(`"job":"recurring-tasks"`); !strings.Contains(out, `"job":"recurring-tasks"`) {
+		t.Errorf("no job log line:\n%s", out)
 	}
 	// The fired task was indexed by the scheduler.
 	if b := index.Bulks(); !strings.Contains(b, got["lastTaskId"].(string)) || !strings.Contains(b, "Rotate the logs") {
@@ -301,7 +301,8 @@ func TestSchedulerFiresRecurringTasks(t *testing.T) {
 	if out := scheduler.invoke(t, event); string(out) != "null" {
 		t.Fatalf("scheduler answered %s", out)
 	}
-	logs := scheduler.out.String()
+	// The backfill's job line follows its "done" lines.
+	logs := scheduler.waitLog(`"job":"search-backfill"`)
 	done := slices.ContainsFunc(strings.Split(logs, "\n"), func(l string) bool {
 		return strings.Contains(l, "keyword-search backfill done") && strings.Contains(l, `"tenant":"default"`)
 	})
@@ -388,8 +389,9 @@ func TestEmbedderReportsPoisonedMessage(t *testing.T) {
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != aws.ToString(poison.MessageId) {
 		t.Fatalf("batch item failures %s, want exactly the poisoned message %s", out, aws.ToString(poison.MessageId))
 	}
-	if !strings.Contains(fn.out.String(), `"msg":"embedding batch","function":"embedder","received":3,"failed":1`) {
-		t.Errorf("no batch log line:\n%s", fn.out.String())
+	const batchLine = `"msg":"embedding batch","function":"embedder","received":3,"failed":1`
+	if out := fn.waitLog(batchLine); !strings.Contains(out, batchLine) {
+		t.Errorf("no batch log line:\n%s", out)
 	}
 }
 
