@@ -25,26 +25,11 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch/opensearchtest"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
-	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
-
-var backends = []struct {
-	name string
-	open func(t *testing.T) store.Store
-}{
-	{"sqlite", func(t *testing.T) store.Store {
-		st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}},
-	{"dynamodb", func(t *testing.T) store.Store { return dynamotest.NewStore(t, nil) }},
-}
 
 // TestSchedulerGetsTheSearchIndex: with an OpenSearch endpoint the
 // scheduler checks the index at load, its coordination service writes and
@@ -150,25 +135,23 @@ func seedCredentials(t *testing.T, st store.Store, n int) (want []string) {
 // OAuth clients, and the default one, each once; a tenant with data but
 // no credential is not among them.
 func TestCredentialTenants(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			st := b.open(t)
-			ctx := context.Background()
-			if _, err := coord.New(coord.Options{Store: st}).CreateTask(ctx, vp.Principal{Tenant: "hidden", Orchestrators: []string{"alice"}},
-				coord.CreateTaskInput{Title: "no credential here", AssignedTo: "alice", Priority: "low"}); err != nil {
-				t.Fatal(err)
-			}
-			want := seedCredentials(t, st, 45)
-			got, err := awsapp.CredentialTenants(ctx, st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sort.Strings(got)
-			if !slices.Equal(got, want) {
-				t.Errorf("tenants (%d) %v\nwant (%d)    %v", len(got), got, len(want), want)
-			}
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		st := b.Open(t, nil)
+		ctx := context.Background()
+		if _, err := coord.New(coord.Options{Store: st}).CreateTask(ctx, vp.Principal{Tenant: "hidden", Orchestrators: []string{"alice"}},
+			coord.CreateTaskInput{Title: "no credential here", AssignedTo: "alice", Priority: "low"}); err != nil {
+			t.Fatal(err)
+		}
+		want := seedCredentials(t, st, 45)
+		got, err := awsapp.CredentialTenants(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("tenants (%d) %v\nwant (%d)    %v", len(got), got, len(want), want)
+		}
+	})
 }
 
 // TestScheduledSearchBackfill: on AWS the scheduler backfills the keyword

@@ -3,7 +3,6 @@ package coord_test
 import (
 	"context"
 	"crypto/rand"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,38 +11,17 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
-	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
-// backends lists the stores every domain test runs against.
-var backends = []struct {
-	name string
-	open func(t *testing.T) store.Store
-}{
-	{"sqlite", func(t *testing.T) store.Store {
-		s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}},
-	{"dynamodb", func(t *testing.T) store.Store { return dynamotest.NewStore(t, nil) }},
-}
-
 // eachBackend runs fn once per backend with a fresh service.
 func eachBackend(t *testing.T, fn func(t *testing.T, svc *coord.Service)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			fn(t, newService(t, b.open(t)))
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		fn(t, newService(t, b.Open(t, nil)))
+	})
 }
 
 func newService(t *testing.T, st store.Store) *coord.Service {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -29,18 +30,13 @@ func (c *iframeClock) add(d time.Duration) {
 
 // eachBackendClock is eachBackend with a service on a test clock.
 func eachBackendClock(t *testing.T, fn func(t *testing.T, svc *coord.Service, clk *iframeClock)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			clk := &iframeClock{t: time.Now().Truncate(time.Millisecond)}
-			key := make([]byte, 32)
-			_, _ = rand.Read(key)
-			signer, _ := listing.NewSigner(key)
-			fn(t, coord.New(coord.Options{Store: b.open(t), Cursors: signer, Now: clk.now}), clk)
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		clk := &iframeClock{t: time.Now().Truncate(time.Millisecond)}
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		signer, _ := listing.NewSigner(key)
+		fn(t, coord.New(coord.Options{Store: b.Open(t, nil), Cursors: signer, Now: clk.now}), clk)
+	})
 }
 
 func TestIframeSessionLifecycle(t *testing.T) {
@@ -127,7 +123,7 @@ func TestIframeSessionLifecycle(t *testing.T) {
 
 func TestIframeSessionValidation(t *testing.T) {
 	clk := &iframeClock{t: time.Now()}
-	svc := coord.New(coord.Options{Store: backends[0].open(t), Now: clk.now})
+	svc := coord.New(coord.Options{Store: teststores.All[0].Open(t, nil), Now: clk.now})
 	p := as("acme", "alice")
 	ok := coord.CreateIframeInput{SessionID: "s1", Origin: "https://app.example.com", ExpiresAt: clk.now().Add(time.Hour).UnixMilli()}
 	cases := []struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -553,33 +554,28 @@ func ptrInt(n int) *int { return &n }
 // TestInstantiateIsOneTransaction: a write failure anywhere in the
 // instantiation leaves no task and no link (nothing partial).
 func TestInstantiateIsOneTransaction(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			raw := b.open(t)
-			svc := newService(t, faultStore{Store: raw, poison: carries("[#7] T7 — Fix")})
-			pi := as("acme", "pi")
-			m := mustMission(t, svc, pi, newMissionIn("fix-issue-7"))
-			_, err := svc.InstantiateTemplate(ctx(), pi, coord.InstantiateInput{TemplateName: "issue-resolution-v2", MissionID: m.ID, TitlePrefix: "[#7]"})
-			if !errors.Is(err, errInjected) {
-				t.Fatalf("got %v, want the injected failure", err)
-			}
-			view, err := svc.GetMission(ctx(), pi, coord.MissionRef{MissionID: m.ID})
-			if err != nil || len(view.Tasks) != 0 {
-				t.Fatalf("%d tasks left behind (%v)", len(view.Tasks), err)
-			}
-			rows, err := raw.Query(ctx(), store.Query{PK: "T#acme#MISSION#" + m.ID, Limit: 100})
-			if err != nil || len(rows) != 1 {
-				t.Fatalf("mission partition holds %d rows (links left behind?) %v", len(rows), err)
-			}
-			page, _ := svc.ListTasks(ctx(), pi, coord.ListTasksInput{})
-			if len(page.Items) != 0 {
-				t.Fatalf("%d tasks exist", len(page.Items))
-			}
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		raw := b.Open(t, nil)
+		svc := newService(t, faultStore{Store: raw, poison: carries("[#7] T7 — Fix")})
+		pi := as("acme", "pi")
+		m := mustMission(t, svc, pi, newMissionIn("fix-issue-7"))
+		_, err := svc.InstantiateTemplate(ctx(), pi, coord.InstantiateInput{TemplateName: "issue-resolution-v2", MissionID: m.ID, TitlePrefix: "[#7]"})
+		if !errors.Is(err, errInjected) {
+			t.Fatalf("got %v, want the injected failure", err)
+		}
+		view, err := svc.GetMission(ctx(), pi, coord.MissionRef{MissionID: m.ID})
+		if err != nil || len(view.Tasks) != 0 {
+			t.Fatalf("%d tasks left behind (%v)", len(view.Tasks), err)
+		}
+		rows, err := raw.Query(ctx(), store.Query{PK: "T#acme#MISSION#" + m.ID, Limit: 100})
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("mission partition holds %d rows (links left behind?) %v", len(rows), err)
+		}
+		page, _ := svc.ListTasks(ctx(), pi, coord.ListTasksInput{})
+		if len(page.Items) != 0 {
+			t.Fatalf("%d tasks exist", len(page.Items))
+		}
+	})
 }
 
 // TestTemplateMissionLifecycle: a mission from a template whose tasks are

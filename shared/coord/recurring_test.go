@@ -13,6 +13,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -29,16 +30,11 @@ func (c *recClock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 // hands the test the store, so that it can open a second service on it (a
 // second scheduler).
 func eachBackendAt(t *testing.T, start time.Time, fn func(t *testing.T, svc *coord.Service, st store.Store, clock *recClock)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			st := b.open(t)
-			clock := &recClock{t: start}
-			fn(t, newClockService(t, st, clock), st, clock)
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		st := b.Open(t, nil)
+		clock := &recClock{t: start}
+		fn(t, newClockService(t, st, clock), st, clock)
+	})
 }
 
 func newClockService(t *testing.T, st store.Store, clock *recClock) *coord.Service {

@@ -16,6 +16,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -65,15 +66,10 @@ func newSearchService(t *testing.T, st store.Store, idx search.Index) *coord.Ser
 // eachBackendSearch runs fn per store backend with a service on a fresh
 // local search index.
 func eachBackendSearch(t *testing.T, fn func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			st, idx := b.open(t), openIndex(t)
-			fn(t, newSearchService(t, st, idx), st, idx)
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		st, idx := b.Open(t, nil), openIndex(t)
+		fn(t, newSearchService(t, st, idx), st, idx)
+	})
 }
 
 const nSeed = 45
@@ -488,67 +484,62 @@ func TestKeywordSearchWithoutIndex(t *testing.T) {
 // TestEnsureIndexed: rows written before the index existed are found after
 // the backfill, which runs once per index.
 func TestEnsureIndexed(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			st := b.open(t)
-			old := newSearchService(t, st, nil)
-			alice := as("acme", "alice")
-			for i := range nSeed {
-				mustTask(t, old, alice, coord.CreateTaskInput{Title: fmt.Sprint("legacy pelican task ", i), AssignedTo: "alice", Priority: "low",
-					Status: []string{"", vp.TaskInProgress}[i%2]})
-				if _, err := old.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := old.CreateBriefingNote(ctx(), alice, coord.BriefingInput{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		st := b.Open(t, nil)
+		old := newSearchService(t, st, nil)
+		alice := as("acme", "alice")
+		for i := range nSeed {
+			mustTask(t, old, alice, coord.CreateTaskInput{Title: fmt.Sprint("legacy pelican task ", i), AssignedTo: "alice", Priority: "low",
+				Status: []string{"", vp.TaskInProgress}[i%2]})
+			if _, err := old.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := old.RegisterComponent(ctx(), alice, coord.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := old.Send(ctx(), as("beta", "x"), coord.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
-				t.Fatal(err)
-			}
-			idx := openIndex(t)
-			svc := newSearchService(t, st, idx)
-			rep, err := svc.EnsureIndexed(ctx(), "acme")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.AlreadyIndexed || rep.Tasks != nSeed || rep.Messages != nSeed || rep.Briefings != 1 || rep.Components != 1 {
-				t.Fatalf("report %+v", rep)
-			}
-			tasks, _ := svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "pelican", Limit: 50})
-			msgs, _ := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "pelican", Limit: 50})
-			notes, _ := svc.SearchBriefingNotes(ctx(), alice, coord.SearchBriefingsInput{Query: "pelican"})
-			comps, _ := svc.SearchComponents(ctx(), alice, coord.SearchComponentsInput{Query: "pelican"})
-			if tasks.Count != nSeed || msgs.Count != nSeed || notes.Count != 1 || comps.Count != 1 {
-				t.Fatalf("after backfill: %d tasks, %d messages, %d notes, %d components", tasks.Count, msgs.Count, notes.Count, comps.Count)
-			}
-			// Beta, which no backfill reached, is indexed by its first search.
-			if res, _ := svc.SearchMessages(ctx(), as("beta", "x"), coord.SearchMessagesInput{Query: "pelican"}); res.Count != 1 {
-				t.Fatalf("beta's first search: %+v", res)
-			}
-			if rep, err := svc.EnsureIndexed(ctx(), "beta"); err != nil || !rep.AlreadyIndexed {
-				t.Fatalf("beta after its first search: %+v %v", rep, err)
-			}
-			// Once per index: this process remembers it, another reads the marker.
-			if rep, err := svc.EnsureIndexed(ctx(), "acme"); err != nil || !rep.AlreadyIndexed {
-				t.Fatalf("second run: %+v %v", rep, err)
-			}
-			if rep, err := newSearchService(t, st, idx).EnsureIndexed(ctx(), "acme"); err != nil || !rep.AlreadyIndexed || rep.Tasks != 0 {
-				t.Fatalf("another process: %+v %v", rep, err)
-			}
-			// A new (lost and recreated) index is backfilled again.
-			if rep, err := newSearchService(t, st, openIndex(t)).EnsureIndexed(ctx(), "acme"); err != nil || rep.AlreadyIndexed || rep.Tasks != nSeed {
-				t.Fatalf("fresh index: %+v %v", rep, err)
-			}
-			if _, err := svc.EnsureIndexed(ctx(), "Not A Tenant"); err == nil {
-				t.Fatal("invalid tenant accepted")
-			}
-		})
-	}
+		}
+		if _, err := old.CreateBriefingNote(ctx(), alice, coord.BriefingInput{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.RegisterComponent(ctx(), alice, coord.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Send(ctx(), as("beta", "x"), coord.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
+			t.Fatal(err)
+		}
+		idx := openIndex(t)
+		svc := newSearchService(t, st, idx)
+		rep, err := svc.EnsureIndexed(ctx(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.AlreadyIndexed || rep.Tasks != nSeed || rep.Messages != nSeed || rep.Briefings != 1 || rep.Components != 1 {
+			t.Fatalf("report %+v", rep)
+		}
+		tasks, _ := svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "pelican", Limit: 50})
+		msgs, _ := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "pelican", Limit: 50})
+		notes, _ := svc.SearchBriefingNotes(ctx(), alice, coord.SearchBriefingsInput{Query: "pelican"})
+		comps, _ := svc.SearchComponents(ctx(), alice, coord.SearchComponentsInput{Query: "pelican"})
+		if tasks.Count != nSeed || msgs.Count != nSeed || notes.Count != 1 || comps.Count != 1 {
+			t.Fatalf("after backfill: %d tasks, %d messages, %d notes, %d components", tasks.Count, msgs.Count, notes.Count, comps.Count)
+		}
+		// Beta, which no backfill reached, is indexed by its first search.
+		if res, _ := svc.SearchMessages(ctx(), as("beta", "x"), coord.SearchMessagesInput{Query: "pelican"}); res.Count != 1 {
+			t.Fatalf("beta's first search: %+v", res)
+		}
+		if rep, err := svc.EnsureIndexed(ctx(), "beta"); err != nil || !rep.AlreadyIndexed {
+			t.Fatalf("beta after its first search: %+v %v", rep, err)
+		}
+		// Once per index: this process remembers it, another reads the marker.
+		if rep, err := svc.EnsureIndexed(ctx(), "acme"); err != nil || !rep.AlreadyIndexed {
+			t.Fatalf("second run: %+v %v", rep, err)
+		}
+		if rep, err := newSearchService(t, st, idx).EnsureIndexed(ctx(), "acme"); err != nil || !rep.AlreadyIndexed || rep.Tasks != 0 {
+			t.Fatalf("another process: %+v %v", rep, err)
+		}
+		// A new (lost and recreated) index is backfilled again.
+		if rep, err := newSearchService(t, st, openIndex(t)).EnsureIndexed(ctx(), "acme"); err != nil || rep.AlreadyIndexed || rep.Tasks != nSeed {
+			t.Fatalf("fresh index: %+v %v", rep, err)
+		}
+		if _, err := svc.EnsureIndexed(ctx(), "Not A Tenant"); err == nil {
+			t.Fatal("invalid tenant accepted")
+		}
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/listing/listingtest"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -36,16 +37,11 @@ func (c *taskClock) Advance(d time.Duration) {
 // eachBackendTasks runs fn per backend with a service on a settable clock
 // and the raw store (for fault injection).
 func eachBackendTasks(t *testing.T, fn func(t *testing.T, svc *coord.Service, st store.Store, clock *taskClock)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			clock := &taskClock{t: time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)}
-			st := b.open(t)
-			fn(t, newTaskService(t, st, clock), st, clock)
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		clock := &taskClock{t: time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)}
+		st := b.Open(t, nil)
+		fn(t, newTaskService(t, st, clock), st, clock)
+	})
 }
 
 func newTaskService(t *testing.T, st store.Store, clock *taskClock) *coord.Service {
@@ -866,54 +862,49 @@ func TestBulkCompleteCap(t *testing.T) {
 // fails, the tasks earlier transactions closed are reopened; a run of at
 // most 100 is one transaction.
 func TestBulkCompleteAllOrNothing(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			poisoned := func(ops []store.Op) bool {
-				for _, op := range ops {
-					if strings.Contains(string(op.Item.Data), "poison-task") && strings.Contains(string(op.Item.Data), "runId=") {
-						return true
-					}
-				}
-				return false
-			}
-			raw := b.open(t)
-			svc := newService(t, faultStore{Store: raw, poison: poisoned})
-			alice := as("acme", "alice")
-			for _, n := range []int{150, 40} {
-				var ids []string
-				for i := 0; i < n-1; i++ {
-					ids = append(ids, mustTask(t, svc, alice, newTaskIn(fmt.Sprint("chore ", i), "alice")).ID)
-				}
-				ids = append(ids, mustTask(t, svc, alice, newTaskIn("poison-task", "alice")).ID)
-				res, err := svc.BulkCompleteTasks(ctx(), alice, bulkIn(coord.BulkFilter{TaskIDs: ids}, true, ""))
-				if err != nil || res.Count != n {
-					t.Fatalf("preview of %d: %+v %v", n, res.Count, err)
-				}
-				_, err = svc.BulkCompleteTasks(ctx(), alice, bulkIn(coord.BulkFilter{TaskIDs: ids}, false, ""))
-				wantKind(t, err, vp.KindConflict, "nothing was closed")
-				for _, id := range ids {
-					task := statusOf(t, svc, id)
-					if task.Status != vp.TaskTodo || task.CompletionNote != "" || task.CompletedAt != nil {
-						t.Fatalf("run of %d left %s %s (note %q)", n, id, task.Status, task.CompletionNote)
-					}
-				}
-				// The first 100 of the large run were closed, then reopened
-				// (versions 1 → 2 → 3); the small run never wrote.
-				it, err := raw.Get(ctx(), store.Key{PK: "T#acme#TASK#" + ids[0], SK: "TASK"})
-				if want := map[int]int64{150: 3, 40: 1}[n]; err != nil || it.Version != want {
-					t.Fatalf("run of %d: first task at version %d (%v), want %d", n, it.Version, err, want)
-				}
-				// Without the poison, the same ids close.
-				res, err = svc.BulkCompleteTasks(ctx(), alice, bulkIn(coord.BulkFilter{TaskIDs: ids[:n-1]}, false, ""))
-				if err != nil || res.Count != n-1 {
-					t.Fatalf("clean run of %d: %d %v", n-1, res.Count, err)
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		poisoned := func(ops []store.Op) bool {
+			for _, op := range ops {
+				if strings.Contains(string(op.Item.Data), "poison-task") && strings.Contains(string(op.Item.Data), "runId=") {
+					return true
 				}
 			}
-		})
-	}
+			return false
+		}
+		raw := b.Open(t, nil)
+		svc := newService(t, faultStore{Store: raw, poison: poisoned})
+		alice := as("acme", "alice")
+		for _, n := range []int{150, 40} {
+			var ids []string
+			for i := 0; i < n-1; i++ {
+				ids = append(ids, mustTask(t, svc, alice, newTaskIn(fmt.Sprint("chore ", i), "alice")).ID)
+			}
+			ids = append(ids, mustTask(t, svc, alice, newTaskIn("poison-task", "alice")).ID)
+			res, err := svc.BulkCompleteTasks(ctx(), alice, bulkIn(coord.BulkFilter{TaskIDs: ids}, true, ""))
+			if err != nil || res.Count != n {
+				t.Fatalf("preview of %d: %+v %v", n, res.Count, err)
+			}
+			_, err = svc.BulkCompleteTasks(ctx(), alice, bulkIn(coord.BulkFilter{TaskIDs: ids}, false, ""))
+			wantKind(t, err, vp.KindConflict, "nothing was closed")
+			for _, id := range ids {
+				task := statusOf(t, svc, id)
+				if task.Status != vp.TaskTodo || task.CompletionNote != "" || task.CompletedAt != nil {
+					t.Fatalf("run of %d left %s %s (note %q)", n, id, task.Status, task.CompletionNote)
+				}
+			}
+			// The first 100 of the large run were closed, then reopened
+			// (versions 1 → 2 → 3); the small run never wrote.
+			it, err := raw.Get(ctx(), store.Key{PK: "T#acme#TASK#" + ids[0], SK: "TASK"})
+			if want := map[int]int64{150: 3, 40: 1}[n]; err != nil || it.Version != want {
+				t.Fatalf("run of %d: first task at version %d (%v), want %d", n, it.Version, err, want)
+			}
+			// Without the poison, the same ids close.
+			res, err = svc.BulkCompleteTasks(ctx(), alice, bulkIn(coord.BulkFilter{TaskIDs: ids[:n-1]}, false, ""))
+			if err != nil || res.Count != n-1 {
+				t.Fatalf("clean run of %d: %d %v", n-1, res.Count, err)
+			}
+		}
+	})
 }
 
 func TestValidateTaskPayload(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -35,70 +36,65 @@ func (f *flaky) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 }
 
 func TestEmbedFailuresDeadLetterWithoutLosingTheMemory(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		c := &clock{}
+		emb := &flaky{Embedder: embedlocal.New(embedlocal.Options{})}
+		emb.fail.Store(true)
+		e := newEnv(t, b.Open(t, c.Now), c, emb, storequeue.Options{MaxAttempts: 3, Backoff: time.Second})
+		alice := as("acme", "alice")
+		id := e.store(alice, "global", "fact", "The billing database is backed up nightly at 02:00 UTC.")
+		failures := 0
+		for i := 0; i < 10; i++ {
+			failures += e.drain()
+			c.Advance(time.Minute) // past any backoff
+		}
+		if failures != 3 {
+			t.Fatalf("%d failed deliveries, want 3 (MaxAttempts)", failures)
+		}
+		dead, err := e.q.DeadLetters(ctx(), 10)
+		if err != nil || len(dead) == 0 {
+			t.Fatalf("dead letters %+v %v", dead, err)
+		}
+		var embedJob *storequeue.DeadJob
+		for i := range dead {
+			if dead[i].Kind == memory.JobEmbed {
+				embedJob = &dead[i]
 			}
-			c := &clock{}
-			emb := &flaky{Embedder: embedlocal.New(embedlocal.Options{})}
-			emb.fail.Store(true)
-			e := newEnv(t, b.open(t, c.Now), c, emb, storequeue.Options{MaxAttempts: 3, Backoff: time.Second})
-			alice := as("acme", "alice")
-			id := e.store(alice, "global", "fact", "The billing database is backed up nightly at 02:00 UTC.")
-			failures := 0
-			for i := 0; i < 10; i++ {
-				failures += e.drain()
-				c.Advance(time.Minute) // past any backoff
+		}
+		if embedJob == nil || embedJob.LastError == "" || embedJob.Attempts != 3 {
+			t.Fatalf("dead letters %+v", dead)
+		}
+		// The memory is intact and found by keyword; only its vector is
+		// missing. With the embedder down, hybrid search degrades to
+		// BM25 and recall reports the failure.
+		m, err := e.svc.GetMemory(ctx(), alice, id)
+		if err != nil || !m.IsLatest || m.Embedder != "" {
+			t.Fatalf("memory after dead-lettering: %+v %v", m, err)
+		}
+		for _, fn := range []func(context.Context, vp.Principal, memory.SearchInput) (memory.SearchResult, error){e.svc.TextSearch, e.svc.HybridSearch} {
+			if r, err := fn(ctx(), alice, memory.SearchInput{Query: "billing database backup"}); err != nil || !slices.Equal(ids(r), []string{id}) {
+				t.Fatalf("keyword side after dead-lettering: %v %v", ids(r), err)
 			}
-			if failures != 3 {
-				t.Fatalf("%d failed deliveries, want 3 (MaxAttempts)", failures)
+		}
+		_, err = e.svc.Recall(ctx(), alice, memory.SearchInput{Query: "billing database backup"})
+		wantKind(t, err, vp.KindInternal, "")
+		// Once the embedder is back, a redrive completes the job.
+		emb.fail.Store(false)
+		if got := e.searches(alice, "", "billing database backup"); len(got["recall"]) != 0 {
+			t.Fatalf("recall before the redrive: %v", got)
+		}
+		for _, d := range dead {
+			if err := e.q.Redrive(ctx(), d.Job); err != nil {
+				t.Fatal(err)
 			}
-			dead, err := e.q.DeadLetters(ctx(), 10)
-			if err != nil || len(dead) == 0 {
-				t.Fatalf("dead letters %+v %v", dead, err)
-			}
-			var embedJob *storequeue.DeadJob
-			for i := range dead {
-				if dead[i].Kind == memory.JobEmbed {
-					embedJob = &dead[i]
-				}
-			}
-			if embedJob == nil || embedJob.LastError == "" || embedJob.Attempts != 3 {
-				t.Fatalf("dead letters %+v", dead)
-			}
-			// The memory is intact and found by keyword; only its vector is
-			// missing. With the embedder down, hybrid search degrades to
-			// BM25 and recall reports the failure.
-			m, err := e.svc.GetMemory(ctx(), alice, id)
-			if err != nil || !m.IsLatest || m.Embedder != "" {
-				t.Fatalf("memory after dead-lettering: %+v %v", m, err)
-			}
-			for _, fn := range []func(context.Context, vp.Principal, memory.SearchInput) (memory.SearchResult, error){e.svc.TextSearch, e.svc.HybridSearch} {
-				if r, err := fn(ctx(), alice, memory.SearchInput{Query: "billing database backup"}); err != nil || !slices.Equal(ids(r), []string{id}) {
-					t.Fatalf("keyword side after dead-lettering: %v %v", ids(r), err)
-				}
-			}
-			_, err = e.svc.Recall(ctx(), alice, memory.SearchInput{Query: "billing database backup"})
-			wantKind(t, err, vp.KindInternal, "")
-			// Once the embedder is back, a redrive completes the job.
-			emb.fail.Store(false)
-			if got := e.searches(alice, "", "billing database backup"); len(got["recall"]) != 0 {
-				t.Fatalf("recall before the redrive: %v", got)
-			}
-			for _, d := range dead {
-				if err := e.q.Redrive(ctx(), d.Job); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if f := e.drain(); f != 0 {
-				t.Fatalf("%d failures after recovery", f)
-			}
-			if got := e.searches(alice, "", "billing database backup"); !slices.Contains(got["recall"], id) {
-				t.Fatalf("recall after redrive: %v", got)
-			}
-		})
-	}
+		}
+		if f := e.drain(); f != 0 {
+			t.Fatalf("%d failures after recovery", f)
+		}
+		if got := e.searches(alice, "", "billing database backup"); !slices.Contains(got["recall"], id) {
+			t.Fatalf("recall after redrive: %v", got)
+		}
+	})
 }
 
 func TestEmbedderChangeReembeds(t *testing.T) {
@@ -217,7 +213,7 @@ func TestStoreMemoryLatency(t *testing.T) {
 
 func BenchmarkStoreMemory(b *testing.B) {
 	c := &clock{}
-	e := newEnv(b, backends[0].open(b, c.Now), c, nil, storequeue.Options{})
+	e := newEnv(b, teststores.All[0].Open(b, c.Now), c, nil, storequeue.Options{})
 	alice := as("acme", "alice")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -229,7 +225,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 // returned items: [] for every list_memories and list_episodes call).
 func TestListMemoriesNeverEmpty(t *testing.T) {
 	c := &clock{}
-	e := newEnv(t, backends[0].open(t, c.Now), c, nil, storequeue.Options{})
+	e := newEnv(t, teststores.All[0].Open(t, c.Now), c, nil, storequeue.Options{})
 	p := as("acme", "alice")
 	e.store(p, "global", "fact", "one")
 	if _, err := e.svc.StoreEpisode(ctx(), p, episode("global", "", "lesson", "minor")); err != nil {

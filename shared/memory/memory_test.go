@@ -21,7 +21,7 @@ import (
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
-	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -46,34 +46,12 @@ type env struct {
 	dir   string
 }
 
-type backend struct {
-	name string
-	open func(t testing.TB, now func() time.Time) store.Store
-}
-
-var backends = []backend{
-	{"sqlite", func(t testing.TB, now func() time.Time) store.Store {
-		s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db"), Now: now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}},
-	{"dynamodb", func(t testing.TB, now func() time.Time) store.Store { return dynamotest.NewStore(t, now) }},
-}
-
 // eachBackend runs fn once per store backend with a fresh environment.
 func eachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			c := &clock{}
-			fn(t, newEnv(t, b.open(t, c.Now), c, nil, storequeue.Options{}))
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		c := &clock{}
+		fn(t, newEnv(t, b.Open(t, c.Now), c, nil, storequeue.Options{}))
+	})
 }
 
 // newEnv wires a service over st. emb defaults to the offline embedder; the

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -29,7 +28,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
-	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -80,37 +79,17 @@ type env struct {
 	opts   oauth.Options
 }
 
-var backends = []struct {
-	name string
-	open func(t *testing.T, now func() time.Time) store.Store
-}{
-	{"sqlite", func(t *testing.T, now func() time.Time) store.Store {
-		s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db"), Now: now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}},
-	{"dynamodb", func(t *testing.T, now func() time.Time) store.Store { return dynamotest.NewStore(t, now) }},
-}
-
 // eachBackend runs fn once per backend with a fresh server.
 func eachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			c := &clock{t: time.Now().UTC().Truncate(time.Millisecond)}
-			fn(t, newEnv(t, b.open(t, c.Now), c, nil))
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		c := &clock{t: time.Now().UTC().Truncate(time.Millisecond)}
+		fn(t, newEnv(t, b.Open(t, c.Now), c, nil))
+	})
 }
 
 func sqliteEnv(t *testing.T, tweak func(*oauth.Options)) *env {
 	c := &clock{t: time.Now().UTC().Truncate(time.Millisecond)}
-	return newEnv(t, backends[0].open(t, c.Now), c, tweak)
+	return newEnv(t, teststores.All[0].Open(t, c.Now), c, tweak)
 }
 
 func newEnv(t *testing.T, st store.Store, c *clock, tweak func(*oauth.Options)) *env {

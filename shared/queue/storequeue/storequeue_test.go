@@ -15,6 +15,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -30,31 +31,11 @@ func newClock() *clock {
 func (c *clock) Now() time.Time          { return time.UnixMilli(c.ms.Load()) }
 func (c *clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
-var backends = []struct {
-	name string
-	open func(t *testing.T, now func() time.Time) store.Store
-}{
-	{"sqlite", func(t *testing.T, now func() time.Time) store.Store {
-		s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db"), Now: now, Synchronous: "NORMAL"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}},
-	{"dynamodb", func(t *testing.T, now func() time.Time) store.Store { return dynamotest.NewStore(t, now) }},
-}
-
 func eachBackend(t *testing.T, fn func(t *testing.T, st store.Store, c *clock)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "dynamodb" && testing.Short() {
-				t.Skip("-short: SQLite only")
-			}
-			c := newClock()
-			fn(t, b.open(t, c.Now), c)
-		})
-	}
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		c := newClock()
+		fn(t, b.Open(t, c.Now), c)
+	})
 }
 
 func ctx() context.Context { return context.Background() }
