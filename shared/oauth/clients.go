@@ -100,15 +100,11 @@ func (s *Server) loadClient(ctx context.Context, id string) (Client, store.Item,
 	if id == "" || len(id) > MaxRedirectURIBytes {
 		return Client{}, store.Item{}, vp.E(op, vp.KindNotFound, "client_id", "unknown client")
 	}
-	it, err := s.st.Get(ctx, clientKey(id))
+	c, it, err := getJSON[Client](ctx, s.st, clientKey(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return Client{}, it, vp.Errorf(op, vp.KindNotFound, "client_id", "unknown client %q: register it first (POST /oauth/register)", id)
 	}
 	if err != nil {
-		return Client{}, it, vp.Wrap(op, vp.KindInternal, err)
-	}
-	var c Client
-	if err := json.Unmarshal(it.Data, &c); err != nil {
 		return Client{}, it, vp.Wrap(op, vp.KindInternal, err)
 	}
 	return c, it, nil

@@ -17,6 +17,7 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -184,3 +185,16 @@ func limitBody(w http.ResponseWriter, r *http.Request, n int64) {
 }
 
 const maxFormBytes = 64 << 10
+
+// getJSON reads and decodes one item; a missing one is store.ErrNotFound.
+func getJSON[T any](ctx context.Context, st store.Store, k store.Key) (T, store.Item, error) {
+	var v T
+	it, err := st.Get(ctx, k)
+	if err != nil {
+		return v, it, err
+	}
+	if err := json.Unmarshal(it.Data, &v); err != nil {
+		return v, it, fmt.Errorf("decoding %s %s: %w", k.PK, k.SK, err)
+	}
+	return v, it, nil
+}

@@ -91,15 +91,11 @@ func checkProfile(op string, p *Profile) error {
 // GetProfile returns a profile.
 func (s *Server) GetProfile(ctx context.Context, id string) (Profile, error) {
 	const op = "oauth.profile.get"
-	it, err := s.st.Get(ctx, profileKey(id))
+	p, _, err := getJSON[Profile](ctx, s.st, profileKey(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return Profile{}, vp.Errorf(op, vp.KindNotFound, "profileId", "no scope profile %q (seed the defaults with POST /admin/oauth/seed-profiles)", id)
 	}
 	if err != nil {
-		return Profile{}, vp.Wrap(op, vp.KindInternal, err)
-	}
-	var p Profile
-	if err := json.Unmarshal(it.Data, &p); err != nil {
 		return Profile{}, vp.Wrap(op, vp.KindInternal, err)
 	}
 	return p, nil

@@ -249,15 +249,11 @@ func (s *Server) redeemCode(r *http.Request, c Client) (tokenResponse, error) {
 	}
 	key := codeKey(auth.HashHex(code))
 	for try := 0; try < 5; try++ {
-		it, err := s.st.Get(ctx, key)
+		ac, it, err := getJSON[authCode](ctx, s.st, key)
 		if errors.Is(err, store.ErrNotFound) {
 			return tokenResponse{}, invalidGrant("the authorization code is unknown or expired")
 		}
 		if err != nil {
-			return tokenResponse{}, err
-		}
-		var ac authCode
-		if err := json.Unmarshal(it.Data, &ac); err != nil {
 			return tokenResponse{}, err
 		}
 		now := s.nowMS()
@@ -338,29 +334,21 @@ func (s *Server) refresh(r *http.Request, c Client) (tokenResponse, error) {
 	}
 	hash := auth.HashHex(presented)
 	for try := 0; try < 5; try++ {
-		rtIt, err := s.st.Get(ctx, refreshKey(hash))
+		rt, _, err := getJSON[refreshToken](ctx, s.st, refreshKey(hash))
 		if errors.Is(err, store.ErrNotFound) {
 			return tokenResponse{}, invalidGrant("the refresh token is unknown or expired")
 		}
 		if err != nil {
 			return tokenResponse{}, err
 		}
-		var rt refreshToken
-		if err := json.Unmarshal(rtIt.Data, &rt); err != nil {
-			return tokenResponse{}, err
-		}
 		if rt.ClientID != c.ClientID {
 			return tokenResponse{}, invalidGrant("the refresh token was issued to another client")
 		}
-		famIt, err := s.st.Get(ctx, familyKey(rt.FamilyID))
+		f, famIt, err := getJSON[family](ctx, s.st, familyKey(rt.FamilyID))
 		if errors.Is(err, store.ErrNotFound) {
 			return tokenResponse{}, invalidGrant("the grant has expired; authorize again")
 		}
 		if err != nil {
-			return tokenResponse{}, err
-		}
-		var f family
-		if err := json.Unmarshal(famIt.Data, &f); err != nil {
 			return tokenResponse{}, err
 		}
 		now := s.nowMS()
