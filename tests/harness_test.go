@@ -8,18 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vantagepeers/vantagepeers/tests/internal/proc"
 )
 
 // masterToken is the fixed VP_MASTER_TOKEN of the test server.
@@ -98,7 +98,7 @@ type server struct {
 	dataDir string
 	addr    string // 127.0.0.1:PORT
 	url     string // http://127.0.0.1:PORT/mcp
-	stdout  *lockedBuffer
+	stdout  *proc.Output
 	logPath string
 	done    chan struct{}
 	waitErr error
@@ -120,7 +120,7 @@ func startServer(dataDir string, env map[string]string) (*server, error) {
 }
 
 func startServerOnce(dataDir string, env map[string]string) (*server, error) {
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func startServerOnce(dataDir string, env map[string]string) (*server, error) {
 	s := &server{
 		dataDir: dataDir,
 		addr:    fmt.Sprintf("127.0.0.1:%d", port),
-		stdout:  &lockedBuffer{},
+		stdout:  &proc.Output{},
 		logPath: logf.Name(),
 		done:    make(chan struct{}),
 	}
@@ -231,32 +231,6 @@ func childEnv(extra map[string]string) []string {
 		env = append(env, k+"="+v)
 	}
 	return env
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // ---- tenants and tokens ----

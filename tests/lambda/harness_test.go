@@ -37,6 +37,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/queue/sqs/sqstest"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
+	"github.com/vantagepeers/vantagepeers/tests/internal/proc"
 )
 
 // masterToken is the master token of both servers under test.
@@ -189,7 +190,7 @@ func masterHash() string {
 type rie struct {
 	cmd     *exec.Cmd
 	url     string
-	out     *lockedBuffer
+	out     *proc.Output
 	started time.Time
 	done    chan struct{}
 	// firstResponse is the time from starting the emulator and the
@@ -209,7 +210,7 @@ func startRIE(t testing.TB, fn string, env map[string]string) *rie {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out := &lockedBuffer{}
+	out := &proc.Output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r := &rie{cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(p1) + "/2015-03-31/functions/function/invocations", out: out, done: make(chan struct{})}
@@ -371,7 +372,7 @@ type embedded struct {
 	url  string
 	cmd  *exec.Cmd
 	done chan struct{}
-	out  *lockedBuffer
+	out  *proc.Output
 }
 
 func startEmbedded(t testing.TB) *embedded {
@@ -380,7 +381,7 @@ func startEmbedded(t testing.TB) *embedded {
 	port := freePort(t)
 	cmd := exec.Command(filepath.Join(binDir, "vantagepeers"), "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port), "--data-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "VP_MASTER_TOKEN="+masterToken, "VP_LOG_LEVEL=warn")
-	out := &lockedBuffer{}
+	out := &proc.Output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -422,29 +423,11 @@ func (e *embedded) post(t testing.TB, body []byte) (int, []byte) {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := proc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	return port
 }
 
 var idRE = regexp.MustCompile(`^[a-z]{2,6}_[0-9a-z]{26}$`)
