@@ -52,13 +52,12 @@ type schemaSet struct {
 	// inferred records the entries made by reflection (the generator and
 	// the staleness test read them).
 	inferred map[string]schemaEntry
-	// noCache makes every entry inferred (generation).
-	noCache bool
 }
 
-func newSchemaSet(noCache bool) (*schemaSet, error) {
-	set := &schemaSet{inferred: map[string]schemaEntry{}, noCache: noCache}
-	if noCache {
+// newSchemaSet loads schemas.json; inferOnly ignores it (generation).
+func newSchemaSet(inferOnly bool) (*schemaSet, error) {
+	set := &schemaSet{inferred: map[string]schemaEntry{}}
+	if inferOnly {
 		return set, nil
 	}
 	if err := json.Unmarshal(schemaFile, &set.cached); err != nil {
