@@ -73,9 +73,12 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 	if err != nil {
 		return SendResult{}, err
 	}
-	now := s.nowMS()
+	// Receipt ids are minted after the message id, so their milliseconds are
+	// never below now: the inbox's id floor for "since" keeps every receipt
+	// created after it.
+	msgID, now := s.ids.NewTimed("msg")
 	msg := vp.Message{
-		ID: s.ids.New("msg"), CreationTime: now, From: from, FromInstanceID: in.FromInstanceID,
+		ID: msgID, CreationTime: now, From: from, FromInstanceID: in.FromInstanceID,
 		Channel: normalizeChannel(in.Channel), Content: in.Content, InstanceID: in.InstanceID,
 		SessionDay: in.SessionDay, TenantLabel: in.TenantLabel, Recipients: len(targets), CreatedAt: now,
 	}
@@ -232,6 +235,10 @@ func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inb
 		r, err := decode[vp.Receipt](op, it)
 		if err != nil {
 			return false, err
+		}
+		if in.Since != nil && r.CreatedAt <= *in.Since {
+			// Minted in a later millisecond than the message it carries.
+			return true, nil
 		}
 		if in.InstanceID != "" && r.RecipientInstanceID != "" && r.RecipientInstanceID != in.InstanceID {
 			return true, nil

@@ -7,9 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -426,6 +428,46 @@ func TestConcurrentAgents(t *testing.T) {
 		}
 		if total != agents*perAgent {
 			t.Fatalf("delivered %d messages, want %d", total, agents*perAgent)
+		}
+	})
+}
+
+// TestCheckSinceWhenTheClockTicksMidSend pins the flake CI once caught: a
+// clock that advances on every reading puts each receipt id in a later
+// millisecond than its message, and "since" must still mean createdAt > since.
+func TestCheckSinceWhenTheClockTicksMidSend(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		var mu sync.Mutex
+		clock := time.Now().Truncate(time.Millisecond)
+		tick := func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			clock = clock.Add(time.Millisecond)
+			return clock
+		}
+		svc := coord.New(coord.Options{Store: b.Open(t, nil), Now: tick})
+		alice, bob := as("acme", "alice"), as("acme", "bob")
+		var created []int64
+		for i := range 3 {
+			r, err := svc.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("m", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			created = append(created, r.CreatedAt)
+		}
+		for i, since := range created {
+			in, err := svc.Check(ctx(), bob, coord.CheckInput{Since: &since})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := len(created) - 1 - i; in.Count != want {
+				t.Fatalf("since message %d: %d messages, want %d: %+v", i, in.Count, want, in.Messages)
+			}
+			for _, m := range in.Messages {
+				if m.CreatedAt <= since {
+					t.Fatalf("since=%d returned a message created at %d", since, m.CreatedAt)
+				}
+			}
 		}
 	})
 }

@@ -32,6 +32,15 @@ func NewIDs(now func() time.Time) *IDs {
 
 // New returns a fresh id with the given prefix, such as "msg".
 func (g *IDs) New(prefix string) string {
+	id, _ := g.NewTimed(prefix)
+	return id
+}
+
+// NewTimed returns a fresh id and the Unix milliseconds written into it.
+// Records that carry both an id and a creation time take the time from here:
+// the clock may tick between two separate readings, and an id-ordered "since"
+// query must agree with the creation time it reports.
+func (g *IDs) NewTimed(prefix string) (string, int64) {
 	g.mu.Lock()
 	ms := uint64(g.now().UnixMilli())
 	if ms <= g.lastMS {
@@ -46,7 +55,7 @@ func (g *IDs) New(prefix string) string {
 	binary.BigEndian.PutUint64(raw[:8], ms<<16)
 	copy(raw[6:], g.lastRnd[:])
 	g.mu.Unlock()
-	return prefix + "_" + encode128(raw)
+	return prefix + "_" + encode128(raw), int64(ms)
 }
 
 func incr(b *[10]byte) {
