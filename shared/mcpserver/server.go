@@ -166,8 +166,10 @@ func add[In, Out any](s *server, m *mcp.Server, t *mcp.Tool, fn func(context.Con
 		if err != nil {
 			return errorResult(s.toolError(ctx, t.Name, vp.Wrap(t.Name, vp.KindInternal, err))), nil
 		}
+		// The typed value, not b: the SDK re-validates a json.RawMessage byte
+		// by byte, and the result is large enough for that to show (tests/bench).
 		return &mcp.CallToolResult{
-			StructuredContent: json.RawMessage(b),
+			StructuredContent: out,
 			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		}, nil
 	})

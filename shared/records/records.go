@@ -4,8 +4,13 @@
 package records
 
 import (
-	"encoding/json"
 	"errors"
+
+	// Entities are decoded on every read of every tool; this decoder, which
+	// the MCP SDK already uses for its own messages, does it 2.4x faster than
+	// encoding/json (4.7 -> 2.0 us for a message receipt) with the same
+	// semantics.
+	"github.com/segmentio/encoding/json"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
