@@ -5,7 +5,8 @@
 #   make test    install test dependencies (scripts/test-deps.sh), then every test (both store
 #                backends, end-to-end with real clients), the race detector over shared/ and
 #                functions/ in -short mode (SQLite backend), the CDK tests and an offline synth
-#   make bench   tool-call latency (go run ./tests/bench; ARGS=-checkout for checkout contention)
+#   make bench   tool-call latency over HTTP and stdio with the Go and TypeScript MCP clients
+#                (go run ./tests/bench; ARGS=-checkout for checkout contention)
 #   make bench-retrieval  recall@k, MRR and latency of text/vector/hybrid search on LoCoMo
 #   make lint    gofmt check and go vet
 #   make lambdas build every Lambda function for linux/arm64 into dist/lambda/<name>.zip
@@ -44,6 +45,7 @@ e2e: test-deps
 	$(GO) test $(GOTESTFLAGS) -v ./tests/
 
 bench:
+	bash scripts/test-deps.sh clients
 	$(GO) run ./tests/bench $(ARGS)
 
 # Retrieval quality and latency on LoCoMo (../shared/bench/locomo-dev.json).

@@ -14,6 +14,8 @@
 # Without node/npm or java the matching tests skip with a loud message, so
 # this script only warns about them — except with CI=true, where it fails.
 #
+#   scripts/test-deps.sh clients   installs only tests/node_modules (make bench)
+#
 #   VP_DYNAMODB_LOCAL_DIR   DynamoDB Local folder (see scripts/dynamodb-local.sh)
 set -euo pipefail
 
@@ -145,6 +147,11 @@ install_cdk() {
 }
 
 install_node_modules
+if [[ "${1:-}" == "clients" ]]; then
+	# make bench needs only the MCP clients.
+	say "ok"
+	exit 0
+fi
 install_dynamodb_local
 install_rie
 install_cdk

@@ -229,3 +229,25 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("the run left %d entries in %s", len(left), cfg.dataRoot)
 	}
 }
+
+func TestGoalLines(t *testing.T) {
+	row := func(tr string, stored int, tool string, p50 time.Duration) summary {
+		return summary{Transport: tr, Stored: stored, Tool: tool, P50: p50}
+	}
+	rows := []summary{
+		row(trStdio, 1000, "check_messages", 1400*time.Microsecond),
+		row(trStdio, 100000, "check_messages", 1500*time.Microsecond),
+		row(trStdioTS, 1000, "check_messages", 800*time.Microsecond),
+		row(trStdioTS, 100000, "check_messages", 720*time.Microsecond),
+	}
+	got := goalLines(rows)
+	want := []string{
+		"goal check_messages p50 < 1 ms over stdio at 100,000 stored, Go SDK client: MISSED (p50 1.500 ms)",
+		"goal check_messages p50 < 1 ms over stdio at 100,000 stored, TypeScript SDK client: MET (p50 0.720 ms)",
+		"flatness stdio check_messages: p50 at 100,000 / p50 at 1,000 = 1.07",
+		"flatness stdio-ts check_messages: p50 at 100,000 / p50 at 1,000 = 0.90",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("goalLines:\n got %q\nwant %q", got, want)
+	}
+}

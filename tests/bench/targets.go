@@ -48,16 +48,16 @@ type target interface {
 // Transport names, in the order the table lists them.
 const (
 	trHTTP   = "http"   // the binary's `serve`, Streamable HTTP on loopback
-	trStdio  = "stdio"  // the binary's `stdio`, a child process on pipes
+	trStdio  = "stdio"  // the binary's `stdio`, a child process on pipes (Go SDK client)
 	trInmem  = "inmem"  // the same MCP server in this process, in-memory transport
 	trDomain = "domain" // coord.Service called directly: no MCP, no transport
 )
 
-var allTransports = []string{trHTTP, trStdio, trInmem, trDomain}
+var allTransports = []string{trHTTP, trStdio, trStdioTS, trInmem, trDomain}
 
 // inProcess reports whether a transport runs the product inside the
 // benchmark process (and can therefore be CPU-profiled).
-func inProcess(tr string) bool { return tr != trHTTP && tr != trStdio }
+func inProcess(tr string) bool { return tr != trHTTP && tr != trStdio && tr != trStdioTS }
 
 // ---- MCP client (http, stdio, inmem) ----
 
@@ -124,9 +124,15 @@ func sendArgs() map[string]any {
 
 func checkArgs() map[string]any { return map[string]any{"recipient": recipient} }
 
-func (t *mcpTarget) send(ctx context.Context) (time.Duration, string, error) {
+// caller makes one tool call through an MCP client and returns its latency,
+// decoding structuredContent into out.
+type caller interface {
+	call(ctx context.Context, tool string, args map[string]any, out any) (time.Duration, error)
+}
+
+func sendVia(ctx context.Context, c caller) (time.Duration, string, error) {
 	var res coord.SendResult
-	d, err := t.call(ctx, "send_message", sendArgs(), &res)
+	d, err := c.call(ctx, "send_message", sendArgs(), &res)
 	if err != nil {
 		return d, "", err
 	}
@@ -134,11 +140,20 @@ func (t *mcpTarget) send(ctx context.Context) (time.Duration, string, error) {
 	return d, id, err
 }
 
-func (t *mcpTarget) check(ctx context.Context) (time.Duration, int, error) {
+func checkVia(ctx context.Context, c caller) (time.Duration, int, error) {
 	var in coord.Inbox
-	d, err := t.call(ctx, "check_messages", checkArgs(), &in)
+	d, err := c.call(ctx, "check_messages", checkArgs(), &in)
 	return d, in.Count, err
 }
+
+func markReadVia(ctx context.Context, c caller, ids []string) error {
+	_, err := c.call(ctx, "mark_as_read", map[string]any{"receiptIds": ids}, nil)
+	return err
+}
+
+func (t *mcpTarget) send(ctx context.Context) (time.Duration, string, error) { return sendVia(ctx, t) }
+
+func (t *mcpTarget) check(ctx context.Context) (time.Duration, int, error) { return checkVia(ctx, t) }
 
 // checkSize returns the size of one check_messages result as JSON, and how
 // much of it is structuredContent and the text copy the SDK adds.
@@ -162,8 +177,7 @@ func (t *mcpTarget) checkSize(ctx context.Context) (total, structured, text int,
 }
 
 func (t *mcpTarget) markRead(ctx context.Context, ids []string) error {
-	_, err := t.call(ctx, "mark_as_read", map[string]any{"receiptIds": ids}, nil)
-	return err
+	return markReadVia(ctx, t, ids)
 }
 
 func (t *mcpTarget) close() error {
@@ -404,6 +418,8 @@ func start(ctx context.Context, tr, bin, dataDir, master, logDir string) (target
 		return startHTTP(ctx, bin, dataDir, master, filepath.Join(logDir, "serve.log"))
 	case trStdio:
 		return startStdio(ctx, bin, dataDir, master, filepath.Join(logDir, "stdio.log"))
+	case trStdioTS:
+		return startStdioTS(ctx, bin, dataDir, master, filepath.Join(logDir, "stdio-ts.log"))
 	case trInmem:
 		return startInmem(ctx, dataDir)
 	case trDomain:
