@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -445,9 +446,15 @@ const (
 	indexMarkerTitle = "vantagepeers coordination index marker"
 )
 
+// markerRecheck is how long a process trusts a marker it has seen. Past
+// it, the next EnsureIndexed reads the marker again (one index query), so
+// that a long-lived process — a warm Lambda container, the scheduler —
+// backfills an index that was replaced under it.
+const markerRecheck = 10 * time.Minute
+
 type tenantIndex struct {
-	mu   sync.Mutex
-	done bool
+	mu     sync.Mutex
+	seenAt time.Time // when the marker was last seen or written; zero: never
 }
 
 // ReindexReport counts the documents a backfill wrote.
@@ -463,8 +470,9 @@ type ReindexReport struct {
 // EnsureIndexed indexes a tenant's messages, tasks, briefing notes and
 // components unless the index already carries the tenant's marker (data
 // written since keyword search exists is indexed by its write). One
-// process backfills a tenant once; concurrent processes only repeat
-// idempotent upserts. Without an index it does nothing.
+// process backfills a tenant once per index, and looks for the marker again
+// after markerRecheck; concurrent processes only repeat idempotent upserts.
+// Without an index it does nothing.
 func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexReport, error) {
 	rep := ReindexReport{Tenant: tenant}
 	if s.idx == nil {
@@ -477,7 +485,8 @@ func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexRepo
 	ti := v.(*tenantIndex)
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	if ti.done {
+	now := s.now()
+	if !ti.seenAt.IsZero() && now.Sub(ti.seenAt) < markerRecheck {
 		rep.AlreadyIndexed = true
 		return rep, nil
 	}
@@ -486,13 +495,13 @@ func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexRepo
 		return rep, fmt.Errorf("coord.EnsureIndexed: reading the marker: %w", err)
 	}
 	if slices.ContainsFunc(hits, func(h search.Hit) bool { return h.ID == indexMarkerID }) {
-		ti.done, rep.AlreadyIndexed = true, true
+		ti.seenAt, rep.AlreadyIndexed = now, true
 		return rep, nil
 	}
 	if rep, err = s.Reindex(ctx, tenant); err != nil {
 		return rep, err
 	}
-	ti.done = true
+	ti.seenAt = now
 	return rep, nil
 }
 

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
@@ -540,6 +542,49 @@ func TestEnsureIndexed(t *testing.T) {
 		}
 		if _, err := svc.EnsureIndexed(ctx(), "Not A Tenant"); err == nil {
 			t.Fatal("invalid tenant accepted")
+		}
+	})
+}
+
+// TestEnsureIndexedNoticesAReplacedIndex: a long-lived process (a warm
+// Lambda container, the scheduler) trusts the marker it saw for a while,
+// then looks again, and backfills an index that was replaced under it.
+func TestEnsureIndexedNoticesAReplacedIndex(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		var mu sync.Mutex
+		clock := time.Now()
+		now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+		advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); clock = clock.Add(d) }
+		idx := openIndex(t)
+		svc := coord.New(coord.Options{Store: b.Open(t, nil), Index: idx, Now: now})
+		alice := as("acme", "alice")
+		for i := range nSeed {
+			if _, err := svc.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("heron sighting ", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		search := func() int {
+			t.Helper()
+			res, err := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "heron", Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Count
+		}
+		if n := search(); n != nSeed {
+			t.Fatalf("before the swap: %d messages, want %d", n, nSeed)
+		}
+		idx.Index = openIndex(t).Index // replaced by an operator: empty, no marker
+		advance(5 * time.Minute)
+		if n := search(); n != 0 {
+			t.Fatalf("within the recheck period the marker is trusted: %d messages, want 0", n)
+		}
+		advance(6 * time.Minute)
+		if n := search(); n != nSeed {
+			t.Fatalf("after the recheck period: %d messages, want %d (backfilled)", n, nSeed)
+		}
+		if rep, err := svc.EnsureIndexed(ctx(), "acme"); err != nil || !rep.AlreadyIndexed {
+			t.Fatalf("after the backfill: %+v %v", rep, err)
 		}
 	})
 }

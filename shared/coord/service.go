@@ -40,7 +40,8 @@ type Service struct {
 	log     *slog.Logger
 	idx     search.Index
 	// indexed remembers, per tenant, that the backfill marker was seen
-	// (EnsureIndexed), with a lock so that one process backfills a tenant once.
+	// (EnsureIndexed) and when, with a lock so that one process backfills a
+	// tenant once per index.
 	indexed sync.Map // tenant -> *tenantIndex
 }
 
