@@ -95,8 +95,8 @@ const SearchBackfillEvery = 10 * time.Minute
 
 // backfillMargin is left of the invocation's time when a long backfill
 // stops, so that it ends with its own error and log line instead of being
-// killed mid-batch by the Lambda timeout (the next run starts again; the
-// upserts are idempotent).
+// killed mid-batch by the Lambda timeout (the next run resumes at the
+// tenant's checkpoint; the upserts are idempotent).
 const backfillMargin = 3 * time.Second
 
 func beforeDeadline(run jobs.Func) jobs.Func {

@@ -3,11 +3,9 @@ package coord
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -342,9 +340,13 @@ func keywordSearch[T, H any](ctx context.Context, s *Service, p vp.Principal, q 
 		return KeywordResult[H]{}, vp.E(q.op, vp.KindConflict, "", "search is not configured on this server (no search index); use the list_* tools instead")
 	}
 	// A tenant no backfill has reached yet (one only the master token
-	// names, say) is indexed on its first search; afterwards this is a
-	// map lookup. A failure costs completeness, not the search.
-	if _, err := s.EnsureIndexed(ctx, tenant); err != nil {
+	// names, say) is indexed on its first searches, within a budget each;
+	// afterwards this is a map lookup. A failure or an unfinished backfill
+	// costs completeness, not the search.
+	bctx, cancel := context.WithTimeout(ctx, s.searchBackfill)
+	_, err = s.EnsureIndexed(bctx, tenant)
+	cancel()
+	if err != nil {
 		s.log.WarnContext(ctx, "backfilling the keyword index before a search", "tenant", tenant, "err", err)
 	}
 	limit := q.limit
@@ -432,148 +434,4 @@ func hydrateHits[T, H any](ctx context.Context, s *Service, tenant string, hits 
 		}
 	}
 	return nil
-}
-
-// ---- backfill
-
-// indexMarkerID names the document that records that a tenant's
-// coordination data was indexed; a new version (a new document shape)
-// makes EnsureIndexed index everything again. It lives in the index, so an
-// index that is lost or replaced is backfilled again.
-const (
-	indexMarkerID    = "coord-index-v1"
-	indexMarkerKind  = "marker"
-	indexMarkerTitle = "vantagepeers coordination index marker"
-)
-
-// markerRecheck is how long a process trusts a marker it has seen. Past
-// it, the next EnsureIndexed reads the marker again (one index query), so
-// that a long-lived process — a warm Lambda container, the scheduler —
-// backfills an index that was replaced under it.
-const markerRecheck = 10 * time.Minute
-
-type tenantIndex struct {
-	mu     sync.Mutex
-	seenAt time.Time // when the marker was last seen or written; zero: never
-}
-
-// ReindexReport counts the documents a backfill wrote.
-type ReindexReport struct {
-	Tenant         string `json:"tenant"`
-	AlreadyIndexed bool   `json:"alreadyIndexed,omitempty"`
-	Messages       int    `json:"messages"`
-	Tasks          int    `json:"tasks"`
-	Briefings      int    `json:"briefings"`
-	Components     int    `json:"components"`
-}
-
-// EnsureIndexed indexes a tenant's messages, tasks, briefing notes and
-// components unless the index already carries the tenant's marker (data
-// written since keyword search exists is indexed by its write). One
-// process backfills a tenant once per index, and looks for the marker again
-// after markerRecheck; concurrent processes only repeat idempotent upserts.
-// Without an index it does nothing.
-func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexReport, error) {
-	rep := ReindexReport{Tenant: tenant}
-	if s.idx == nil {
-		return rep, nil
-	}
-	if !vp.ValidTenant(tenant) {
-		return rep, fmt.Errorf("coord.EnsureIndexed: %q is not a tenant id", tenant)
-	}
-	v, _ := s.indexed.LoadOrStore(tenant, &tenantIndex{})
-	ti := v.(*tenantIndex)
-	ti.mu.Lock()
-	defer ti.mu.Unlock()
-	now := s.now()
-	if !ti.seenAt.IsZero() && now.Sub(ti.seenAt) < markerRecheck {
-		rep.AlreadyIndexed = true
-		return rep, nil
-	}
-	hits, err := s.idx.Text(ctx, indexMarkerTitle, search.Filter{Tenant: indexPartition(tenant, indexMarkerKind), Kinds: []string{indexMarkerKind}}, 10)
-	if err != nil {
-		return rep, fmt.Errorf("coord.EnsureIndexed: reading the marker: %w", err)
-	}
-	if slices.ContainsFunc(hits, func(h search.Hit) bool { return h.ID == indexMarkerID }) {
-		ti.seenAt, rep.AlreadyIndexed = now, true
-		return rep, nil
-	}
-	if rep, err = s.Reindex(ctx, tenant); err != nil {
-		return rep, err
-	}
-	ti.seenAt = now
-	return rep, nil
-}
-
-// Reindex upserts every message, task, briefing note and component of a
-// tenant, reading them with the list queries, then writes the marker.
-// Deleted entities are not removed (their documents are dropped when a
-// search reads them back).
-func (s *Service) Reindex(ctx context.Context, tenant string) (ReindexReport, error) {
-	const op = "coord.reindex"
-	rep := ReindexReport{Tenant: tenant}
-	if s.idx == nil {
-		return rep, errors.New("coord.Reindex: no search index configured")
-	}
-	type source struct {
-		q     store.Query
-		count *int
-		doc   func(store.Item) (search.Doc, error)
-	}
-	sources := []source{
-		{store.Query{Index: store.GSI3, PK: tp(tenant) + "MSGS"}, &rep.Messages, func(it store.Item) (search.Doc, error) {
-			m, err := decode[vp.Message](op, it)
-			return messageDoc(tenant, m), err
-		}},
-		{store.Query{Index: store.GSI1, PK: briefingsPK(tenant)}, &rep.Briefings, func(it store.Item) (search.Doc, error) {
-			n, err := decode[vp.BriefingNote](op, it)
-			return briefingDoc(tenant, n), err
-		}},
-		{store.Query{Index: store.GSI1, PK: componentsPK(tenant)}, &rep.Components, func(it store.Item) (search.Doc, error) {
-			c, err := decode[vp.Component](op, it)
-			return componentDoc(tenant, c), err
-		}},
-	}
-	for _, st := range vp.TaskStatuses { // there is no all-tasks index: one partition per status
-		sources = append(sources, source{store.Query{Index: store.GSI2, PK: taskStatusPK(tenant, st)}, &rep.Tasks, func(it store.Item) (search.Doc, error) {
-			t, err := decode[vp.Task](op, it)
-			return taskDoc(tenant, t), err
-		}})
-	}
-	const batch = 200
-	for _, src := range sources {
-		var docs []search.Doc
-		flush := func() error {
-			if len(docs) == 0 {
-				return nil
-			}
-			err := s.idx.Upsert(ctx, docs...)
-			*src.count += len(docs)
-			docs = docs[:0]
-			return err
-		}
-		_, err := s.scan(ctx, src.q, func(it store.Item) (bool, error) {
-			d, err := src.doc(it)
-			if err != nil {
-				return false, err
-			}
-			docs = append(docs, d)
-			if len(docs) == batch {
-				return true, flush()
-			}
-			return true, nil
-		})
-		if err == nil {
-			err = flush()
-		}
-		if err != nil {
-			return rep, fmt.Errorf("coord.Reindex %s: %w", tenant, err)
-		}
-	}
-	marker := search.Doc{Tenant: indexPartition(tenant, indexMarkerKind), ID: indexMarkerID, Kind: indexMarkerKind,
-		Title: indexMarkerTitle, CreatedAt: s.nowMS()}
-	if err := s.idx.Upsert(ctx, marker); err != nil {
-		return rep, fmt.Errorf("coord.Reindex %s: writing the marker: %w", tenant, err)
-	}
-	return rep, nil
 }

@@ -29,6 +29,10 @@ type Options struct {
 	// searchable by keyword (see search.go); without it the keyword tools
 	// answer that search is not configured.
 	Index search.Index
+	// SearchBackfillBudget bounds the backfill a keyword search runs first
+	// for a tenant no backfill has finished (default 5s): the search then
+	// answers from what is indexed, and the next one resumes the backfill.
+	SearchBackfillBudget time.Duration
 }
 
 // Service is the coordination domain.
@@ -39,6 +43,8 @@ type Service struct {
 	ids     *vp.IDs
 	log     *slog.Logger
 	idx     search.Index
+	// searchBackfill is Options.SearchBackfillBudget.
+	searchBackfill time.Duration
 	// indexed remembers, per tenant, that the backfill marker was seen
 	// (EnsureIndexed) and when, with a lock so that one process backfills a
 	// tenant once per index.
@@ -53,7 +59,11 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), log: o.Logger, idx: o.Index}
+	if o.SearchBackfillBudget <= 0 {
+		o.SearchBackfillBudget = 5 * time.Second
+	}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), log: o.Logger, idx: o.Index,
+		searchBackfill: o.SearchBackfillBudget}
 }
 
 func (s *Service) nowMS() int64 { return s.now().UnixMilli() }

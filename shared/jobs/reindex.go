@@ -21,7 +21,8 @@ type CoordIndexer interface {
 // tenant whose index lacks the backfill marker it indexes them all, then
 // writes the marker (so it runs once per index, and again if the index is
 // lost). Writes made meanwhile index themselves. A tenant that fails is
-// logged and the others go on; the errors are returned joined.
+// logged and the others go on; the errors are returned joined. A tenant cut
+// short (the Lambda's deadline) resumes at its checkpoint on the next run.
 func ReindexCoord(ctx context.Context, svc CoordIndexer, tenants []string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -35,7 +36,7 @@ func ReindexCoord(ctx context.Context, svc CoordIndexer, tenants []string, log *
 			continue
 		}
 		if !rep.AlreadyIndexed {
-			log.InfoContext(ctx, "keyword-search backfill done", "tenant", t, "messages", rep.Messages,
+			log.InfoContext(ctx, "keyword-search backfill done", "tenant", t, "resumed", rep.Resumed, "messages", rep.Messages,
 				"tasks", rep.Tasks, "briefings", rep.Briefings, "components", rep.Components)
 		}
 		if ctx.Err() != nil {
