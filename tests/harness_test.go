@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/tests/internal/proc"
+	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
 
 // masterToken is the fixed VP_MASTER_TOKEN of the test server.
@@ -98,7 +98,7 @@ type server struct {
 	dataDir string
 	addr    string // 127.0.0.1:PORT
 	url     string // http://127.0.0.1:PORT/mcp
-	stdout  *proc.Output
+	stdout  *testproc.Output
 	logPath string
 	done    chan struct{}
 	waitErr error
@@ -120,7 +120,7 @@ func startServer(dataDir string, env map[string]string) (*server, error) {
 }
 
 func startServerOnce(dataDir string, env map[string]string) (*server, error) {
-	port, err := proc.FreePort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func startServerOnce(dataDir string, env map[string]string) (*server, error) {
 	s := &server{
 		dataDir: dataDir,
 		addr:    fmt.Sprintf("127.0.0.1:%d", port),
-		stdout:  &proc.Output{},
+		stdout:  &testproc.Output{},
 		logPath: logf.Name(),
 		done:    make(chan struct{}),
 	}

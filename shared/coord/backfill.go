@@ -97,7 +97,7 @@ func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexRepo
 		rep.AlreadyIndexed = true
 		return rep, nil
 	}
-	found, err := s.markerDocs(ctx, tenant, indexMarkerTitle, indexMarkerID)
+	found, err := s.indexHolds(ctx, tenant, indexMarkerTitle, indexMarkerID)
 	if err != nil {
 		return rep, fmt.Errorf("coord.EnsureIndexed: reading the marker: %w", err)
 	}
@@ -112,9 +112,9 @@ func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexRepo
 	return rep, nil
 }
 
-// markerDocs reports whether the tenant's marker partition holds the
+// indexHolds reports whether the tenant's marker partition holds the
 // document id, looked up by its title.
-func (s *Service) markerDocs(ctx context.Context, tenant, title, id string) (bool, error) {
+func (s *Service) indexHolds(ctx context.Context, tenant, title, id string) (bool, error) {
 	hits, err := s.idx.Text(ctx, title, search.Filter{Tenant: indexPartition(tenant, indexMarkerKind), Kinds: []string{indexMarkerKind}}, 10)
 	if err != nil {
 		return false, err
@@ -232,7 +232,7 @@ func (s *Service) startBackfill(ctx context.Context, tenant string) (backfillRun
 	case err == nil:
 		run, err := decode[backfillRun]("coord.reindex", it)
 		if err == nil && run.Run != "" {
-			same, err := s.markerDocs(ctx, tenant, backfillRunTitle, backfillRunDocID(run.Run))
+			same, err := s.indexHolds(ctx, tenant, backfillRunTitle, backfillRunDocID(run.Run))
 			if err != nil {
 				return backfillRun{Report: ReindexReport{Tenant: tenant}}, fmt.Errorf("reading the run document: %w", err)
 			}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
 
 // The measured conversation: alice sends to bob; bob checks his inbox.
@@ -220,21 +220,13 @@ func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
 // startHTTP runs `vantagepeers serve` on the data dir and connects to it.
 func startHTTP(ctx context.Context, bin, dataDir, master, logPath string) (target, error) {
-	addr, err := freeAddr()
+	port, err := testproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
 
 // trStdioTS is the binary's stdio driven by the official MCP TypeScript SDK
@@ -76,28 +78,18 @@ func startStdioTS(ctx context.Context, bin, dataDir, master, logPath string) (ta
 	return t, nil
 }
 
-// tsDriver finds tests/clients/bench-stdio.mjs from the working directory
-// (make bench runs at the repository root; go test in tests/bench).
+// tsDriver returns tests/clients/bench-stdio.mjs, checking that the
+// TypeScript SDK is installed next to it.
 func tsDriver() (string, error) {
-	dir, err := os.Getwd()
+	root, err := testproc.RepoRoot()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: run the benchmark from the repository: %w", trStdioTS, err)
 	}
-	for {
-		script := filepath.Join(dir, "tests", "clients", "bench-stdio.mjs")
-		sdk := filepath.Join(dir, "tests", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-		if _, err := os.Stat(script); err == nil {
-			if _, err := os.Stat(sdk); err != nil {
-				return "", fmt.Errorf("%s needs the TypeScript SDK in tests/node_modules: run `bash scripts/test-deps.sh clients`", trStdioTS)
-			}
-			return script, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("tests/clients/bench-stdio.mjs not found above the working directory: run the benchmark from the repository")
-		}
-		dir = parent
+	sdk := filepath.Join(root, "tests", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	if _, err := os.Stat(sdk); err != nil {
+		return "", fmt.Errorf("%s needs the TypeScript SDK in tests/node_modules: run `bash scripts/test-deps.sh clients`", trStdioTS)
 	}
+	return filepath.Join(root, "tests", "clients", "bench-stdio.mjs"), nil
 }
 
 func (t *tsTarget) read(v any) error {

@@ -37,7 +37,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/queue/sqs/sqstest"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
-	"github.com/vantagepeers/vantagepeers/tests/internal/proc"
+	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
 
 // masterToken is the master token of both servers under test.
@@ -190,7 +190,7 @@ func masterHash() string {
 type rie struct {
 	cmd     *exec.Cmd
 	url     string
-	out     *proc.Output
+	out     *testproc.Output
 	started time.Time
 	done    chan struct{}
 	// firstResponse is the time from starting the emulator and the
@@ -210,7 +210,7 @@ func startRIE(t testing.TB, fn string, env map[string]string) *rie {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out := &proc.Output{}
+	out := &testproc.Output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r := &rie{cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(p1) + "/2015-03-31/functions/function/invocations", out: out, done: make(chan struct{})}
@@ -372,7 +372,7 @@ type embedded struct {
 	url  string
 	cmd  *exec.Cmd
 	done chan struct{}
-	out  *proc.Output
+	out  *testproc.Output
 }
 
 func startEmbedded(t testing.TB) *embedded {
@@ -381,7 +381,7 @@ func startEmbedded(t testing.TB) *embedded {
 	port := freePort(t)
 	cmd := exec.Command(filepath.Join(binDir, "vantagepeers"), "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port), "--data-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "VP_MASTER_TOKEN="+masterToken, "VP_LOG_LEVEL=warn")
-	out := &proc.Output{}
+	out := &testproc.Output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -423,7 +423,7 @@ func (e *embedded) post(t testing.TB, body []byte) (int, []byte) {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	port, err := proc.FreePort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/vantagepeers/vantagepeers/shared/internal/emulator"
+	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
 
 // Package is the npm package and version this harness runs.
@@ -55,7 +55,7 @@ type Server struct {
 
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *emulator.Output
+	log  *testproc.Output
 	once sync.Once
 }
 
@@ -85,7 +85,7 @@ func Launch(ctx context.Context) (*Server, error) {
 }
 
 func start(ctx context.Context, node, dir string) (*Server, error) {
-	port, err := emulator.FreePort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +93,9 @@ func start(ctx context.Context, node, dir string) (*Server, error) {
 	cmd := exec.Command(node, filepath.Join("node_modules", "fauxqs", "dist", "cli.js"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "FAUXQS_PORT="+strconv.Itoa(port), "FAUXQS_LOGGER=false")
-	log := &emulator.Output{}
+	log := &testproc.Output{Limit: 1 << 20}
 	cmd.Stdout, cmd.Stderr = log, log
-	emulator.DieWithParent(cmd)
+	testproc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("sqstest: start node: %w", err)
 	}
@@ -162,7 +162,7 @@ func NewClient(endpoint string) *sqs.Client {
 
 // ---- test entry points ----
 
-var shared = &emulator.Shared[*Server]{
+var shared = &testproc.Shared[*Server]{
 	Launch: Launch,
 	Ready: func(s *Server) string {
 		return fmt.Sprintf("sqstest: fauxqs ready at %s in %s", s.Endpoint, s.StartedIn.Round(time.Millisecond))
@@ -227,7 +227,7 @@ func Dir() (string, error) {
 	if d := os.Getenv(EnvDir); d != "" {
 		return filepath.Abs(d)
 	}
-	root, err := emulator.RepoRoot()
+	root, err := testproc.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -251,7 +251,7 @@ func ensureInstalled(ctx context.Context) (string, error) {
 		return "", err
 	}
 	// Serialise concurrent installs (go test runs packages in parallel).
-	unlock, err := emulator.LockFile(dir + ".lock")
+	unlock, err := testproc.LockFile(dir + ".lock")
 	if err != nil {
 		return "", err
 	}

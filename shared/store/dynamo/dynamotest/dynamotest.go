@@ -39,7 +39,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/vantagepeers/vantagepeers/shared/internal/emulator"
+	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
 
 // EnvDir overrides the folder holding DynamoDBLocal.jar.
@@ -58,7 +58,7 @@ type Server struct {
 
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *emulator.Output
+	log  *testproc.Output
 	once sync.Once
 }
 
@@ -88,7 +88,7 @@ func Launch(ctx context.Context) (*Server, error) {
 }
 
 func start(ctx context.Context, java, dir string) (*Server, error) {
-	port, err := emulator.FreePort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -96,9 +96,9 @@ func start(ctx context.Context, java, dir string) (*Server, error) {
 	cmd := exec.Command(java, "-Djava.library.path=./DynamoDBLocal_lib", "-Xmx256m",
 		"-jar", "DynamoDBLocal.jar", "-inMemory", "-disableTelemetry", "-port", strconv.Itoa(port))
 	cmd.Dir = dir
-	log := &emulator.Output{}
+	log := &testproc.Output{Limit: 1 << 20}
 	cmd.Stdout, cmd.Stderr = log, log
-	emulator.DieWithParent(cmd)
+	testproc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("dynamotest: start java: %w", err)
 	}
@@ -182,7 +182,7 @@ func NewClient(ctx context.Context, endpoint string) *dynamodb.Client {
 
 // ---- test entry points ----
 
-var shared = &emulator.Shared[*Server]{
+var shared = &testproc.Shared[*Server]{
 	Launch: Launch,
 	Ready: func(s *Server) string {
 		return fmt.Sprintf("dynamotest: DynamoDB Local ready at %s in %s", s.Endpoint, s.StartedIn.Round(time.Millisecond))
@@ -241,7 +241,7 @@ func findJava() (string, error) {
 }
 
 // RepoRoot returns the repository's root folder (the one holding go.mod).
-func RepoRoot() (string, error) { return emulator.RepoRoot() }
+func RepoRoot() (string, error) { return testproc.RepoRoot() }
 
 // Dir returns the folder that holds (or will hold) DynamoDBLocal.jar.
 func Dir() (string, error) {

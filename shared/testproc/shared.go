@@ -1,4 +1,4 @@
-package emulator
+package testproc
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// Shared hands out a running emulator: under Main, one per test binary,
+// Shared hands out a running stand-in: under Main, one per test binary,
 // started on first use and stopped when the tests end; otherwise one per
 // test, stopped at its cleanup.
 type Shared[S interface{ Stop() }] struct {
 	Launch func(context.Context) (S, error)
-	// Ready describes a started emulator for the log ("fauxqs at ... in 2s").
+	// Ready describes a started stand-in for the log ("fauxqs at ... in 2s").
 	Ready func(S) string
 
 	managed bool // Main is running the tests
@@ -34,7 +34,7 @@ func (s *Shared[S]) Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Get returns a running emulator, or why none could start.
+// Get returns a running stand-in, or why none could start.
 func (s *Shared[S]) Get(t testing.TB) (S, error) {
 	t.Helper()
 	if s.managed {

@@ -1,4 +1,4 @@
-package emulator
+package testproc
 
 import (
 	"os/exec"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package emulator
+package testproc
 
 // LockFile is a no-op where flock is unavailable.
 func LockFile(string) (func(), error) { return func() {}, nil }

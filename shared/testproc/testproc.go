@@ -1,8 +1,9 @@
-// Package emulator holds what the test harnesses of local stand-ins
-// (DynamoDB Local, fauxqs) have in common: finding the repository, picking a
-// port, capturing the child's output, serialising installs and making sure
-// the child dies with the test binary.
-package emulator
+// Package testproc holds what the test harnesses that run child processes
+// have in common — those of the local stand-ins (DynamoDB Local, fauxqs) and
+// the end-to-end ones that run the product (tests/): finding the
+// repository, picking a port, capturing the child's output, serialising
+// installs and making sure the child dies with the test binary.
+package testproc
 
 import (
 	"bytes"
@@ -26,7 +27,7 @@ func RepoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("emulator: go.mod not found above the working directory")
+			return "", errors.New("testproc: go.mod not found above the working directory")
 		}
 		dir = parent
 	}
@@ -36,23 +37,25 @@ func RepoRoot() (string, error) {
 func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("emulator: free port: %w", err)
+		return 0, fmt.Errorf("testproc: free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Output collects a child process's output for error messages, keeping the
-// first megabyte (emulators are chatty only when something is wrong).
+// Output collects a child process's output, safe to read while it writes.
 type Output struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	// Limit, when positive, keeps only about the first Limit bytes (a
+	// stand-in is chatty only when something is wrong).
+	Limit int
+	mu    sync.Mutex
+	b     bytes.Buffer
 }
 
 func (o *Output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.b.Len() > 1<<20 {
+	if o.Limit > 0 && o.b.Len() > o.Limit {
 		return len(p), nil
 	}
 	return o.b.Write(p)
