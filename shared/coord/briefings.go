@@ -54,7 +54,7 @@ type BriefingInput struct {
 // CreateBriefingNote stores a new note; createdBy defaults to the caller.
 func (s *Service) CreateBriefingNote(ctx context.Context, p vp.Principal, in BriefingInput) (vp.BriefingNote, error) {
 	const op = "create_briefing_note"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.BriefingNote{}, err
 	}
@@ -96,7 +96,7 @@ type BriefingUpdate struct {
 // defaults to the principal) must be the note's creator or system.
 func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u BriefingUpdate) (vp.BriefingNote, error) {
 	const op = "update_briefing_note"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.BriefingNote{}, err
 	}
@@ -197,7 +197,7 @@ func applyBriefing(op string, n *vp.BriefingNote, u BriefingUpdate) error {
 // GetBriefingNote returns one note of the tenant.
 func (s *Service) GetBriefingNote(ctx context.Context, p vp.Principal, id string) (vp.BriefingNote, error) {
 	const op = "get_briefing_note"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.BriefingNote{}, err
 	}
@@ -221,7 +221,7 @@ type ListBriefingsInput struct {
 // changed first.
 func (s *Service) ListBriefingNotes(ctx context.Context, p vp.Principal, in ListBriefingsInput) (listing.Page[any], error) {
 	const op = "list_briefing_notes"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}

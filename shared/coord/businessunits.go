@@ -65,7 +65,7 @@ func (f BUFields) empty() bool {
 // and the management fee to 10 %.
 func (s *Service) CreateBU(ctx context.Context, p vp.Principal, f BUFields, createdBy string) (vp.BusinessUnit, error) {
 	const op = "create_bu"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.BusinessUnit{}, err
 	}
@@ -107,7 +107,7 @@ func (s *Service) CreateBU(ctx context.Context, p vp.Principal, f BUFields, crea
 // orchestrator or system may update it.
 func (s *Service) UpdateBU(ctx context.Context, p vp.Principal, id, caller string, f BUFields) (vp.BusinessUnit, error) {
 	const op = "update_bu"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.BusinessUnit{}, err
 	}
@@ -157,7 +157,7 @@ type BUDeleteResult struct {
 // DeleteBU removes a business unit (creator, lead orchestrator or system).
 func (s *Service) DeleteBU(ctx context.Context, p vp.Principal, id, caller string) (BUDeleteResult, error) {
 	const op = "delete_bu"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return BUDeleteResult{}, err
 	}
@@ -207,7 +207,7 @@ func (s *Service) ownedBU(ctx context.Context, op, tenant, who, id string) (vp.B
 // GetBU returns one business unit of the tenant.
 func (s *Service) GetBU(ctx context.Context, p vp.Principal, id string) (vp.BusinessUnit, error) {
 	const op = "get_bu"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.BusinessUnit{}, err
 	}
@@ -229,7 +229,7 @@ type ListBUsInput struct {
 // orchestrator and/or status.
 func (s *Service) ListBUs(ctx context.Context, p vp.Principal, in ListBUsInput) (listing.Page[any], error) {
 	const op = "list_bus"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}

@@ -67,7 +67,7 @@ type RegisterInput struct {
 // others get KindConflict and should use update_component.
 func (s *Service) RegisterComponent(ctx context.Context, p vp.Principal, in RegisterInput) (vp.Component, error) {
 	const op = "register_component"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Component{}, err
 	}
@@ -107,7 +107,7 @@ func (s *Service) RegisterComponent(ctx context.Context, p vp.Principal, in Regi
 // or with rev > 0 that earlier revision while it is kept.
 func (s *Service) GetComponent(ctx context.Context, p vp.Principal, nameArg, typ string, rev int) (vp.Component, error) {
 	const op = "get_component"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Component{}, err
 	}
@@ -153,7 +153,7 @@ type ComponentUpdate struct {
 // An update that changes nothing writes nothing.
 func (s *Service) UpdateComponent(ctx context.Context, p vp.Principal, u ComponentUpdate) (vp.Component, error) {
 	const op = "update_component"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Component{}, err
 	}
@@ -223,7 +223,7 @@ type DeleteComponentResult struct {
 // transaction. Only the creator or system may delete.
 func (s *Service) DeleteComponent(ctx context.Context, p vp.Principal, nameArg, typ, caller string) (DeleteComponentResult, error) {
 	const op = "delete_component"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return DeleteComponentResult{}, err
 	}
@@ -292,7 +292,7 @@ type ListComponentsInput struct {
 // and/or team.
 func (s *Service) ListComponents(ctx context.Context, p vp.Principal, in ListComponentsInput) (listing.Page[any], error) {
 	const op = "list_components"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}

@@ -53,7 +53,7 @@ const maxUpsertAttempts = 40
 // createdAt; concurrent writers never produce two entries for one day.
 func (s *Service) WriteDiary(ctx context.Context, p vp.Principal, in WriteDiaryInput) (WriteDiaryResult, error) {
 	const op = "write_diary"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return WriteDiaryResult{}, err
 	}
@@ -122,7 +122,7 @@ func (s *Service) WriteDiary(ctx context.Context, p vp.Principal, in WriteDiaryI
 // defaults to the caller. Everyone in the tenant may read every diary.
 func (s *Service) GetDiary(ctx context.Context, p vp.Principal, orchArg, date string) (vp.DiaryEntry, error) {
 	const op = "get_diary"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.DiaryEntry{}, err
 	}
@@ -161,7 +161,7 @@ func (s *Service) ListDiaryByDateRange(ctx context.Context, p vp.Principal, in L
 }
 
 func (s *Service) listDiaries(ctx context.Context, op string, p vp.Principal, in ListDiariesInput, byRange bool) (listing.Page[any], error) {
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}

@@ -76,7 +76,7 @@ func (s *Service) iframeItem(tenant string, is IframeSession) store.Item {
 // client's (crypto.randomUUID()) and must be new in the tenant.
 func (s *Service) CreateIframeSession(ctx context.Context, p vp.Principal, in CreateIframeInput) (IframeSession, error) {
 	const op = "create_iframe_session"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return IframeSession{}, err
 	}
@@ -149,7 +149,7 @@ func checkOrigin(op, origin string) (string, error) {
 // non-existent.
 func (s *Service) GetIframeSession(ctx context.Context, p vp.Principal, sessionID string) (*IframeSession, error) {
 	const op = "get_iframe_session"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (s *Service) RevokeIframeSession(ctx context.Context, p vp.Principal, sessi
 // updateIframe is the read-modify-write of one session; change reports
 // whether the session qualifies (and is then written).
 func (s *Service) updateIframe(ctx context.Context, p vp.Principal, op, sessionID string, change func(*IframeSession, int64) bool) (bool, error) {
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return false, err
 	}

@@ -147,7 +147,7 @@ type CreateMandateInput struct {
 // CreateMandate stores a mandate in status requested.
 func (s *Service) CreateMandate(ctx context.Context, p vp.Principal, in CreateMandateInput) (vp.Mandate, error) {
 	const op = "create_mandate"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Mandate{}, err
 	}
@@ -188,7 +188,7 @@ func (s *Service) CreateMandate(ctx context.Context, p vp.Principal, in CreateMa
 // GetMandate returns one mandate of the tenant.
 func (s *Service) GetMandate(ctx context.Context, p vp.Principal, id string) (vp.Mandate, error) {
 	const op = "get_mandate"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Mandate{}, err
 	}
@@ -204,7 +204,7 @@ func (s *Service) GetMandate(ctx context.Context, p vp.Principal, id string) (vp
 // every attempt, so its checks (status, parties) hold at the moment of the
 // write: two callers racing the same transition cannot both win.
 func (s *Service) changeMandate(ctx context.Context, op string, p vp.Principal, id string, change func(*vp.Mandate) error) (vp.Mandate, error) {
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Mandate{}, err
 	}
@@ -485,7 +485,7 @@ type ListMandatesInput struct {
 // someone first, see the key comment above).
 func (s *Service) ListMandates(ctx context.Context, p vp.Principal, in ListMandatesInput) (listing.Page[any], error) {
 	const op = "list_mandates"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}

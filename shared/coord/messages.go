@@ -47,7 +47,7 @@ type SendResult struct {
 // one transaction: either every recipient can see it or none can.
 func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendResult, error) {
 	const op = "send_message"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -206,7 +206,7 @@ const (
 // Check returns unread messages for a recipient without marking them.
 func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inbox, error) {
 	const op = "check_messages"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return Inbox{}, err
 	}
@@ -289,7 +289,7 @@ func (s *Service) scan(ctx context.Context, q store.Query, fn func(store.Item) (
 // fails the whole call.
 func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (int, error) {
 	const op = "mark_as_read"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return 0, err
 	}
@@ -395,7 +395,7 @@ func (s *Service) markOne(ctx context.Context, op string, r vp.Receipt, it store
 // GetMessage returns one message of the tenant.
 func (s *Service) GetMessage(ctx context.Context, p vp.Principal, id string) (vp.Message, error) {
 	const op = "get_message"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Message{}, err
 	}
@@ -416,7 +416,7 @@ type DeleteResult struct {
 // Only the sender, or "system", may delete.
 func (s *Service) DeleteMessage(ctx context.Context, p vp.Principal, id, caller string) (DeleteResult, error) {
 	const op = "delete_message"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return DeleteResult{}, err
 	}
@@ -460,7 +460,7 @@ type ListMessagesInput struct {
 // ListMessages lists message history, newest first.
 func (s *Service) ListMessages(ctx context.Context, p vp.Principal, in ListMessagesInput) (listing.Page[any], error) {
 	const op = "list_messages"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}

@@ -148,26 +148,26 @@ type CreateMissionInput struct {
 	CreatedBy   string   `json:"createdBy,omitempty" jsonschema:"defaults to you"`
 }
 
-func (in CreateMissionInput) check(op string, p vp.Principal) errList {
-	var errs errList
-	errs.add(vp.CheckText(op, "name", in.Name, vp.MaxMissionNameBytes, true))
-	errs.add(vp.CheckText(op, "description", in.Description, vp.MaxMissionTextBytes, false))
-	errs.add(vp.CheckText(op, "project", in.Project, vp.MaxProjectBytes, true))
-	errs.add(checkEnum(op, "status", in.Status, missionOpenStages, false))
-	errs.add(checkPriority(op, in.Priority, true))
-	errs.add(vp.CheckName(op, "pilot", in.Pilot, false))
-	errs.add(checkAgents(op, in.Agents))
-	errs.add(vp.CheckText(op, "brief", in.Brief, vp.MaxMissionTextBytes, false))
-	errs.add(checkMillis(op, "startDate", in.StartDate))
-	errs.add(checkMillis(op, "targetDate", in.TargetDate))
+func (in CreateMissionInput) check(op string, p vp.Principal) vp.Errs {
+	var errs vp.Errs
+	errs.Add(vp.CheckText(op, "name", in.Name, vp.MaxMissionNameBytes, true))
+	errs.Add(vp.CheckText(op, "description", in.Description, vp.MaxMissionTextBytes, false))
+	errs.Add(vp.CheckText(op, "project", in.Project, vp.MaxProjectBytes, true))
+	errs.Add(vp.CheckEnum(op, "status", in.Status, missionOpenStages, false))
+	errs.Add(vp.CheckPriority(op, in.Priority, true))
+	errs.Add(vp.CheckName(op, "pilot", in.Pilot, false))
+	errs.Add(checkAgents(op, in.Agents))
+	errs.Add(vp.CheckText(op, "brief", in.Brief, vp.MaxMissionTextBytes, false))
+	errs.Add(vp.CheckMillis(op, "startDate", in.StartDate))
+	errs.Add(vp.CheckMillis(op, "targetDate", in.TargetDate))
 	_, err := checkProgress(op, in.Progress)
-	errs.add(err)
-	errs.add(vp.CheckName(op, "templateId", in.TemplateID, false))
+	errs.Add(err)
+	errs.Add(vp.CheckName(op, "templateId", in.TemplateID, false))
 	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
-		errs.add(err)
+		errs.Add(err)
 	} else {
 		_, err := p.ActAs(op, "createdBy", in.CreatedBy)
-		errs.add(err)
+		errs.Add(err)
 	}
 	return errs
 }
@@ -175,11 +175,11 @@ func (in CreateMissionInput) check(op string, p vp.Principal) errList {
 // CreateMission creates a mission (status plan unless told otherwise).
 func (s *Service) CreateMission(ctx context.Context, p vp.Principal, in CreateMissionInput) (vp.Mission, error) {
 	const op = "create_mission"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Mission{}, err
 	}
-	if err := in.check(op, p).first(); err != nil {
+	if err := in.check(op, p).First(); err != nil {
 		return vp.Mission{}, err
 	}
 	creator, _ := p.ActAs(op, "createdBy", in.CreatedBy)
@@ -227,7 +227,7 @@ const maxMissionViewTasks = 200
 // GetMission returns the mission with its tasks and their statuses.
 func (s *Service) GetMission(ctx context.Context, p vp.Principal, in MissionRef) (MissionView, error) {
 	const op = "get_mission"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return MissionView{}, err
 	}
@@ -297,18 +297,18 @@ type ListMissionsInput struct {
 // pilot gsi2, otherwise the status partitions of gsi3 (merged when several).
 func (s *Service) ListMissions(ctx context.Context, p vp.Principal, in ListMissionsInput) (listing.Page[any], error) {
 	const op = "list_missions"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}
-	var errs errList
-	errs.add(vp.CheckText(op, "project", in.Project, vp.MaxProjectBytes, false))
-	errs.add(vp.CheckName(op, "pilot", in.Pilot, false))
-	errs.add(checkMillis(op, "updatedSince", in.UpdatedSince))
-	statuses, err := parseStatuses(op, in.Status, vp.MissionStatuses, missionStatusAliases)
-	errs.add(err)
-	errs.add(listing.CheckFields(op, in.Fields))
-	if err := errs.first(); err != nil {
+	var errs vp.Errs
+	errs.Add(vp.CheckText(op, "project", in.Project, vp.MaxProjectBytes, false))
+	errs.Add(vp.CheckName(op, "pilot", in.Pilot, false))
+	errs.Add(vp.CheckMillis(op, "updatedSince", in.UpdatedSince))
+	statuses, err := vp.ParseStatuses(op, in.Status, vp.MissionStatuses, missionStatusAliases)
+	errs.Add(err)
+	errs.Add(listing.CheckFields(op, in.Fields))
+	if err := errs.First(); err != nil {
 		return listing.Page[any]{}, err
 	}
 	pilot := vp.NormalizeOrchestrator(in.Pilot)
@@ -333,7 +333,7 @@ func (s *Service) ListMissions(ctx context.Context, p vp.Principal, in ListMissi
 		q.SKFrom = ms13(since)
 	}
 	binding := strings.Join([]string{op, in.Project, pilot, strings.Join(statuses, ","), fmt.Sprint(since)}, "\x00")
-	return listing.List(ctx, partitions(s.st, pks), s.cursors, listing.Request{
+	return listing.List(ctx, store.Partitions(s.st, pks), s.cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: binding, Params: in.Params, Query: q,
 		LiteKeys: []string{"name", "status", "pilot", "priority", "project"},
 	}, func(it store.Item) (vp.Mission, bool, error) {
@@ -394,7 +394,7 @@ type UpdateMissionInput struct {
 // system) and a reason.
 func (s *Service) UpdateMission(ctx context.Context, p vp.Principal, in UpdateMissionInput) (vp.Mission, error) {
 	const op = "update_mission"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Mission{}, err
 	}
@@ -404,38 +404,38 @@ func (s *Service) UpdateMission(ctx context.Context, p vp.Principal, in UpdateMi
 		}
 		return *v
 	}
-	var errs errList
-	errs.add(vp.CheckName(op, "missionId", in.MissionID, true))
+	var errs vp.Errs
+	errs.Add(vp.CheckName(op, "missionId", in.MissionID, true))
 	if in.Name != nil {
-		errs.add(vp.CheckText(op, "name", *in.Name, vp.MaxMissionNameBytes, true))
+		errs.Add(vp.CheckText(op, "name", *in.Name, vp.MaxMissionNameBytes, true))
 	}
-	errs.add(vp.CheckText(op, "description", str(in.Description), vp.MaxMissionTextBytes, false))
+	errs.Add(vp.CheckText(op, "description", str(in.Description), vp.MaxMissionTextBytes, false))
 	if in.Project != nil {
-		errs.add(vp.CheckText(op, "project", *in.Project, vp.MaxProjectBytes, true))
+		errs.Add(vp.CheckText(op, "project", *in.Project, vp.MaxProjectBytes, true))
 	}
 	if in.Status != nil {
-		errs.add(checkEnum(op, "status", *in.Status, vp.MissionStatuses, true))
+		errs.Add(vp.CheckEnum(op, "status", *in.Status, vp.MissionStatuses, true))
 	}
 	cancelling := in.Status != nil && *in.Status == vp.MissionCancelled
 	if cancelling {
-		errs.add(vp.CheckText(op, "cancelReason", str(in.CancelReason), vp.MaxReasonBytes, true))
+		errs.Add(vp.CheckText(op, "cancelReason", str(in.CancelReason), vp.MaxReasonBytes, true))
 	} else if in.CancelReason != nil {
-		errs.add(vp.E(op, vp.KindInvalid, "cancelReason", "goes with status \"cancelled\": pass both to cancel the mission"))
+		errs.Add(vp.E(op, vp.KindInvalid, "cancelReason", "goes with status \"cancelled\": pass both to cancel the mission"))
 	}
 	if in.Priority != nil {
-		errs.add(checkPriority(op, *in.Priority, true))
+		errs.Add(vp.CheckPriority(op, *in.Priority, true))
 	}
 	if in.Pilot != nil {
-		errs.add(vp.CheckName(op, "pilot", *in.Pilot, true))
+		errs.Add(vp.CheckName(op, "pilot", *in.Pilot, true))
 	}
-	errs.add(checkAgents(op, in.Agents))
-	errs.add(vp.CheckText(op, "brief", str(in.Brief), vp.MaxMissionTextBytes, false))
-	errs.add(checkMillis(op, "startDate", in.StartDate))
-	errs.add(checkMillis(op, "targetDate", in.TargetDate))
+	errs.Add(checkAgents(op, in.Agents))
+	errs.Add(vp.CheckText(op, "brief", str(in.Brief), vp.MaxMissionTextBytes, false))
+	errs.Add(vp.CheckMillis(op, "startDate", in.StartDate))
+	errs.Add(vp.CheckMillis(op, "targetDate", in.TargetDate))
 	progress, err := checkProgress(op, in.Progress)
-	errs.add(err)
-	errs.add(checkCaller(op, p, in.CallerOrchestrator))
-	if err := errs.first(); err != nil {
+	errs.Add(err)
+	errs.Add(checkCaller(op, p, in.CallerOrchestrator))
+	if err := errs.First(); err != nil {
 		return vp.Mission{}, err
 	}
 	caller, _ := p.ActAs(op, "callerOrchestrator", in.CallerOrchestrator)
@@ -490,14 +490,14 @@ type MissionStatusInput struct {
 // a stage change: it is update_mission's, with a reason.
 func (s *Service) UpdateMissionStatus(ctx context.Context, p vp.Principal, in MissionStatusInput) (vp.Mission, error) {
 	const op = "update_mission_status"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Mission{}, err
 	}
 	if in.Status == vp.MissionCancelled {
 		return vp.Mission{}, vp.E(op, vp.KindInvalid, "status", "cancelling needs a reason and the creator: use update_mission {\"missionId\":...,\"status\":\"cancelled\",\"cancelReason\":\"...\"}")
 	}
-	if err := checkEnum(op, "status", in.Status, append(slices.Clone(missionOpenStages), vp.MissionComplete), true); err != nil {
+	if err := vp.CheckEnum(op, "status", in.Status, append(slices.Clone(missionOpenStages), vp.MissionComplete), true); err != nil {
 		return vp.Mission{}, err
 	}
 	return s.changeMission(ctx, op, tenant, in.MissionID, func(m *vp.Mission, now int64) error {
@@ -514,7 +514,7 @@ type MissionProgressInput struct {
 // UpdateMissionProgress sets the pilot's progress estimate (0-100).
 func (s *Service) UpdateMissionProgress(ctx context.Context, p vp.Principal, in MissionProgressInput) (vp.Mission, error) {
 	const op = "update_mission_progress"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Mission{}, err
 	}

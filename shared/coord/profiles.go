@@ -88,7 +88,7 @@ func (s *Service) SetSummary(ctx context.Context, p vp.Principal, orch, instance
 // upsertProfile applies change to the row (orch, instance) with optimistic
 // concurrency, retrying when another writer got there first.
 func (s *Service) upsertProfile(ctx context.Context, op string, p vp.Principal, orchArg, instance string, change func(*vp.Profile)) (vp.Profile, error) {
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.Profile{}, err
 	}
@@ -143,7 +143,7 @@ type ProfileView struct {
 // GetProfile returns an orchestrator's profile and its instances.
 func (s *Service) GetProfile(ctx context.Context, p vp.Principal, orchArg string) (ProfileView, error) {
 	const op = "get_profile"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return ProfileView{}, err
 	}
@@ -177,7 +177,7 @@ func (s *Service) GetProfile(ctx context.Context, p vp.Principal, orchArg string
 // recently updated first.
 func (s *Service) ListPeers(ctx context.Context, p vp.Principal, params listing.Params) (listing.Page[any], error) {
 	const op = "list_peers"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}

@@ -162,7 +162,7 @@ type CreateRecurringInput struct {
 // CreateRecurringTask stores a template and schedules its first run.
 func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in CreateRecurringInput) (vp.RecurringTask, error) {
 	const op = "create_recurring_task"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.RecurringTask{}, err
 	}
@@ -213,7 +213,7 @@ func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in Cr
 // GetRecurringTask returns one template of the tenant.
 func (s *Service) GetRecurringTask(ctx context.Context, p vp.Principal, id string) (vp.RecurringTask, error) {
 	const op = "get_recurring_task"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.RecurringTask{}, err
 	}
@@ -227,7 +227,7 @@ func (s *Service) GetRecurringTask(ctx context.Context, p vp.Principal, id strin
 // ListRecurringTasks lists the tenant's templates, newest first.
 func (s *Service) ListRecurringTasks(ctx context.Context, p vp.Principal, params listing.Params) (listing.Page[any], error) {
 	const op = "list_recurring_tasks"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}
@@ -246,7 +246,7 @@ func (s *Service) ListRecurringTasks(ctx context.Context, p vp.Principal, params
 // there first. caller must be the template's creator or assignee, or
 // system; creatorOnly narrows that to the creator.
 func (s *Service) changeRecurring(ctx context.Context, op string, p vp.Principal, id, caller string, creatorOnly bool, change func(*vp.RecurringTask, time.Time) error) (vp.RecurringTask, error) {
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.RecurringTask{}, err
 	}
@@ -429,7 +429,7 @@ type DeleteRecurringResult struct {
 // already created are untouched.
 func (s *Service) DeleteRecurringTask(ctx context.Context, p vp.Principal, id, caller string) (DeleteRecurringResult, error) {
 	const op = "delete_recurring_task"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return DeleteRecurringResult{}, err
 	}

@@ -229,15 +229,15 @@ func (s *Service) SearchTasks(ctx context.Context, p vp.Principal, in SearchTask
 	var statuses []string
 	if in.Status != nil {
 		var err error
-		if statuses, err = parseStatuses(op, in.Status, vp.TaskStatuses, taskStatusAliases); err != nil {
+		if statuses, err = vp.ParseStatuses(op, in.Status, vp.TaskStatuses, taskStatusAliases); err != nil {
 			return KeywordResult[TaskHit]{}, err
 		}
 	}
-	var errs errList
-	errs.add(vp.CheckName(op, "assignedTo", in.AssignedTo, false))
-	errs.add(vp.CheckText(op, "project", in.Project, vp.MaxShortTextBytes, false))
-	errs.add(vp.CheckName(op, "missionId", in.MissionID, false))
-	if err := errs.first(); err != nil {
+	var errs vp.Errs
+	errs.Add(vp.CheckName(op, "assignedTo", in.AssignedTo, false))
+	errs.Add(vp.CheckText(op, "project", in.Project, vp.MaxShortTextBytes, false))
+	errs.Add(vp.CheckName(op, "missionId", in.MissionID, false))
+	if err := errs.First(); err != nil {
 		return KeywordResult[TaskHit]{}, err
 	}
 	assignee := vp.NormalizeOrchestrator(in.AssignedTo)
@@ -329,7 +329,7 @@ func plainKey(k func(tenant, id string) store.Key) func(string, string) (store.K
 // keep. When hits are dropped it asks the index for more (up to
 // keywordMaxFetch candidates).
 func keywordSearch[T, H any](ctx context.Context, s *Service, p vp.Principal, q keywordQuery[T, H]) (KeywordResult[H], error) {
-	tenant, err := tenantOf(q.op, p)
+	tenant, err := vp.TenantOf(q.op, p)
 	if err != nil {
 		return KeywordResult[H]{}, err
 	}

@@ -68,14 +68,6 @@ func New(o Options) *Service {
 
 func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
 
-// tenantOf returns the principal's tenant, refusing a principal without one.
-func tenantOf(op string, p vp.Principal) (string, error) {
-	if !vp.ValidTenant(p.Tenant) {
-		return "", vp.E(op, vp.KindUnauthorized, "", "the credential carries no valid tenant")
-	}
-	return p.Tenant, nil
-}
-
 func encode(op string, v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

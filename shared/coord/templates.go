@@ -38,7 +38,7 @@ var builtinTemplates = sync.OnceValue(func() map[string]vp.MissionTemplate {
 	}
 	out := map[string]vp.MissionTemplate{}
 	for _, t := range list {
-		if err := checkTemplate("builtin", t.Name, t.Description, t.Steps).first(); err != nil {
+		if err := checkTemplate("builtin", t.Name, t.Description, t.Steps).First(); err != nil {
 			panic("coord: built-in mission template " + t.Name + ": " + err.Error())
 		}
 		t.CreatedBy = vp.SystemCaller
@@ -50,35 +50,35 @@ var builtinTemplates = sync.OnceValue(func() map[string]vp.MissionTemplate {
 // BuiltinTemplateNames lists the templates every tenant starts with.
 func BuiltinTemplateNames() []string { return slices.Sorted(maps.Keys(builtinTemplates())) }
 
-func checkTemplate(op, name, description string, steps []vp.TemplateStep) errList {
-	var errs errList
-	errs.add(checkTemplateName(op, "name", name))
-	errs.add(vp.CheckText(op, "description", description, vp.MaxMissionTextBytes, false))
+func checkTemplate(op, name, description string, steps []vp.TemplateStep) vp.Errs {
+	var errs vp.Errs
+	errs.Add(checkTemplateName(op, "name", name))
+	errs.Add(vp.CheckText(op, "description", description, vp.MaxMissionTextBytes, false))
 	switch {
 	case len(steps) == 0:
-		errs.add(vp.E(op, vp.KindInvalid, "steps", "is required: at least one {\"title\":...,\"description\":...}"))
+		errs.Add(vp.E(op, vp.KindInvalid, "steps", "is required: at least one {\"title\":...,\"description\":...}"))
 	case len(steps) > vp.MaxTemplateSteps:
-		errs.add(vp.Errorf(op, vp.KindTooLarge, "steps", "has %d steps; the limit is %d (a template becomes one transaction)", len(steps), vp.MaxTemplateSteps))
+		errs.Add(vp.Errorf(op, vp.KindTooLarge, "steps", "has %d steps; the limit is %d (a template becomes one transaction)", len(steps), vp.MaxTemplateSteps))
 	}
 	size := 0
 	for i, st := range steps {
 		f := fmt.Sprintf("steps[%d].", i)
-		errs.add(vp.CheckText(op, f+"title", st.Title, vp.MaxTaskTitleBytes, true))
-		errs.add(vp.CheckText(op, f+"description", st.Description, vp.MaxTaskDescriptionBytes, false))
-		if err := checkTags(op, st.Tags); err != nil {
-			errs.add(vp.Errorf(op, vp.KindOf(err), f+"tags", "%v", err))
+		errs.Add(vp.CheckText(op, f+"title", st.Title, vp.MaxTaskTitleBytes, true))
+		errs.Add(vp.CheckText(op, f+"description", st.Description, vp.MaxTaskDescriptionBytes, false))
+		if err := vp.CheckTags(op, st.Tags); err != nil {
+			errs.Add(vp.Errorf(op, vp.KindOf(err), f+"tags", "%v", err))
 		}
-		errs.add(vp.CheckName(op, f+"assignedTo", st.AssignedTo, false))
+		errs.Add(vp.CheckName(op, f+"assignedTo", st.AssignedTo, false))
 		for j, d := range st.DependsOn {
 			if d < 0 || d >= i || slices.Index(st.DependsOn, d) != j {
-				errs.add(vp.Errorf(op, vp.KindInvalid, f+"dependsOn", "%d is not an earlier step: a step may depend only on steps before it (0 to %d), each once", d, i-1))
+				errs.Add(vp.Errorf(op, vp.KindInvalid, f+"dependsOn", "%d is not an earlier step: a step may depend only on steps before it (0 to %d), each once", d, i-1))
 				break
 			}
 		}
 		size += len(st.Title) + len(st.Description)
 	}
 	if size > vp.MaxTemplateStepsBytes {
-		errs.add(vp.Errorf(op, vp.KindTooLarge, "steps", "carry %d bytes of text; the limit is %d", size, vp.MaxTemplateStepsBytes))
+		errs.Add(vp.Errorf(op, vp.KindTooLarge, "steps", "carry %d bytes of text; the limit is %d", size, vp.MaxTemplateStepsBytes))
 	}
 	return errs
 }
@@ -127,7 +127,7 @@ type TemplateRef struct {
 // GetMissionTemplate returns a template with its steps.
 func (s *Service) GetMissionTemplate(ctx context.Context, p vp.Principal, in TemplateRef) (vp.MissionTemplate, error) {
 	const op = "get_mission_template"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.MissionTemplate{}, err
 	}
@@ -150,18 +150,18 @@ type UpdateTemplateInput struct {
 // Missions already instantiated keep their tasks.
 func (s *Service) UpdateMissionTemplate(ctx context.Context, p vp.Principal, in UpdateTemplateInput) (vp.MissionTemplate, error) {
 	const op = "update_mission_template"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return vp.MissionTemplate{}, err
 	}
 	errs := checkTemplate(op, in.Name, in.Description, in.Steps)
 	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
-		errs.add(err)
+		errs.Add(err)
 	} else {
 		_, err := p.ActAs(op, "createdBy", in.CreatedBy)
-		errs.add(err)
+		errs.Add(err)
 	}
-	if err := errs.first(); err != nil {
+	if err := errs.First(); err != nil {
 		return vp.MissionTemplate{}, err
 	}
 	creator, _ := p.ActAs(op, "createdBy", in.CreatedBy)
@@ -216,23 +216,23 @@ type InstantiateResult struct {
 // mission's priority and project.
 func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in InstantiateInput) (InstantiateResult, error) {
 	const op = "instantiate_template_into_mission"
-	tenant, err := tenantOf(op, p)
+	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return InstantiateResult{}, err
 	}
-	var errs errList
-	errs.add(checkTemplateName(op, "templateName", in.TemplateName))
-	errs.add(vp.CheckName(op, "missionId", in.MissionID, true))
-	errs.add(vp.CheckText(op, "titlePrefix", in.TitlePrefix, vp.MaxTitlePrefixBytes, false))
+	var errs vp.Errs
+	errs.Add(checkTemplateName(op, "templateName", in.TemplateName))
+	errs.Add(vp.CheckName(op, "missionId", in.MissionID, true))
+	errs.Add(vp.CheckText(op, "titlePrefix", in.TitlePrefix, vp.MaxTitlePrefixBytes, false))
 	if len(in.Context) > vp.MaxTemplateContext {
-		errs.add(vp.Errorf(op, vp.KindTooLarge, "context", "has %d keys; the limit is %d", len(in.Context), vp.MaxTemplateContext))
+		errs.Add(vp.Errorf(op, vp.KindTooLarge, "context", "has %d keys; the limit is %d", len(in.Context), vp.MaxTemplateContext))
 	}
 	for k, v := range in.Context {
-		errs.add(vp.CheckName(op, "context", k, true))
-		errs.add(vp.CheckText(op, "context", v, vp.MaxContextValueBytes, false))
+		errs.Add(vp.CheckName(op, "context", k, true))
+		errs.Add(vp.CheckText(op, "context", v, vp.MaxContextValueBytes, false))
 	}
-	errs.add(checkCaller(op, p, in.CallerOrchestrator))
-	if err := errs.first(); err != nil {
+	errs.Add(checkCaller(op, p, in.CallerOrchestrator))
+	if err := errs.First(); err != nil {
 		return InstantiateResult{}, err
 	}
 	caller, _ := p.ActAs(op, "callerOrchestrator", in.CallerOrchestrator)

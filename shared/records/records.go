@@ -4,6 +4,7 @@
 package records
 
 import (
+	"context"
 	"errors"
 
 	// Entities are decoded on every read of every tool; this decoder, which
@@ -39,4 +40,48 @@ func Err(op string, err error) error {
 		return vp.Wrap(op, vp.KindInvalid, err)
 	}
 	return vp.Wrap(op, vp.KindInternal, err)
+}
+
+// Encode serialises an entity for its item. Entities are plain structs, so
+// a failure is a bug, reported as an internal error rather than a panic.
+func Encode(op string, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, vp.Wrap(op, vp.KindInternal, err)
+	}
+	return b, nil
+}
+
+// Get reads and decodes one entity; a missing item is a NotFound naming
+// field and id ("no taskId \"tsk_…\" in this tenant").
+func Get[T any](ctx context.Context, st store.Store, op, field, id string, k store.Key) (T, store.Item, error) {
+	var zero T
+	it, err := st.Get(ctx, k)
+	if errors.Is(err, store.ErrNotFound) {
+		return zero, it, vp.Errorf(op, vp.KindNotFound, field, "no %s %q in this tenant", field, id)
+	}
+	if err != nil {
+		return zero, it, Err(op, err)
+	}
+	v, err := Decode[T](op, it)
+	return v, it, err
+}
+
+// QueryAll reads a whole (small) partition, up to max items, in pages of 200.
+func QueryAll(ctx context.Context, st store.Store, q store.Query, max int) ([]store.Item, error) {
+	var out []store.Item
+	for len(out) < max {
+		q.Limit = min(200, max-len(out))
+		rows, err := st.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+		if len(rows) < q.Limit {
+			break
+		}
+		p := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &p
+	}
+	return out, nil
 }
