@@ -194,5 +194,5 @@ func (s *server) toolError(ctx context.Context, tool string, err error) error {
 		}
 		return fmt.Errorf("internal error in %s; it was logged — retry, and report it if it persists", tool)
 	}
-	return fmt.Errorf("%s: %s", kind, err.Error())
+	return fmt.Errorf("%s: %s", kind, withRemedy(err.Error(), err))
 }

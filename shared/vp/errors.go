@@ -53,6 +53,25 @@ type Error struct {
 	Field string
 	Msg   string
 	Err   error
+	// Remedy names, in domain terms ("task.resume"), what the caller should
+	// do next. The domain does not know which tool does it: the MCP layer
+	// turns the remedy into a hint naming the tool (mcpserver/remedies.go).
+	Remedy string
+}
+
+// WithRemedy sets e's remedy and returns e.
+func (e *Error) WithRemedy(r string) *Error {
+	e.Remedy = r
+	return e
+}
+
+// RemedyOf returns the remedy of the first *Error in err's chain, or "".
+func RemedyOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Remedy
+	}
+	return ""
 }
 
 func (e *Error) Error() string {
