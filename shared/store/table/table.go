@@ -12,13 +12,17 @@
 // values. Tenant data is prefixed with "T#<tenant>#" by the table itself,
 // which is what keeps tenant isolation structural: domain code never writes
 // a partition key by hand. An index whose key would have an empty
-// placeholder is left out of the item (a sparse index).
+// placeholder is left out of the item (a sparse index), unless the
+// placeholder is optional ("{instance?}": it may be empty). {tenant} is the
+// tenant the item is written for, unless Fields sets it: the entries of a
+// Global index name their tenant with it.
 package table
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/records"
@@ -41,6 +45,12 @@ type Key struct {
 	// Note says anything a reader of KEYS.md must know (sparse, moved on
 	// update, TTL ...).
 	Note string
+	// Global marks a secondary index of tenant data whose partition key has
+	// no tenant prefix: an index read only by server-side jobs that serve
+	// every tenant (due recurring templates, queued jobs). Its entries must
+	// name their tenant (a placeholder of the sort key, or the item read
+	// back). Ignored on the primary key and in a Global schema.
+	Global bool
 }
 
 // Schema declares an entity.
@@ -59,6 +69,9 @@ type Schema[T any] struct {
 	// Encode, when set, serialises v instead of JSON (an entity stored with
 	// extra data, such as a receipt carrying its message).
 	Encode func(v T) ([]byte, error)
+	// Expires, when set, returns the Unix time in seconds after which v's
+	// item is gone from every read (store.Item.ExpiresAt; 0 = never).
+	Expires func(v T) int64
 }
 
 // Table is a declared entity. It is immutable and safe for concurrent use.
@@ -67,6 +80,7 @@ type Table[T any] struct {
 	primPK, primSK tmpl
 	pk, sk         [store.NumGSI]tmpl
 	has            [store.NumGSI]bool
+	global         [store.NumGSI]bool
 }
 
 // Declare checks a schema and returns its table. A malformed declaration
@@ -88,7 +102,7 @@ func Declare[T any](s Schema[T]) *Table[T] {
 		if t.has[g] {
 			panic(fmt.Sprintf("table %s: %v declared twice", s.Entity, k.Index))
 		}
-		t.has[g] = true
+		t.has[g], t.global[g] = true, k.Global
 		t.pk[g], t.sk[g] = parse(k.PK), parse(k.SK)
 	}
 	return t
@@ -136,8 +150,17 @@ func (t *Table[T]) PK(tenant string, idx store.Index, vals Values) string {
 		return pk
 	}
 	t.mustHave(idx)
-	pk, _ := t.pk[idx-1].render(t.prefix(tenant), vals)
+	pk, _ := t.pk[idx-1].render(t.indexPrefix(idx, tenant), vals)
 	return pk
+}
+
+// indexPrefix is the tenant prefix of idx's partition keys ("" for a
+// global index).
+func (t *Table[T]) indexPrefix(idx store.Index, tenant string) string {
+	if t.global[idx-1] {
+		return ""
+	}
+	return t.prefix(tenant)
 }
 
 // SK renders the sort key of idx with vals (for range bounds).
@@ -179,13 +202,22 @@ func (t *Table[T]) Item(op, tenant string, v T) (store.Item, error) {
 	if err != nil {
 		return store.Item{}, err
 	}
+	if _, set := vals["tenant"]; !set {
+		vals = maps.Clone(vals)
+		if vals == nil {
+			vals = Values{}
+		}
+		vals["tenant"] = tenant
+	}
 	it := store.Item{Key: t.KeyOf(tenant, vals), Data: data}
-	p := t.prefix(tenant)
+	if t.s.Expires != nil {
+		it.ExpiresAt = t.s.Expires(v)
+	}
 	for g := range store.NumGSI {
 		if !t.has[g] {
 			continue
 		}
-		pk, ok1 := t.pk[g].render(p, vals)
+		pk, ok1 := t.pk[g].render(t.indexPrefix(store.Index(g+1), tenant), vals)
 		sk, ok2 := t.sk[g].render("", vals)
 		if ok1 && ok2 {
 			it.GSI[g] = store.Key{PK: pk, SK: sk}
@@ -261,8 +293,9 @@ func Retry(ctx context.Context, op, field, id string, attempt func() error) erro
 type tmpl []part
 
 type part struct {
-	lit   string
-	field string // a placeholder when set
+	lit      string
+	field    string // a placeholder when set
+	optional bool   // "{field?}": may be empty without leaving the entry out
 }
 
 func parse(s string) tmpl {
@@ -280,14 +313,19 @@ func parse(s string) tmpl {
 		if j < 2 {
 			panic("table: unterminated or empty placeholder in " + s)
 		}
-		out = append(out, part{field: s[i+1 : i+j]})
+		field, optional := strings.CutSuffix(s[i+1:i+j], "?")
+		if field == "" {
+			panic("table: empty placeholder in " + s)
+		}
+		out = append(out, part{field: field, optional: optional})
 		s = s[i+j+1:]
 	}
 	return out
 }
 
 // render fills the template after prefix; ok is false when a placeholder
-// is empty (the entry is then left out of a sparse index).
+// that is not optional is empty (the entry is then left out of a sparse
+// index).
 func (t tmpl) render(prefix string, vals Values) (string, bool) {
 	n := len(prefix)
 	for _, p := range t {
@@ -303,7 +341,7 @@ func (t tmpl) render(prefix string, vals Values) (string, bool) {
 			continue
 		}
 		v := vals[p.field]
-		if v == "" {
+		if v == "" && !p.optional {
 			ok = false
 		}
 		b.WriteString(v)

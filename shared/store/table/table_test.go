@@ -153,3 +153,43 @@ func TestUpdateMissingAndChangeError(t *testing.T) {
 		t.Fatalf("change error = %v, want it returned unchanged", err)
 	}
 }
+
+type slot struct {
+	ID       string
+	Instance string
+	DueAt    int64
+	Expiry   int64
+}
+
+var slots = table.Declare(table.Schema[slot]{
+	Entity:  "slot",
+	Primary: table.Key{PK: "S#{id}", SK: "I#{instance?}", Pattern: "slot by id"},
+	Indexes: []table.Key{
+		{Index: store.GSI2, PK: "SLOTS_DUE", SK: "{due}#{tenant}#{id}", Global: true, Pattern: "due slots of every tenant"},
+	},
+	Fields:  func(s slot) table.Values { return table.Values{"id": s.ID, "instance": s.Instance, "due": table.Millis(s.DueAt)} },
+	Expires: func(s slot) int64 { return s.Expiry },
+})
+
+// TestGlobalIndexOptionalAndTTL: an optional placeholder may be empty, a
+// global index entry has no tenant prefix and names its tenant, and the
+// declared expiry is the item's TTL.
+func TestGlobalIndexOptionalAndTTL(t *testing.T) {
+	it, err := slots.Item("op", "acme", slot{ID: "s1", DueAt: 9, Expiry: 1234})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.Key{PK: "T#acme#S#s1", SK: "I#"}
+	if it.Key != want {
+		t.Fatalf("key = %+v, want %+v", it.Key, want)
+	}
+	if g := it.GSI[1]; g != (store.Key{PK: "SLOTS_DUE", SK: "0000000000009#acme#s1"}) {
+		t.Fatalf("global entry = %+v", g)
+	}
+	if it.ExpiresAt != 1234 {
+		t.Fatalf("ExpiresAt = %d", it.ExpiresAt)
+	}
+	if pk := slots.PK("acme", store.GSI2, nil); pk != "SLOTS_DUE" {
+		t.Fatalf("global PK = %q", pk)
+	}
+}
