@@ -167,7 +167,9 @@ var slots = table.Declare(table.Schema[slot]{
 	Indexes: []table.Key{
 		{Index: store.GSI2, PK: "SLOTS_DUE", SK: "{due}#{tenant}#{id}", Global: true, Pattern: "due slots of every tenant"},
 	},
-	Fields:  func(s slot) table.Values { return table.Values{"id": s.ID, "instance": s.Instance, "due": table.Millis(s.DueAt)} },
+	Fields: func(s slot) table.Values {
+		return table.Values{"id": s.ID, "instance": s.Instance, "due": table.Millis(s.DueAt)}
+	},
 	Expires: func(s slot) int64 { return s.Expiry },
 })
 
