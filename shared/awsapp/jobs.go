@@ -9,13 +9,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
-	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
-	"github.com/vantagepeers/vantagepeers/shared/store"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
+	"github.com/vantagepeers/vantagepeers/shared/tenants"
 )
 
 // HandleEmbedBatch is the embedder function: an SQS event source hands it a
@@ -111,46 +108,10 @@ func beforeDeadline(run jobs.Func) jobs.Func {
 }
 
 // Tenants returns the tenants that hold a credential, which is what the
-// scheduler knows of tenants (a Lambda keeps no list): the default tenant
-// (the master token's), the tenant of every token an admin or a Clerk
-// exchange made (the TOKENS index) and the tenant of every OAuth client
-// (client-credentials tokens act there). Tokens of an authorization-code
-// grant act in the tenant of the token that approved it, which is listed
-// while that token lives. Two queries on server-wide indexes, no scan.
-//
-// Not listed: a tenant only the master token reaches (X-VP-Tenant), and
-// one whose only credentials are OAuth grants approved by tokens that have
-// since expired (Clerk tokens live 7 days); such a tenant is backfilled
-// when it next gets a token.
+// scheduler knows of tenants (a Lambda keeps no list): see
+// tenants.WithCredentials, which the embedded binary uses too.
 func (a *App) Tenants(ctx context.Context) ([]string, error) {
-	return credentialTenants(ctx, a.Store)
-}
-
-func credentialTenants(ctx context.Context, st store.Store) ([]string, error) {
-	tokens := auth.New(auth.Options{Store: st}) // lists only: no master token
-	toks, err := tokens.List(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	clients, err := oauth.New(oauth.Options{Store: st, Tokens: tokens}).ListClients(ctx)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{vp.DefaultTenant: true}
-	out := []string{vp.DefaultTenant}
-	add := func(t string) {
-		if t != "" && !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	for _, t := range toks {
-		add(t.Tenant)
-	}
-	for _, c := range clients {
-		add(c.Tenant)
-	}
-	return out, nil
+	return tenants.WithCredentials(ctx, a.Store)
 }
 
 // HandleSchedule is the scheduler function: an EventBridge schedule invokes
