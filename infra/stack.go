@@ -51,8 +51,9 @@ const (
 	SearchServerless SearchTier = "opensearch-serverless"
 )
 
-// Functions are the Lambda functions, by name (functions/<name>).
-var Functions = []string{awsenv.FuncMCP, awsenv.FuncOAuth, awsenv.FuncEmbedder, awsenv.FuncScheduler}
+// Functions are the Lambda functions, by name (functions/<name>), from
+// the one table of them (awsenv.Functions).
+var Functions = awsenv.FunctionNames()
 
 // CustomerProps parameterises one customer's stack.
 type CustomerProps struct {
@@ -148,20 +149,18 @@ type CustomerStack struct {
 	BaseURL     *string
 }
 
-// function sizes: Go needs little memory, but CPU scales with it and the
-// mcp function's cold start is CPU-bound (tool schemas).
+// fnSpec is a function's size, from awsenv.Functions.
 type fnSpec struct {
 	memory  float64
 	timeout awscdk.Duration
 }
 
 func specs() map[string]fnSpec {
-	return map[string]fnSpec{
-		awsenv.FuncMCP:       {1024, awscdk.Duration_Seconds(jsii.Number(29))}, // HTTP API's integration limit is 30 s
-		awsenv.FuncOAuth:     {256, awscdk.Duration_Seconds(jsii.Number(10))},
-		awsenv.FuncEmbedder:  {512, awscdk.Duration_Seconds(jsii.Number(60))},
-		awsenv.FuncScheduler: {256, awscdk.Duration_Seconds(jsii.Number(55))}, // less than the 1-minute period
+	out := map[string]fnSpec{}
+	for _, f := range awsenv.Functions() {
+		out[f.Name] = fnSpec{float64(f.MemoryMB), awscdk.Duration_Seconds(jsii.Number(f.Timeout.Seconds()))}
 	}
+	return out
 }
 
 // StoreItemActions and StoreQueryActions are the DynamoDB actions of the
@@ -351,31 +350,40 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(5),
 	}))
-	// The scheduler runs every minute (recurring tasks; see awsenv.ScheduledJobs).
-	awsevents.NewRule(stack, jsii.String("Every Minute"), &awsevents.RuleProps{
-		Description: jsii.String("VantagePeers " + p.Customer + ": scheduled jobs"),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(1))),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(scheduler, &awseventstargets.LambdaFunctionProps{
-			RetryAttempts: jsii.Number(2),
-			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(5)),
-		})},
-	})
-
-	// ---- routes ----
-	route := func(path string, fn awslambda.Function, methods ...awsapigatewayv2.HttpMethod) {
-		if len(methods) == 0 {
-			methods = []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY}
-		}
-		s.API.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path: jsii.String(path), Methods: &methods,
-			Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(title(*fn.Node().Id())+routeID(path)), fn, nil),
+	// One rule a cron job of the catalogue (awsenv.Schedules, generated from
+	// jobs.Catalogue), its event naming the job: each job is retried on its
+	// own, and a job's schedule is exactly its catalogue entry's. The event
+	// keeps the shape of a scheduled event, its time the scheduled minute.
+	for _, sc := range awsenv.Schedules() {
+		awsevents.NewRule(stack, jsii.String(title(routeID(sc.Job))+"Schedule"), &awsevents.RuleProps{
+			Description: jsii.String("VantagePeers " + p.Customer + ": job " + sc.Job + " (" + sc.Cron + " UTC)"),
+			Schedule:    awsevents.Schedule_Expression(jsii.String(sc.EventBridge)),
+			Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[sc.Function], &awseventstargets.LambdaFunctionProps{
+				Event: awsevents.RuleTargetInput_FromObject(map[string]any{
+					"version": "0", "detail-type": "Scheduled Event", "source": "aws.events",
+					"time": awsevents.EventField_Time(), "detail": map[string]any{"job": sc.Job},
+				}),
+				RetryAttempts: jsii.Number(2),
+				MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(5)),
+			})},
 		})
 	}
-	route("/mcp", mcp)
-	for _, path := range []string{"/.well-known/{proxy+}", "/oauth/{proxy+}", "/admin/{proxy+}", "/issueBearerFromClerk"} {
-		route(path, oauth)
+
+	// ---- routes: the route table (awsenv.Routes, generated from httpapi.Routes) ----
+	for _, r := range awsenv.Routes() {
+		methods := []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY}
+		if len(r.Methods) > 0 {
+			methods = methods[:0]
+			for _, m := range r.Methods {
+				methods = append(methods, awsapigatewayv2.HttpMethod(m))
+			}
+		}
+		fn := s.Functions[r.Function]
+		s.API.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path: jsii.String(r.Path), Methods: &methods,
+			Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(title(*fn.Node().Id())+routeID(r.Path)), fn, nil),
+		})
 	}
-	route("/health", oauth, awsapigatewayv2.HttpMethod_GET)
 
 	// ---- alarms ----
 	topic := awssns.NewTopic(stack, jsii.String("Alarms"), &awssns.TopicProps{DisplayName: jsii.String("VantagePeers " + p.Customer + " alarms")})

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/tenants"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -97,21 +97,10 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	})
 }
 
-// tenants lists the tenants this data directory serves: the master
-// token's and stdio's (vp.DefaultTenant) and every token's, revoked ones
-// included (their data stays).
+// tenants lists the tenants this data directory serves: those holding a
+// credential (tenants.WithCredentials, the scheduler's list on AWS too).
 func (a *app) tenants(ctx context.Context) ([]string, error) {
-	toks, err := a.tokens.List(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	out := []string{vp.DefaultTenant}
-	for _, t := range toks {
-		if !slices.Contains(out, t.Tenant) {
-			out = append(out, t.Tenant)
-		}
-	}
-	return out, nil
+	return tenants.WithCredentials(ctx, a.store)
 }
 
 func (a *app) Close() error { return errors.Join(a.index.Close(), a.store.Close()) }

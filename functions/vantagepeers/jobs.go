@@ -10,27 +10,30 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 )
 
-// startJobs runs the background jobs of the embedded product in process —
-// the same job functions an EventBridge schedule or SQS event invokes on
-// AWS. It returns a function that stops them and waits for the current runs.
+// jobDeps wires the catalogue's jobs to this data directory's services.
+func (a *app) jobDeps(log *slog.Logger) jobs.Deps {
+	return jobs.Deps{
+		Recurring: a.coord, Iframes: a.coord, Indexer: a.coord, Tenants: a.tenants,
+		Embedder:  jobs.EmbedderOptions{Queue: a.queue, Memory: a.memory, Logger: log},
+		EmbedPoll: jobs.DefaultEmbedPoll,
+		Logger:    log,
+	}
+}
+
+// startJobs runs the catalogue's jobs in process (jobs.RunEmbedded) — the
+// same job functions an EventBridge rule or SQS event invokes on AWS. It
+// returns a function that stops them and waits for the current runs.
+//
+// Several processes on one data dir (serve plus stdio hosts) are safe:
+// each recurring slot fires once, whoever gets there first.
 func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	run := func(fn func()) {
-		wg.Add(1)
-		go func() { defer wg.Done(); fn() }()
-	}
-	// Several processes on one data dir (serve plus stdio hosts) are safe:
-	// each recurring slot fires once, whoever gets there first.
-	run(func() {
-		jobs.RunEvery(ctx, log, "recurring-tasks", time.Minute, jobs.RecurringTasks(a.coord, log))
-	})
-	run(func() {
-		jobs.RunEvery(ctx, log, "iframe-cleanup", time.Hour, jobs.IframeCleanup(a.coord, log))
-	})
+	wg.Go(func() { jobs.RunEmbedded(ctx, a.jobDeps(log)) })
 	// Load the memories' search caches now rather than on each tenant's
-	// first query; keyword partitions load on their first search.
-	run(func() {
+	// first query; keyword partitions load on their first search. Not a
+	// job: it fills this process's caches, there is nothing to run on AWS.
+	wg.Go(func() {
 		began := time.Now()
 		if err := a.index.Warm(ctx, func(t string) bool { return !coord.IsKeywordPartition(t) }); err != nil {
 			if ctx.Err() == nil {
@@ -39,22 +42,6 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 			return
 		}
 		log.Info("search index warm", "ms", time.Since(began).Milliseconds())
-	})
-	// Messages, tasks, briefing notes and components written before keyword
-	// search existed are indexed once per index (the index keeps a marker).
-	run(func() {
-		tenants, err := a.tenants(ctx)
-		if err == nil {
-			err = jobs.ReindexCoord(ctx, a.coord, tenants, log)
-		}
-		if err != nil && ctx.Err() == nil {
-			log.Warn("keyword-search backfill", "err", err)
-		}
-	})
-	// Vectors are computed here, off the request path; text search works
-	// from the moment a memory is stored.
-	run(func() {
-		jobs.RunEmbedder(ctx, jobs.EmbedderOptions{Queue: a.queue, Memory: a.memory, Logger: log}, jobs.DefaultEmbedPoll)
 	})
 	return func() { cancel(); wg.Wait() }
 }

@@ -1,4 +1,6 @@
 package awsapp
 
+import "github.com/vantagepeers/vantagepeers/shared/tenants"
+
 // CredentialTenants is the tenant discovery of the scheduler over any store.
-var CredentialTenants = credentialTenants
+var CredentialTenants = tenants.WithCredentials

@@ -30,10 +30,10 @@ func (a *App) MCPHandler() http.Handler {
 	})
 }
 
-// OAuthHandler is the oauth function's HTTP handler: the OAuth 2.1
-// authorization server (shared/oauth) on /.well-known/*, /oauth/*, /admin/*
-// and /issueBearerFromClerk, and /health — the same handlers the embedded
-// binary serves next to /mcp.
+// OAuthHandler is the oauth function's HTTP handler: its routes of the
+// table (httpapi.Routes) — the OAuth 2.1 authorization server
+// (shared/oauth) and /health — with the same handlers the embedded binary
+// serves next to /mcp.
 func (a *App) OAuthHandler() http.Handler {
 	c := a.Config
 	srv := oauth.New(oauth.Options{
@@ -42,10 +42,23 @@ func (a *App) OAuthHandler() http.Handler {
 	})
 	api := httpapi.New(httpapi.Options{Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: c.PublicBaseURL, OAuth: srv})
-	// Everything but /mcp, which the mcp function serves.
+	return OnlyRoutesOf(FuncOAuth, api)
+}
+
+// OnlyRoutesOf serves with h the routes of the table (httpapi.Routes) that
+// function serves and answers 404 on the others, as API Gateway would not
+// send them here.
+func OnlyRoutesOf(function string, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", http.NotFoundHandler())
-	mux.Handle("/", api)
+	for _, r := range httpapi.Routes() {
+		if r.Function == function {
+			continue
+		}
+		for _, p := range r.MuxPatterns() {
+			mux.Handle(p, http.NotFoundHandler())
+		}
+	}
+	mux.Handle("/", h)
 	return mux
 }
 

@@ -2,20 +2,20 @@ package awsapp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
-	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
-	"github.com/vantagepeers/vantagepeers/shared/store"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
+	"github.com/vantagepeers/vantagepeers/shared/tenants"
 )
 
 // HandleEmbedBatch is the embedder function: an SQS event source hands it a
@@ -61,40 +61,46 @@ func (a *App) HandleEmbedBatch(ctx context.Context, ev events.SQSEvent) (events.
 
 // Scheduled is one periodic job of the scheduler function.
 type Scheduled struct {
-	Name string
-	// Every is the job's period: it runs on the events whose minute is a
-	// multiple of it (the schedule fires every minute).
-	Every time.Duration
-	Run   jobs.Func
+	Name     string
+	Schedule jobs.Schedule
+	Run      jobs.Func
 }
 
-// ScheduledJobs are the periodic jobs the scheduler function runs — the
-// same job functions the embedded binary runs in process (DESIGN.md §10).
-//
-// TODO: add the monitors here as they are built (error monitor every 5
-// minutes, PR monitor hourly, issue statistics daily at 06:00 UTC). Other
-// expired rows need no job: DynamoDB TTL deletes them and every read
-// filters them.
-func (a *App) ScheduledJobs() []Scheduled {
-	js := []Scheduled{
-		{Name: "recurring-tasks", Every: time.Minute, Run: jobs.RecurringTasks(a.Coord, a.Log)},
-		{Name: "iframe-session-cleanup", Every: time.Hour, Run: jobs.IframeCleanup(a.Coord, a.Log)},
+// jobDeps wires the catalogue to this function's services. The keyword
+// backfill gets the coordination service only when Load gave it the index.
+func (a *App) jobDeps() jobs.Deps {
+	d := jobs.Deps{Tenants: a.Tenants, Logger: a.Log}
+	if a.Coord != nil {
+		d.Recurring, d.Iframes = a.Coord, a.Coord
+		if a.Config.SearchEndpoint != "" {
+			d.Indexer = a.Coord
+		}
 	}
-	if a.Config.SearchEndpoint != "" { // Load gave the coordination service the index
-		js = append(js, Scheduled{Name: "search-backfill", Every: SearchBackfillEvery,
-			Run: beforeDeadline(jobs.SearchBackfill(a.Coord, a.Tenants, a.Log))})
+	return d
+}
+
+// ScheduledJobs are the catalogue's Cron jobs this function is wired for —
+// the same job functions the embedded binary runs in process (DESIGN.md
+// §10). Other expired rows need no job: DynamoDB TTL deletes them and
+// every read filters them.
+func (a *App) ScheduledJobs() []Scheduled {
+	d := a.jobDeps()
+	var js []Scheduled
+	for _, j := range jobs.Catalogue() {
+		if j.Kind != jobs.Cron || j.Function != a.Function {
+			continue
+		}
+		run, err := j.Func(d)
+		if err != nil {
+			continue // not wired here (no search index: no backfill)
+		}
+		js = append(js, Scheduled{Name: j.Name, Schedule: j.Schedule, Run: beforeDeadline(run)})
 	}
 	return js
 }
 
-// SearchBackfillEvery is the period of the keyword-search backfill. Writes
-// index themselves, so it only matters after a deployment that brings the
-// index (or a new one) and for data written while none was configured;
-// each run reads the credential indexes (see Tenants), so not every minute.
-const SearchBackfillEvery = 10 * time.Minute
-
-// backfillMargin is left of the invocation's time when a long backfill
-// stops, so that it ends with its own error and log line instead of being
+// backfillMargin is left of the invocation's time when a job (in practice
+// the long keyword backfill) stops, so that it ends with its own error and log line instead of being
 // killed mid-batch by the Lambda timeout (the next run resumes at the
 // tenant's checkpoint; the upserts are idempotent).
 const backfillMargin = 3 * time.Second
@@ -111,64 +117,55 @@ func beforeDeadline(run jobs.Func) jobs.Func {
 }
 
 // Tenants returns the tenants that hold a credential, which is what the
-// scheduler knows of tenants (a Lambda keeps no list): the default tenant
-// (the master token's), the tenant of every token an admin or a Clerk
-// exchange made (the TOKENS index) and the tenant of every OAuth client
-// (client-credentials tokens act there). Tokens of an authorization-code
-// grant act in the tenant of the token that approved it, which is listed
-// while that token lives. Two queries on server-wide indexes, no scan.
-//
-// Not listed: a tenant only the master token reaches (X-VP-Tenant), and
-// one whose only credentials are OAuth grants approved by tokens that have
-// since expired (Clerk tokens live 7 days); such a tenant is backfilled
-// when it next gets a token.
+// scheduler knows of tenants (a Lambda keeps no list): see
+// tenants.WithCredentials, which the embedded binary uses too.
 func (a *App) Tenants(ctx context.Context) ([]string, error) {
-	return credentialTenants(ctx, a.Store)
+	return tenants.WithCredentials(ctx, a.Store)
 }
 
-func credentialTenants(ctx context.Context, st store.Store) ([]string, error) {
-	tokens := auth.New(auth.Options{Store: st}) // lists only: no master token
-	toks, err := tokens.List(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	clients, err := oauth.New(oauth.Options{Store: st, Tokens: tokens}).ListClients(ctx)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{vp.DefaultTenant: true}
-	out := []string{vp.DefaultTenant}
-	add := func(t string) {
-		if t != "" && !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	for _, t := range toks {
-		add(t.Tenant)
-	}
-	for _, c := range clients {
-		add(c.Tenant)
-	}
-	return out, nil
+// ScheduleDetail is the detail of the events the stack's EventBridge
+// rules send: one rule per job of the catalogue, naming it.
+type ScheduleDetail struct {
+	Job string `json:"job"`
 }
 
-// HandleSchedule is the scheduler function: an EventBridge schedule invokes
-// it every minute and it runs the jobs due at the event's time (its
-// scheduled minute, so a retried invocation replays the same run). Every
-// due job runs even when one fails; the error makes Lambda retry the
-// invocation, which the jobs tolerate (recurring slots fire once).
+// HandleSchedule is the scheduler function. An event that names a job (the
+// detail of the stack's per-job rules) runs that job; one that names none
+// (a plain scheduled event) runs every job due at its minute. The time is
+// the event's — its scheduled minute — so that a retried invocation replays
+// the same run. Every job runs even when one fails; the error makes Lambda
+// retry the invocation, which the jobs tolerate (recurring slots fire once).
 func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) error {
 	now := ev.Time
 	if now.IsZero() {
 		now = time.Now()
 	}
 	at := now.UTC().Truncate(time.Minute)
-	var errs []error
-	for _, j := range a.ScheduledJobs() {
-		if at.UnixNano()%int64(j.Every) != 0 {
-			continue
+	var detail ScheduleDetail
+	if len(ev.Detail) > 0 {
+		if err := json.Unmarshal(ev.Detail, &detail); err != nil {
+			return fmt.Errorf("scheduler: event detail: %w", err)
 		}
+	}
+	scheduled := a.ScheduledJobs()
+	if detail.Job != "" {
+		i := slices.IndexFunc(scheduled, func(j Scheduled) bool { return j.Name == detail.Job })
+		if i < 0 {
+			if _, ok := jobs.Lookup(detail.Job); ok {
+				// A rule the stack always has, for a job this configuration
+				// does not wire (the backfill without a search index):
+				// nothing to do, and nothing a retry would change.
+				a.Log.InfoContext(ctx, "job not wired here", "job", detail.Job, "at", at)
+				return nil
+			}
+			return fmt.Errorf("scheduler: detail.job: unknown job %q; the jobs are %s", detail.Job, strings.Join(jobs.Names(), ", "))
+		}
+		scheduled = scheduled[i : i+1]
+	} else {
+		scheduled = slices.DeleteFunc(scheduled, func(j Scheduled) bool { return !j.Schedule.Due(at) })
+	}
+	var errs []error
+	for _, j := range scheduled {
 		start := time.Now()
 		err := runJob(ctx, j, now)
 		a.Log.InfoContext(ctx, "job", "job", j.Name, "at", at, "ms", time.Since(start).Milliseconds(), "err", err)

@@ -45,18 +45,12 @@ type Options struct {
 // TenantHeader lets the master token act in a tenant other than the default.
 const TenantHeader = "X-VP-Tenant"
 
-// New returns the HTTP handler.
+// New returns the HTTP handler: every route of Routes whose handler Options
+// provides.
 func New(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{
-			"status": "ok", "service": "vantagepeers", "version": o.Version, "transport": "streamable-http",
-			"storage": o.Storage, "uptimeSeconds": int64(time.Since(o.Started).Seconds()),
-		})
-	})
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: o.Logger})
 	// The SDK puts TokenInfo on each tool request; the principal resolved by
@@ -68,10 +62,15 @@ func New(o Options) http.Handler {
 		}
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	mux.Handle("/mcp", bearer(o, jsonrpcErrors(sdkAuth(mcpHandler))))
-	if o.OAuth != nil {
-		for _, p := range []string{"/.well-known/", "/oauth/", "/admin/", "/issueBearerFromClerk"} {
-			mux.Handle(p, o.OAuth)
+	authed := bearer(o, jsonrpcErrors(sdkAuth(mcpHandler)))
+	mux := http.NewServeMux()
+	for _, r := range Routes() {
+		h := r.handler(o, authed)
+		if h == nil {
+			continue // OAuth not configured here: its routes are not served
+		}
+		for _, p := range r.MuxPatterns() {
+			mux.Handle(p, h)
 		}
 	}
 	return logRequests(o.Logger, mux)
@@ -153,5 +152,14 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		log.DebugContext(r.Context(), "http", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+	})
+}
+
+func health(o Options) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"status": "ok", "service": "vantagepeers", "version": o.Version, "transport": "streamable-http",
+			"storage": o.Storage, "uptimeSeconds": int64(time.Since(o.Started).Seconds()),
+		})
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -62,4 +63,73 @@ func runOnce(ctx context.Context, log *slog.Logger, fn Func, now time.Time) {
 		return
 	}
 	log.DebugContext(ctx, "job done", "took", time.Since(start))
+}
+
+// RunSchedule runs fn now and then at every fire time of sched (UTC) until
+// ctx is done, with RunEvery's guarantees: it returns once the run in
+// progress has finished, a failing or panicking run is logged and does not
+// stop later ones, runs never overlap and fire times a long run covered are
+// not made up. The first run is immediate so that a process started after
+// downtime catches up at once rather than at the next fire time.
+func RunSchedule(ctx context.Context, log *slog.Logger, name string, sched Schedule, fn Func) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if sched.IsZero() {
+		panic(fmt.Sprintf("jobs.RunSchedule(%s): no schedule", name))
+	}
+	log = log.With("job", name)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		runOnce(ctx, log, fn, time.Now())
+		now := time.Now()
+		next := sched.Next(now)
+		if next.IsZero() {
+			return // never fires again
+		}
+		timer.Reset(next.Sub(now))
+	}
+}
+
+// RunEmbedded runs every job of the catalogue the way the embedded binary
+// does: Cron jobs on their schedule (AtStart ones once, at once), Workers
+// as their loop. A job whose dependencies d lacks is logged and skipped.
+// It returns once ctx is done and every run in progress has finished.
+func RunEmbedded(ctx context.Context, d Deps) {
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var wg sync.WaitGroup
+	for _, j := range Catalogue() {
+		var run func()
+		switch j.Kind {
+		case Worker:
+			loop, err := j.Loop(d)
+			if err != nil {
+				log.WarnContext(ctx, "job not started", "job", j.Name, "err", err)
+				continue
+			}
+			run = func() { loop(ctx) }
+		case Cron:
+			fn, err := j.Func(d)
+			if err != nil {
+				log.WarnContext(ctx, "job not started", "job", j.Name, "err", err)
+				continue
+			}
+			if j.AtStart {
+				run = func() { runOnce(ctx, log.With("job", j.Name), fn, time.Now()) }
+			} else {
+				run = func() { RunSchedule(ctx, log, j.Name, j.Schedule, fn) }
+			}
+		}
+		wg.Go(run)
+	}
+	wg.Wait()
 }

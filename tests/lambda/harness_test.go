@@ -34,6 +34,7 @@ import (
 
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/queue/sqs/sqstest"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
@@ -43,7 +44,8 @@ import (
 // masterToken is the master token of both servers under test.
 const masterToken = "1a2b3c4d1a2b3c4d1a2b3c4d1a2b3c4d1a2b3c4d1a2b3c4d1a2b3c4d1a2b3c4d"
 
-var functions = []string{"mcp", "oauth", "embedder", "scheduler"}
+// functions are the Lambda functions of the one table (awsenv.Functions).
+var functions = awsenv.FunctionNames()
 
 var (
 	repoRoot string

@@ -1,0 +1,101 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/httpapi"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+)
+
+// TestRouteTable: paths are unique, each route says who may call it, and
+// what it says holds: a bearer route refuses a request without a token
+// with 401, a route open to all answers one; every route is served by the
+// embedded server's handler.
+func TestRouteTable(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	toks := auth.New(auth.Options{Store: st, MasterHash: auth.Hash(auth.NewSecret())})
+	key, _ := auth.EnsureKey(ctx, st, "cursor")
+	signer, _ := listing.NewSigner(key)
+	h := httpapi.New(httpapi.Options{
+		MCP:    mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "t"}),
+		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite",
+		OAuth: oauth.New(oauth.Options{Store: st, Tokens: toks}),
+	})
+	// A request each route's handler answers (the {proxy+} part filled in).
+	probe := map[string]string{
+		"/mcp":                  "POST /mcp",
+		"/health":               "GET /health",
+		"/.well-known/{proxy+}": "GET /.well-known/oauth-authorization-server",
+		"/oauth/{proxy+}":       "GET /oauth/authorize",
+		"/admin/{proxy+}":       "GET /admin/oauth/clients",
+		"/issueBearerFromClerk": "POST /issueBearerFromClerk",
+	}
+	seen := map[string]bool{}
+	for _, r := range httpapi.Routes() {
+		if seen[r.Path] {
+			t.Errorf("%s is in the table twice", r.Path)
+		}
+		seen[r.Path] = true
+		req, ok := probe[r.Path]
+		if !ok {
+			t.Errorf("%s: add a probe request for it to this test", r.Path)
+			continue
+		}
+		method, path, _ := strings.Cut(req, " ")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(`{}`)))
+		switch r.Auth {
+		case httpapi.AuthBearer:
+			if rec.Code != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s (bearer): %s without a token answered %d, WWW-Authenticate %q; want 401 Bearer",
+					r.Path, req, rec.Code, rec.Header().Get("WWW-Authenticate"))
+			}
+		case httpapi.AuthNone:
+			if rec.Code == http.StatusUnauthorized || rec.Code == http.StatusNotFound {
+				t.Errorf("%s (none): %s answered %d", r.Path, req, rec.Code)
+			}
+		default:
+			t.Errorf("%s: auth %q is served by no route yet", r.Path, r.Auth)
+		}
+		if len(r.MuxPatterns()) == 0 || r.Function == "" {
+			t.Errorf("%s: patterns %v, function %q", r.Path, r.MuxPatterns(), r.Function)
+		}
+	}
+	for p := range probe {
+		if !seen[p] {
+			t.Errorf("probe for %s, which is not in the table", p)
+		}
+	}
+}
+
+func TestMuxPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		r    httpapi.Route
+		want string
+	}{
+		{httpapi.Route{Path: "/mcp"}, "/mcp"},
+		{httpapi.Route{Path: "/oauth/{proxy+}"}, "/oauth/"},
+		{httpapi.Route{Path: "/health", Methods: []string{"GET"}}, "GET /health"},
+		{httpapi.Route{Path: "/x", Methods: []string{"GET", "POST"}}, "GET /x,POST /x"},
+	} {
+		if got := strings.Join(tc.r.MuxPatterns(), ","); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package jobs_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/jobs"
+)
+
+type fakeCoord struct {
+	fired, cleaned, indexed atomic.Int32
+}
+
+func (f *fakeCoord) FireDue(context.Context, time.Time) (coord.FireReport, error) {
+	f.fired.Add(1)
+	return coord.FireReport{}, nil
+}
+
+func (f *fakeCoord) CleanupIframeSessions(context.Context, time.Time) (coord.IframeCleanupReport, error) {
+	f.cleaned.Add(1)
+	return coord.IframeCleanupReport{}, nil
+}
+
+func (f *fakeCoord) EnsureIndexed(context.Context, string) (coord.ReindexReport, error) {
+	f.indexed.Add(1)
+	return coord.ReindexReport{AlreadyIndexed: true}, nil
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestRunEmbedded: every cron job runs at once at start (the backfill once
+// per tenant), a worker whose dependencies are missing is logged, not
+// started, and RunEmbedded returns when its context ends.
+func TestRunEmbedded(t *testing.T) {
+	f := &fakeCoord{}
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		jobs.RunEmbedded(ctx, jobs.Deps{Recurring: f, Iframes: f, Indexer: f,
+			Tenants: func(context.Context) ([]string, error) { return []string{"default", "acme"}, nil },
+			Logger:  slog.New(slog.NewJSONHandler(&logs, nil))})
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for (f.fired.Load() < 1 || f.cleaned.Load() < 1 || f.indexed.Load() < 2) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("RunEmbedded did not return after cancel")
+	}
+	if f.fired.Load() < 1 || f.cleaned.Load() < 1 || f.indexed.Load() != 2 {
+		t.Errorf("fired %d, cleaned %d, indexed %d; want at least 1, at least 1, exactly 2 (once per tenant)",
+			f.fired.Load(), f.cleaned.Load(), f.indexed.Load())
+	}
+	if out := logs.String(); !strings.Contains(out, `"job":"embedder"`) || !strings.Contains(out, "Deps.Embedder.Queue") {
+		t.Errorf("the unwired embedder is not logged:\n%s", out)
+	}
+}
