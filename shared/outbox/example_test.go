@@ -18,6 +18,7 @@ import (
 // the Kick can have run it).
 func Example() {
 	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	dir, _ := os.MkdirTemp("", "outbox-example")
 	defer os.RemoveAll(dir)
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "vp.db")})
