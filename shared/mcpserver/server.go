@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -193,6 +194,19 @@ func (s *server) toolError(ctx context.Context, tool string, err error) error {
 			return fmt.Errorf("%s: the request was cancelled or timed out; retry", tool)
 		}
 		return fmt.Errorf("internal error in %s; it was logged — retry, and report it if it persists", tool)
+	}
+	if kind == vp.KindUnavailable || kind == vp.KindRateLimited {
+		// The wrapped cause names backend internals (SQL, AWS error codes):
+		// log it; tell the caller only that waiting and retrying will do.
+		s.log.WarnContext(ctx, "tool deferred", "tool", tool, "kind", kind.String(), "err", err)
+		if d, _ := vp.RetryAfter(err); d > 0 {
+			secs := int((d + time.Second - 1) / time.Second) // round up: retrying early fails again
+			return fmt.Errorf("%s: %s: too many requests right now; retry after %d seconds", tool, kind, secs)
+		}
+		if kind == vp.KindRateLimited {
+			return fmt.Errorf("%s: %s: too many requests right now; retry in a few seconds", tool, kind)
+		}
+		return fmt.Errorf("%s: %s: a dependency is busy or unavailable right now; retry in a few seconds", tool, kind)
 	}
 	return fmt.Errorf("%s: %s", kind, withRemedy(err.Error(), err))
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind classifies an error so that transports can map it (to an MCP tool
@@ -21,7 +22,13 @@ const (
 	KindForbidden                // the principal may not do this
 	KindUnauthorized             // no or bad credentials
 	KindTooLarge                 // an input exceeds a documented limit
-	KindInternal                 // a bug or an unavailable dependency
+	KindInternal                 // a bug, or a failure no other kind describes
+	// KindUnavailable: a dependency (the store, an external API) is
+	// temporarily unavailable or busy; the same call may succeed if retried.
+	KindUnavailable
+	// KindRateLimited: a dependency refused the call for its rate; retry
+	// after Error.RetryAfter (see RetryAfter).
+	KindRateLimited
 )
 
 func (k Kind) String() string {
@@ -40,6 +47,10 @@ func (k Kind) String() string {
 		return "too_large"
 	case KindInternal:
 		return "internal"
+	case KindUnavailable:
+		return "unavailable"
+	case KindRateLimited:
+		return "rate_limited"
 	}
 	return "error"
 }
@@ -53,6 +64,9 @@ type Error struct {
 	Field string
 	Msg   string
 	Err   error
+	// RetryAfter is how long to wait before retrying, for KindRateLimited
+	// (zero: the dependency did not say).
+	RetryAfter time.Duration
 	// Remedy names, in domain terms ("task.resume"), what the caller should
 	// do next. The domain does not know which tool does it: the MCP layer
 	// turns the remedy into a hint naming the tool (mcpserver/remedies.go).
@@ -139,3 +153,47 @@ func KindOf(err error) Kind {
 
 // IsKind reports whether err has the given kind.
 func IsKind(err error, k Kind) bool { return KindOf(err) == k }
+
+// Unavailable marks err as a temporary failure of a dependency: callers
+// (and the outbox worker) retry it with backoff. Unavailable(op, nil)
+// returns nil.
+func Unavailable(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Op: op, Kind: KindUnavailable, Err: err}
+}
+
+// RateLimited reports that a dependency refused a call for its rate and
+// asked to wait retryAfter (zero when it did not say). err may be nil.
+func RateLimited(op string, retryAfter time.Duration, err error) *Error {
+	return &Error{Op: op, Kind: KindRateLimited, Err: err, RetryAfter: max(retryAfter, 0)}
+}
+
+// RetryAfter returns the wait a rate-limited err asks for: the first
+// non-zero RetryAfter of a rate-limited *Error in its chain (so that
+// vp.Wrap(op, vp.KindOf(err), err) keeps it). ok is false when err is not
+// rate-limited (KindOf).
+func RetryAfter(err error) (d time.Duration, ok bool) {
+	if KindOf(err) != KindRateLimited {
+		return 0, false
+	}
+	for err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			break
+		}
+		if e.Kind == KindRateLimited && e.RetryAfter > 0 {
+			return e.RetryAfter, true
+		}
+		err = e.Err
+	}
+	return 0, true
+}
+
+// Retryable reports whether err is a temporary condition (unavailable or
+// rate-limited) that the same call may overcome later.
+func Retryable(err error) bool {
+	k := KindOf(err)
+	return k == KindUnavailable || k == KindRateLimited
+}

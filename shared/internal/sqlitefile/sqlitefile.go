@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -25,6 +26,10 @@ type Options struct {
 	ReadConns int
 	// Schema is executed on the writer when the file is opened.
 	Schema string
+	// BusyTimeout is how long a statement waits for another connection's
+	// lock (another process on the same file) before failing with
+	// SQLITE_BUSY (default 10s).
+	BusyTimeout time.Duration
 }
 
 // Open returns the writer and the reader pool of the file at o.Path.
@@ -49,8 +54,12 @@ func Open(ctx context.Context, o Options) (w, r *sql.DB, err error) {
 		return nil, nil, err
 	}
 	_ = f.Close()
+	busy := o.BusyTimeout.Milliseconds()
+	if busy <= 0 {
+		busy = 10_000
+	}
 	dsn := func(extra string) string {
-		return "file:" + o.Path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		return "file:" + o.Path + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)", busy) +
 			"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(OFF)" + extra
 	}
 	if w, err = sql.Open("sqlite", dsn("&_txlock=immediate")); err != nil {

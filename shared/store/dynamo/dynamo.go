@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Attribute names of the table.
@@ -354,7 +355,7 @@ func (s *Store) writeOne(ctx context.Context, op store.Op) error {
 		case isConflict(err):
 			// A transaction holds the item; try again.
 		default:
-			return fmt.Errorf("store.dynamo: %s %s / %s: %w", opName(op.Kind), op.Key.PK, op.Key.SK, err)
+			return classify(fmt.Errorf("store.dynamo: %s %s / %s: %w", opName(op.Kind), op.Key.PK, op.Key.SK, err))
 		}
 		if attempt+1 >= maxAttempts {
 			return fmt.Errorf("store.dynamo: %s %s / %s: gave up after %d attempts under contention: %w",
@@ -456,7 +457,7 @@ func (s *Store) transact(ctx context.Context, ops []store.Op) error {
 					continue
 				}
 			}
-			return fmt.Errorf("store.dynamo: transaction of %d ops: %w", len(ops), err)
+			return classify(fmt.Errorf("store.dynamo: transaction of %d ops: %w", len(ops), err))
 		}
 		flipped, conflict := false, false
 		for ri, reason := range tce.CancellationReasons {
@@ -477,7 +478,7 @@ func (s *Store) transact(ctx context.Context, ops []store.Op) error {
 			}
 		}
 		if (!flipped && !conflict) || attempt+1 >= maxAttempts {
-			return fmt.Errorf("store.dynamo: transaction of %d ops: %w", len(ops), err)
+			return classify(fmt.Errorf("store.dynamo: transaction of %d ops: %w", len(ops), err))
 		}
 		if conflict {
 			if berr := backoff(ctx, attempt); berr != nil {
@@ -500,7 +501,7 @@ func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return store.Item{}, fmt.Errorf("store.dynamo: get %s / %s: %w", k.PK, k.SK, err)
+		return store.Item{}, classify(fmt.Errorf("store.dynamo: get %s / %s: %w", k.PK, k.SK, err))
 	}
 	if out.Item == nil {
 		return store.Item{}, fmt.Errorf("%w: %s / %s", store.ErrNotFound, k.PK, k.SK)
@@ -595,7 +596,7 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, error) 
 			ExclusiveStartKey:         start,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("store.dynamo: query %s %s: %w", q.Index, q.PK, err)
+			return nil, classify(fmt.Errorf("store.dynamo: query %s %s: %w", q.Index, q.PK, err))
 		}
 		for _, av := range out.Items {
 			it, err := decode(av)
@@ -683,4 +684,41 @@ func decode(av map[string]types.AttributeValue) (store.Item, error) {
 		it.Data = b.Value
 	}
 	return it, nil
+}
+
+// classify marks DynamoDB refusing a call for its rate — after the SDK's
+// own retries gave up — as vp.KindRateLimited, so that MCP callers are told
+// to retry and the outbox backs off. DynamoDB states no retry-after, so
+// none is given. Other errors are returned unchanged.
+func classify(err error) error {
+	if err != nil && throttled(err) {
+		return vp.RateLimited("store.dynamo", 0, err)
+	}
+	return err
+}
+
+func throttled(err error) bool {
+	var pte *types.ProvisionedThroughputExceededException
+	var rle *types.RequestLimitExceeded
+	if errors.As(err, &pte) || errors.As(err, &rle) {
+		return true
+	}
+	var api interface{ ErrorCode() string } // smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ThrottlingException", "Throttling", "ProvisionedThroughputExceededException", "RequestLimitExceeded":
+			return true
+		}
+	}
+	// A transaction reports per-item reasons instead.
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			switch aws.ToString(r.Code) {
+			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/internal/sqlitefile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Options configures Open.
@@ -31,6 +32,9 @@ type Options struct {
 	Synchronous string
 	// ReadConns bounds the reader pool (default 4).
 	ReadConns int
+	// BusyTimeout is how long a call waits for another process's lock on
+	// the file before failing as vp.KindUnavailable (default 10s).
+	BusyTimeout time.Duration
 }
 
 // Store is the SQLite backend.
@@ -66,6 +70,7 @@ CREATE INDEX IF NOT EXISTS items_expiry ON items (expires) WHERE expires > 0;
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	w, r, err := sqlitefile.Open(ctx, sqlitefile.Options{
 		Path: opts.Path, Synchronous: opts.Synchronous, ReadConns: opts.ReadConns, Schema: schema,
+		BusyTimeout: opts.BusyTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store.sqlite.Open: %w", err)
@@ -126,14 +131,14 @@ func scanItem(sc scanner) (store.Item, error) {
 func (s *Store) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	st, err := s.read(ctx, `SELECT `+columns+` FROM items WHERE pk = ? AND sk = ? AND (expires = 0 OR expires > ?)`)
 	if err != nil {
-		return store.Item{}, fmt.Errorf("store.sqlite.Get: %w", err)
+		return store.Item{}, classify(fmt.Errorf("store.sqlite.Get: %w", err))
 	}
 	it, err := scanItem(st.QueryRowContext(ctx, k.PK, k.SK, s.now().Unix()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Item{}, store.ErrNotFound
 	}
 	if err != nil {
-		return store.Item{}, fmt.Errorf("store.sqlite.Get: %w", err)
+		return store.Item{}, classify(fmt.Errorf("store.sqlite.Get: %w", err))
 	}
 	return it, nil
 }
@@ -190,22 +195,22 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Item, error) 
 	args = append(args, s.now().Unix(), q.Limit)
 	st, err := s.read(ctx, `SELECT `+columns+` FROM items WHERE `+strings.Join(where, " AND ")+` ORDER BY `+order+` LIMIT ?`)
 	if err != nil {
-		return nil, fmt.Errorf("store.sqlite.Query: %w", err)
+		return nil, classify(fmt.Errorf("store.sqlite.Query: %w", err))
 	}
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store.sqlite.Query: %w", err)
+		return nil, classify(fmt.Errorf("store.sqlite.Query: %w", err))
 	}
 	defer rows.Close()
 	var out []store.Item
 	for rows.Next() {
 		it, err := scanItem(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store.sqlite.Query: %w", err)
+			return nil, classify(fmt.Errorf("store.sqlite.Query: %w", err))
 		}
 		out = append(out, it)
 	}
-	return out, rows.Err()
+	return out, classify(rows.Err())
 }
 
 // Write implements store.Store: all ops run in one IMMEDIATE transaction on
@@ -216,7 +221,7 @@ func (s *Store) Write(ctx context.Context, ops ...store.Op) error {
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store.sqlite.Write: begin: %w", err)
+		return classify(fmt.Errorf("store.sqlite.Write: begin: %w", err))
 	}
 	defer func() { _ = tx.Rollback() }()
 	now := s.now().Unix()
@@ -226,7 +231,7 @@ func (s *Store) Write(ctx context.Context, ops ...store.Op) error {
 		err := tx.QueryRowContext(ctx, `SELECT ver, expires FROM items WHERE pk = ? AND sk = ?`, op.Key.PK, op.Key.SK).Scan(&ver, &exp)
 		exists := err == nil && store.Live(exp, time.Unix(now, 0))
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("store.sqlite.Write: %w", err)
+			return classify(fmt.Errorf("store.sqlite.Write: %w", err))
 		}
 		if !holds(op.Cond, exists, ver) {
 			return &store.ConditionError{Index: i, Key: op.Key}
@@ -248,11 +253,11 @@ func (s *Store) Write(ctx context.Context, ops ...store.Op) error {
 			args := append([]any{it.Key.PK, it.Key.SK}, g...)
 			args = append(args, it.ExpiresAt, ver+1, it.Data)
 			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO items (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
-				return fmt.Errorf("store.sqlite.Write: put: %w", err)
+				return classify(fmt.Errorf("store.sqlite.Write: put: %w", err))
 			}
 		case store.OpDelete:
 			if _, err := tx.ExecContext(ctx, `DELETE FROM items WHERE pk = ? AND sk = ?`, op.Key.PK, op.Key.SK); err != nil {
-				return fmt.Errorf("store.sqlite.Write: delete: %w", err)
+				return classify(fmt.Errorf("store.sqlite.Write: delete: %w", err))
 			}
 		case store.OpCheck:
 		default:
@@ -260,7 +265,7 @@ func (s *Store) Write(ctx context.Context, ops ...store.Op) error {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store.sqlite.Write: commit: %w", err)
+		return classify(fmt.Errorf("store.sqlite.Write: commit: %w", err))
 	}
 	return nil
 }
@@ -287,3 +292,24 @@ func (s *Store) PurgeExpired(ctx context.Context, limit int) (int64, error) {
 	}
 	return r.RowsAffected()
 }
+
+// classify marks SQLite's BUSY and LOCKED results as vp.KindUnavailable:
+// they mean another process held the file's lock for longer than the busy
+// timeout, which a retry a moment later overcomes — not a bug. Other
+// errors are returned unchanged.
+func classify(err error) error {
+	var c interface{ Code() int } // *modernc.org/sqlite.Error
+	if err != nil && errors.As(err, &c) {
+		switch c.Code() & 0xff { // the primary result code
+		case sqliteBusy, sqliteLocked:
+			return vp.Unavailable("store.sqlite", err)
+		}
+	}
+	return err
+}
+
+// SQLite primary result codes (sqlite3.h).
+const (
+	sqliteBusy   = 5
+	sqliteLocked = 6
+)

@@ -1,0 +1,436 @@
+package outbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxAttempts  = 8
+	DefaultBackoff      = time.Second
+	DefaultMaxBackoff   = 10 * time.Minute
+	DefaultLease        = time.Minute
+	DefaultDedupWindow  = 30 * 24 * time.Hour
+	DefaultPollInterval = 2 * time.Second
+	DefaultConcurrency  = 4
+)
+
+// Limits of what a caller may enqueue.
+const (
+	MaxPayloadBytes = 256 * 1024
+	MaxDedupKey     = 512
+	MaxName         = 100 // topic and subscriber names
+	// MaxSubscribers bounds one topic's subscribers: the fan-out of an event
+	// is one transaction (the event's removal and one delivery each).
+	MaxSubscribers = 64
+)
+
+// Options configures New. Store is required.
+type Options struct {
+	Store  store.Store
+	Logger *slog.Logger
+	// MaxAttempts is how many deliveries a job gets before it goes to dead
+	// letters (default 8).
+	MaxAttempts int
+	// Backoff is the delay after the first failure; it doubles with each
+	// further failure up to MaxBackoff. Each delay is jittered down to as
+	// little as half, so that jobs failing together do not retry together.
+	Backoff, MaxBackoff time.Duration
+	// Lease is how long a runner owns a job it took (default 1m): the
+	// handler's deadline, and how long a job whose runner died waits before
+	// another runner takes it.
+	Lease time.Duration
+	// DedupWindow is how long a dedup key is remembered after its job was
+	// enqueued (default 30 days).
+	DedupWindow time.Duration
+	// PollInterval is how often Run looks for due jobs when nothing woke it
+	// (default 2s).
+	PollInterval time.Duration
+	// Concurrency is how many handlers Run and Drain run at once (default 4).
+	Concurrency int
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Jitter returns a number in [0, 1]; the backoff delay d becomes
+	// d/2 + Jitter()*d/2 (default math/rand/v2.Float64). Tests pin it.
+	Jitter func() float64
+}
+
+// Handler runs one job. See the package documentation for its contract
+// (idempotent under Job.ID; the meaning of the errors it returns).
+type Handler func(ctx context.Context, j Job) error
+
+// Job is what a handler receives.
+type Job struct {
+	// ID is stable across retries, crashes and redeliveries: the
+	// idempotency key of the side effect.
+	ID         string
+	Tenant     string
+	Topic      string
+	Subscriber string // "" for a job of Handle
+	DedupKey   string
+	Payload    []byte
+	Attempt    int // 1 on the first delivery
+	EnqueuedAt time.Time
+}
+
+// Outbox enqueues jobs and events and runs them. It is safe for concurrent
+// use; several Outboxes (processes, Lambdas) may share one store.
+type Outbox struct {
+	st          store.Store
+	log         *slog.Logger
+	maxAttempts int
+	backoff     time.Duration
+	maxBackoff  time.Duration
+	lease       time.Duration
+	dedupWindow time.Duration
+	poll        time.Duration
+	concurrency int
+	now         func() time.Time
+	jitter      func() float64
+	ids         *vp.IDs
+
+	mu       sync.RWMutex
+	started  bool
+	handlers map[string]Handler            // topic -> the job handler
+	subs     map[string]map[string]Handler // topic -> subscriber -> handler
+
+	wake  chan struct{}
+	kicks chan store.Key
+}
+
+// New returns an outbox over o.Store.
+func New(o Options) (*Outbox, error) {
+	if o.Store == nil {
+		return nil, vp.E("outbox.New", vp.KindInvalid, "Store", "is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.Backoff, DefaultBackoff)
+	def(&o.MaxBackoff, DefaultMaxBackoff)
+	def(&o.Lease, DefaultLease)
+	def(&o.DedupWindow, DefaultDedupWindow)
+	def(&o.PollInterval, DefaultPollInterval)
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Jitter == nil {
+		o.Jitter = rand.Float64
+	}
+	return &Outbox{
+		st: o.Store, log: o.Logger, maxAttempts: o.MaxAttempts, backoff: o.Backoff, maxBackoff: max(o.MaxBackoff, o.Backoff),
+		lease: o.Lease, dedupWindow: o.DedupWindow, poll: o.PollInterval, concurrency: o.Concurrency,
+		now: o.Now, jitter: o.Jitter, ids: vp.NewIDs(o.Now),
+		handlers: map[string]Handler{}, subs: map[string]map[string]Handler{},
+		wake: make(chan struct{}, 1), kicks: make(chan store.Key, 1024),
+	}, nil
+}
+
+// MaxAttempts is the number of deliveries before a job is dead-lettered.
+func (o *Outbox) MaxAttempts() int { return o.maxAttempts }
+
+// Handle registers the handler of the jobs of topic (Enqueue). A topic has
+// one handler, and no subscribers.
+func (o *Outbox) Handle(topic string, h Handler) error {
+	const op = "outbox.Handle"
+	if err := checkName(op, "topic", topic); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.started:
+		return vp.E(op, vp.KindConflict, "", "register handlers before Run, Drain or Flush")
+	case h == nil:
+		return vp.E(op, vp.KindInvalid, "handler", "is nil")
+	case o.handlers[topic] != nil:
+		return vp.Errorf(op, vp.KindConflict, "topic", "%q already has a handler", topic)
+	case o.subs[topic] != nil:
+		return vp.Errorf(op, vp.KindConflict, "topic", "%q is an event topic (it has subscribers)", topic)
+	}
+	o.handlers[topic] = h
+	return nil
+}
+
+// Subscribe registers subscriber's handler for the events of topic
+// (Publish). The subscriber name is part of each delivery's identity:
+// keep it stable across releases.
+func (o *Outbox) Subscribe(topic, subscriber string, h Handler) error {
+	const op = "outbox.Subscribe"
+	if err := checkName(op, "topic", topic); err != nil {
+		return err
+	}
+	if err := checkName(op, "subscriber", subscriber); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.started:
+		return vp.E(op, vp.KindConflict, "", "subscribe before Run, Drain or Flush")
+	case h == nil:
+		return vp.E(op, vp.KindInvalid, "handler", "is nil")
+	case o.handlers[topic] != nil:
+		return vp.Errorf(op, vp.KindConflict, "topic", "%q is a job topic (it has a handler)", topic)
+	case o.subs[topic][subscriber] != nil:
+		return vp.Errorf(op, vp.KindConflict, "subscriber", "%q already subscribes to %q", subscriber, topic)
+	case len(o.subs[topic]) >= MaxSubscribers:
+		return vp.Errorf(op, vp.KindTooLarge, "topic", "%q has %d subscribers, the limit", topic, MaxSubscribers)
+	}
+	if o.subs[topic] == nil {
+		o.subs[topic] = map[string]Handler{}
+	}
+	o.subs[topic][subscriber] = h
+	return nil
+}
+
+// start closes registration: handlers are read without further changes.
+func (o *Outbox) start() {
+	o.mu.Lock()
+	o.started = true
+	o.mu.Unlock()
+}
+
+func (o *Outbox) handler(topic, subscriber string) Handler {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if subscriber == "" {
+		return o.handlers[topic]
+	}
+	return o.subs[topic][subscriber]
+}
+
+// subscribers returns the subscribers of topic, sorted (the fan-out's
+// ops are then the same on every runner).
+func (o *Outbox) subscribers(topic string) []string {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	names := make([]string, 0, len(o.subs[topic]))
+	for n := range o.subs[topic] {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Pending is the outcome of Enqueue or Publish: the ops to append to the
+// caller's transaction, and the handle to Kick or Flush after it commits.
+type Pending struct {
+	id        string
+	key       store.Key
+	ops       []store.Op
+	duplicate bool
+}
+
+// Ops returns the writes to commit with the caller's own (none for a
+// duplicate).
+func (p Pending) Ops() []store.Op { return p.ops }
+
+// ID is the job's id ("" for a duplicate whose job may be gone).
+func (p Pending) ID() string { return p.id }
+
+// Duplicate reports that the dedup key was seen within the dedup window:
+// nothing is to be enqueued.
+func (p Pending) Duplicate() bool { return p.duplicate }
+
+// Enqueue returns the ops that enqueue a job for topic's handler, to be
+// committed in the caller's transaction. dedupKey may be empty (no
+// deduplication).
+func (o *Outbox) Enqueue(ctx context.Context, tenant, topic, dedupKey string, payload []byte) (Pending, error) {
+	return o.prepare(ctx, "outbox.Enqueue", tenant, topic, dedupKey, payload, false)
+}
+
+// Publish returns the ops that publish an event of topic to its
+// subscribers, to be committed in the caller's transaction. A topic with
+// no subscriber when the event is fanned out drops it: nobody asked.
+func (o *Outbox) Publish(ctx context.Context, tenant, topic, dedupKey string, payload []byte) (Pending, error) {
+	return o.prepare(ctx, "outbox.Publish", tenant, topic, dedupKey, payload, true)
+}
+
+func (o *Outbox) prepare(ctx context.Context, op, tenant, topic, dedupKey string, payload []byte, event bool) (Pending, error) {
+	if tenant == "" || strings.Contains(tenant, "#") {
+		return Pending{}, vp.E(op, vp.KindInvalid, "tenant", "must be non-empty and without '#'")
+	}
+	if err := checkName(op, "topic", topic); err != nil {
+		return Pending{}, err
+	}
+	if len(dedupKey) > MaxDedupKey {
+		return Pending{}, vp.Errorf(op, vp.KindTooLarge, "dedupKey", "is %d bytes, the limit is %d", len(dedupKey), MaxDedupKey)
+	}
+	if len(payload) > MaxPayloadBytes {
+		return Pending{}, vp.Errorf(op, vp.KindTooLarge, "payload", "is %d bytes, the limit is %d", len(payload), MaxPayloadBytes)
+	}
+	now := o.now()
+	var id string
+	if dedupKey == "" {
+		id = o.ids.New("ob")
+	} else {
+		id = hashID(tenant, topic, dedupKey)
+		_, err := o.st.Get(ctx, dedupKeyOf(tenant, id))
+		if err == nil {
+			return Pending{duplicate: true}, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return Pending{}, vp.Wrap(op, vp.KindOf(err), err)
+		}
+	}
+	r := record{ID: id, Tenant: tenant, Topic: topic, DedupKey: dedupKey, Event: event, Payload: payload,
+		State: stateReady, DueAt: now.UnixMilli(), EnqueuedAt: now.UnixMilli()}
+	it, err := r.item()
+	if err != nil {
+		return Pending{}, vp.Wrap(op, vp.KindInternal, err)
+	}
+	ops := []store.Op{store.Put(it, store.IfNotExists)}
+	if dedupKey != "" {
+		d := store.Item{Key: dedupKeyOf(tenant, id), ExpiresAt: now.Add(o.dedupWindow).Unix(), Data: []byte(`{}`)}
+		ops = append(ops, store.Put(d, store.IfNotExists))
+	}
+	return Pending{id: id, key: it.Key, ops: ops}, nil
+}
+
+// IsDuplicate reports whether a failed Write failed on an outbox job or
+// dedup record that already exists: another transaction enqueued the same
+// dedup key first.
+func IsDuplicate(err error) bool {
+	var ce *store.ConditionError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	return strings.HasPrefix(ce.Key.PK, "T#") && strings.Contains(ce.Key.PK, "#OB#") &&
+		(ce.Key.SK == skJob || ce.Key.SK == skDedup)
+}
+
+// Permanent marks a handler's error as one no retry can fix (a payload
+// that cannot be decoded, a repository that no longer exists): the job
+// goes to dead letters at once. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return "permanent: " + e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// IsPermanent reports whether err was marked with Permanent.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
+func checkName(op, field, s string) error {
+	if s == "" || len(s) > MaxName {
+		return vp.Errorf(op, vp.KindInvalid, field, "must be 1 to %d characters", MaxName)
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return vp.Errorf(op, vp.KindInvalid, field, "%q: use lower-case letters, digits, '.', '-' and '_'", s)
+		}
+	}
+	return nil
+}
+
+// ---- records and keys ----
+
+const (
+	stateReady = "ready"
+	stateDead  = "dead"
+	skJob      = "JOB"
+	skDedup    = "DEDUP"
+	readyPK    = "OB#READY"
+	deadPK     = "OB#DEAD"
+)
+
+// record is a job as stored.
+type record struct {
+	ID         string `json:"id"`
+	Tenant     string `json:"tenant"`
+	Topic      string `json:"topic"`
+	Subscriber string `json:"sub,omitempty"`
+	// Event: fan out to the topic's subscribers instead of running a handler.
+	Event      bool   `json:"event,omitempty"`
+	DedupKey   string `json:"dedup,omitempty"`
+	Payload    []byte `json:"payload,omitempty"`
+	Attempts   int    `json:"attempts"`
+	State      string `json:"state"`
+	DueAt      int64  `json:"dueAt"` // ms; while leased, the end of the lease
+	EnqueuedAt int64  `json:"enqueuedAt"`
+	LastError  string `json:"lastError,omitempty"`
+	FailedAt   int64  `json:"failedAt,omitempty"`
+	DeadAt     int64  `json:"deadAt,omitempty"`
+}
+
+func ms13(ms int64) string { return fmt.Sprintf("%013d", max(ms, 0)) }
+
+func jobKey(tenant, id string) store.Key {
+	return store.Key{PK: "T#" + tenant + "#OB#" + id, SK: skJob}
+}
+
+func dedupKeyOf(tenant, id string) store.Key {
+	return store.Key{PK: "T#" + tenant + "#OB#" + id, SK: skDedup}
+}
+
+func (r record) item() (store.Item, error) {
+	it := store.Item{Key: jobKey(r.Tenant, r.ID)}
+	if r.State == stateDead {
+		it.GSI[0] = store.Key{PK: deadPK, SK: ms13(r.DeadAt) + "#" + r.ID}
+		it.GSI[1] = store.Key{PK: "T#" + r.Tenant + "#OBDEAD", SK: ms13(r.DeadAt) + "#" + r.ID}
+	} else {
+		it.GSI[0] = store.Key{PK: readyPK, SK: ms13(r.DueAt) + "#" + r.ID}
+	}
+	var err error
+	it.Data, err = json.Marshal(r)
+	return it, err
+}
+
+func decode(it store.Item) (record, error) {
+	var r record
+	if err := json.Unmarshal(it.Data, &r); err != nil {
+		return r, fmt.Errorf("outbox: job %s: %w", it.Key.PK, err)
+	}
+	return r, nil
+}
+
+// idEncoding is base32 in lower case without padding: ids fit in keys and
+// read like the time-ordered ids (which they are not: a hash must not
+// depend on when the duplicate arrives).
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// hashID is the id of a deduplicated job, or of an event's delivery to one
+// subscriber: the same inputs always give the same id.
+func hashID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return "ob_" + idEncoding.EncodeToString(h.Sum(nil)[:16])
+}
