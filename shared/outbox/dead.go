@@ -77,9 +77,11 @@ func (o *Outbox) DeadLetters(ctx context.Context, q DeadQuery) ([]Entry, error) 
 		q.Limit = 100
 	}
 	q.Limit = min(q.Limit, 1000)
-	sq := store.Query{Index: store.GSI1, PK: deadPK, Limit: q.Limit}
+	sq := deadQuery("")
+	sq.Limit = q.Limit
 	if q.Tenant != "" {
-		sq = store.Query{Index: store.GSI2, PK: "T#" + q.Tenant + "#OBDEAD", Limit: q.Limit}
+		sq = deadQuery(q.Tenant)
+		sq.Limit = q.Limit
 	}
 	rows, err := o.st.Query(ctx, sq)
 	if err != nil {
@@ -103,7 +105,8 @@ func (o *Outbox) DeadLetters(ctx context.Context, q DeadQuery) ([]Entry, error) 
 // dead letters are few, and this is never on a request path.
 func (o *Outbox) FindDead(ctx context.Context, id string) (Entry, error) {
 	const op = "outbox.FindDead"
-	q := store.Query{Index: store.GSI1, PK: deadPK, Limit: 500}
+	q := deadQuery("")
+	q.Limit = 500
 	for {
 		rows, err := o.st.Query(ctx, q)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -307,7 +308,10 @@ func (o *Outbox) prepare(ctx context.Context, op, tenant, topic, dedupKey string
 	}
 	ops := []store.Op{store.Put(it, store.IfNotExists)}
 	if dedupKey != "" {
-		d := store.Item{Key: dedupKeyOf(tenant, id), ExpiresAt: now.Add(o.dedupWindow).Unix(), Data: []byte(`{}`)}
+		d, err := dedups.Item(op, tenant, dedupRecord{ID: id, ExpiresAt: now.Add(o.dedupWindow).Unix()})
+		if err != nil {
+			return Pending{}, err
+		}
 		ops = append(ops, store.Put(d, store.IfNotExists))
 	}
 	return Pending{id: id, key: it.Key, ops: ops}, nil
@@ -365,8 +369,6 @@ const (
 	stateDead  = "dead"
 	skJob      = "JOB"
 	skDedup    = "DEDUP"
-	readyPK    = "OB#READY"
-	deadPK     = "OB#DEAD"
 )
 
 // record is a job as stored.
@@ -388,28 +390,60 @@ type record struct {
 	DeadAt     int64  `json:"deadAt,omitempty"`
 }
 
-func ms13(ms int64) string { return fmt.Sprintf("%013d", max(ms, 0)) }
+// jobs declares a job's keys (KEYS.md). Its gsi1 entry is in the due
+// partition while it waits and in the dead one after its last attempt; the
+// tenant's dead-letter index (gsi2) holds only dead jobs (sparse).
+var jobs = table.Declare(table.Schema[record]{
+	Entity: "outbox job",
+	Primary: table.Key{PK: "OB#{id}", SK: skJob, Pattern: "outbox job or event",
+		Note: "enqueued in the transaction of its cause; a deduplicated job's id is a hash of tenant, topic and dedup key"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "OB#{queue}", SK: "{at}#{id}", Global: true, Pattern: "due outbox jobs (`READY`) / dead letters (`DEAD`)",
+			Note: "server-side worker serving every tenant; lease = IfVersion put"},
+		{Index: store.GSI2, PK: "OBDEAD", SK: "{deadAt}#{id}", Pattern: "dead letters of a tenant",
+			Note: "sparse: dead jobs only; `vantagepeers outbox dead --tenant`"},
+	},
+	Fields: func(r record) table.Values {
+		v := table.Values{"id": r.ID, "queue": "READY", "at": ms13(r.DueAt)}
+		if r.State == stateDead {
+			v["queue"], v["at"], v["deadAt"] = "DEAD", ms13(r.DeadAt), ms13(r.DeadAt)
+		}
+		return v
+	},
+})
 
-func jobKey(tenant, id string) store.Key {
-	return store.Key{PK: "T#" + tenant + "#OB#" + id, SK: skJob}
+// dedupRecord is what remembers a dedup key after its job is gone.
+type dedupRecord struct {
+	ID        string `json:"-"`
+	ExpiresAt int64  `json:"-"`
 }
 
-func dedupKeyOf(tenant, id string) store.Key {
-	return store.Key{PK: "T#" + tenant + "#OB#" + id, SK: skDedup}
-}
+var dedups = table.Declare(table.Schema[dedupRecord]{
+	Entity:  "outbox dedup record",
+	Primary: table.Key{PK: "OB#{id}", SK: skDedup, Pattern: "dedup record of an outbox job", Note: "TTL: the dedup window (default 30 days)"},
+	Fields:  func(d dedupRecord) table.Values { return table.Values{"id": d.ID} },
+	Expires: func(d dedupRecord) int64 { return d.ExpiresAt },
+})
 
-func (r record) item() (store.Item, error) {
-	it := store.Item{Key: jobKey(r.Tenant, r.ID)}
-	if r.State == stateDead {
-		it.GSI[0] = store.Key{PK: deadPK, SK: ms13(r.DeadAt) + "#" + r.ID}
-		it.GSI[1] = store.Key{PK: "T#" + r.Tenant + "#OBDEAD", SK: ms13(r.DeadAt) + "#" + r.ID}
-	} else {
-		it.GSI[0] = store.Key{PK: readyPK, SK: ms13(r.DueAt) + "#" + r.ID}
+// Tables declares the outbox's keys for KEYS.md.
+func Tables() []table.Doc { return []table.Doc{jobs.Doc(), dedups.Doc()} }
+
+func ms13(ms int64) string { return table.Millis(max(ms, 0)) }
+
+func jobKey(tenant, id string) store.Key { return jobs.KeyOf(tenant, table.Values{"id": id}) }
+
+func dedupKeyOf(tenant, id string) store.Key { return dedups.KeyOf(tenant, table.Values{"id": id}) }
+
+func readyQuery() store.Query { return jobs.Query("", store.GSI1, table.Values{"queue": "READY"}) }
+
+func deadQuery(tenant string) store.Query {
+	if tenant == "" {
+		return jobs.Query("", store.GSI1, table.Values{"queue": "DEAD"})
 	}
-	var err error
-	it.Data, err = json.Marshal(r)
-	return it, err
+	return jobs.Query(tenant, store.GSI2, nil)
 }
+
+func (r record) item() (store.Item, error) { return jobs.Item("outbox", r.Tenant, r) }
 
 func decode(it store.Item) (record, error) {
 	var r record

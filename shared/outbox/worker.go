@@ -93,7 +93,9 @@ func (o *Outbox) Drain(ctx context.Context) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
 		now := o.now().UnixMilli()
-		rows, err := o.st.Query(ctx, store.Query{Index: store.GSI1, PK: readyPK, SKTo: ms13(now) + "#~", Limit: pageSize})
+		q := readyQuery()
+		q.SKTo, q.Limit = ms13(now)+"#~", pageSize
+		rows, err := o.st.Query(ctx, q)
 		if err != nil {
 			return total, vp.Wrap("outbox.Drain", vp.KindOf(err), err)
 		}

@@ -62,8 +62,9 @@ and ` + "`" + `data` + "`" + ` (the entity as JSON).
 ` + "`" + `T#<tenant>#` + "`" + `, where the tenant comes from the caller's token, never from an argument. No request
 path scans the table. The only keys without a tenant are the credential lookups (the tenant is
 what the credential tells us: tokens, OAuth clients, codes, refresh tokens, Clerk users), server
-configuration, the audit log, and three indexes read only by server-side jobs that serve every
-tenant (due recurring templates, queued embedding jobs, expired iframe sessions) — each entry
+configuration, the audit log, and four indexes read only by server-side jobs that serve every
+tenant (due recurring templates, queued embedding jobs, due and dead outbox jobs, expired iframe
+sessions) — each entry
 there names its tenant, and what a job writes goes under that tenant's keys.
 
 Ids are time-ordered (` + "`" + `<prefix>_` + "`" + ` + 26 base32 characters: 48-bit milliseconds, 80 random bits),
