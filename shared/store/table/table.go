@@ -41,6 +41,12 @@ type Key struct {
 	// Note says anything a reader of KEYS.md must know (sparse, moved on
 	// update, TTL ...).
 	Note string
+	// Global marks a secondary index of tenant data whose partition key has
+	// no tenant prefix: an index read only by server-side jobs that serve
+	// every tenant (due recurring templates, queued jobs). Its entries must
+	// name their tenant (a placeholder of the sort key, or the item read
+	// back). Ignored on the primary key and in a Global schema.
+	Global bool
 }
 
 // Schema declares an entity.
@@ -59,6 +65,9 @@ type Schema[T any] struct {
 	// Encode, when set, serialises v instead of JSON (an entity stored with
 	// extra data, such as a receipt carrying its message).
 	Encode func(v T) ([]byte, error)
+	// Expires, when set, returns the Unix time in seconds after which v's
+	// item is gone from every read (store.Item.ExpiresAt; 0 = never).
+	Expires func(v T) int64
 }
 
 // Table is a declared entity. It is immutable and safe for concurrent use.
@@ -67,6 +76,7 @@ type Table[T any] struct {
 	primPK, primSK tmpl
 	pk, sk         [store.NumGSI]tmpl
 	has            [store.NumGSI]bool
+	global         [store.NumGSI]bool
 }
 
 // Declare checks a schema and returns its table. A malformed declaration
@@ -88,7 +98,7 @@ func Declare[T any](s Schema[T]) *Table[T] {
 		if t.has[g] {
 			panic(fmt.Sprintf("table %s: %v declared twice", s.Entity, k.Index))
 		}
-		t.has[g] = true
+		t.has[g], t.global[g] = true, k.Global
 		t.pk[g], t.sk[g] = parse(k.PK), parse(k.SK)
 	}
 	return t
@@ -136,8 +146,17 @@ func (t *Table[T]) PK(tenant string, idx store.Index, vals Values) string {
 		return pk
 	}
 	t.mustHave(idx)
-	pk, _ := t.pk[idx-1].render(t.prefix(tenant), vals)
+	pk, _ := t.pk[idx-1].render(t.indexPrefix(idx, tenant), vals)
 	return pk
+}
+
+// indexPrefix is the tenant prefix of idx's partition keys ("" for a
+// global index).
+func (t *Table[T]) indexPrefix(idx store.Index, tenant string) string {
+	if t.global[idx-1] {
+		return ""
+	}
+	return t.prefix(tenant)
 }
 
 // SK renders the sort key of idx with vals (for range bounds).
@@ -180,12 +199,14 @@ func (t *Table[T]) Item(op, tenant string, v T) (store.Item, error) {
 		return store.Item{}, err
 	}
 	it := store.Item{Key: t.KeyOf(tenant, vals), Data: data}
-	p := t.prefix(tenant)
+	if t.s.Expires != nil {
+		it.ExpiresAt = t.s.Expires(v)
+	}
 	for g := range store.NumGSI {
 		if !t.has[g] {
 			continue
 		}
-		pk, ok1 := t.pk[g].render(p, vals)
+		pk, ok1 := t.pk[g].render(t.indexPrefix(store.Index(g+1), tenant), vals)
 		sk, ok2 := t.sk[g].render("", vals)
 		if ok1 && ok2 {
 			it.GSI[g] = store.Key{PK: pk, SK: sk}
