@@ -1,6 +1,7 @@
 package keysdoc
 
 import (
+	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
@@ -12,6 +13,7 @@ func All() []table.Doc {
 	var docs []table.Doc
 	for _, pkg := range [][]table.Doc{
 		memory.Tables(),
+		auth.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

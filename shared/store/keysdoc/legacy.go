@@ -45,9 +45,6 @@ var legacyRows = []string{
 	`| keyword-search backfill checkpoint | table | ` + "`" + `T#t#IDXFILL` + "`" + ` | ` + "`" + `coord-index-v1` + "`" + ` | run id, source, last position; deleted when the backfill finishes |`,
 	`| embedding job (local durable queue) | table | ` + "`" + `T#t#JOB#<jobId>` + "`" + ` | ` + "`" + `JOB` + "`" + ` | embedded mode only; SQS on AWS |`,
 	`| iframe session by id | table | ` + "`" + `T#t#IFRAME#<sessionId>` + "`" + ` | ` + "`" + `IFRAME` + "`" + ` | TTL = expiry + 30 days as a backstop |`,
-	`| bearer token by secret hash | table | ` + "`" + `TOKEN#<sha256 hex>` + "`" + ` | ` + "`" + `TOKEN` + "`" + ` | global by necessity; the secret is never stored |`,
-	`| tokens, oldest first | gsi1 | ` + "`" + `TOKENS` + "`" + ` | ` + "`" + `<tokenId>` + "`" + ` | ` + "`" + `token list` + "`" + ` (admin only); the AWS scheduler's keyword-search backfill reads it for the tenants (every 10 minutes) |`,
-	`| token by id | gsi2 | ` + "`" + `TOKENID#<tokenId>` + "`" + ` | ` + "`" + `TOKEN` + "`" + ` | ` + "`" + `token revoke` + "`" + ` |`,
 	`| due recurring templates, all tenants | gsi2 | ` + "`" + `RECURRING_DUE` + "`" + ` | ` + "`" + `<nextRunAt 13 digits>#<tenant>#<recId>` + "`" + ` | **server-side only** (the scheduler); sparse while paused; fired tasks use their tenant's keys |`,
 	`| due / dead embedding jobs | gsi1 | ` + "`" + `Q#<queue>#READY` + "`" + ` / ` + "`" + `Q#<queue>#DEAD` + "`" + ` | ` + "`" + `<at 13 digits>#<jobId>` + "`" + ` | server-side worker; lease = IfVersion put |`,
 	`| expired iframe sessions | gsi1 | ` + "`" + `IFRAME_EXPIRY` + "`" + ` | ` + "`" + `<expiresAt 13 digits>#<tenant>#<sessionId>` + "`" + ` | server-side cleanup job |`,
@@ -56,8 +53,6 @@ var legacyRows = []string{
 	`| scope profiles | table | ` + "`" + `OAUTH#PROFILES` + "`" + ` | ` + "`" + `<profileId>` + "`" + ` | seeded |`,
 	`| authorization code / refresh token by hash | table | ` + "`" + `OAUTHCODE#<sha256>` + "`" + ` / ` + "`" + `OAUTHRT#<sha256>` + "`" + ` | ` + "`" + `CODE` + "`" + ` / ` + "`" + `RT` + "`" + ` | single-use IfVersion redemption; TTL |`,
 	`| grant (refresh family) / grants of a client | table / gsi3 | ` + "`" + `OAUTHFAM#<familyId>` + "`" + ` / ` + "`" + `OAUTHFAMC#<clientId>` + "`" + ` | ` + "`" + `FAM` + "`" + ` / ` + "`" + `<familyId>` + "`" + ` | reuse of a rotated refresh token revokes the family |`,
-	`| tokens of an OAuth client | gsi3 | ` + "`" + `TOKCLIENT#<clientId>` + "`" + ` | ` + "`" + `<tokenId>` + "`" + ` | on ` + "`" + `TOKEN#` + "`" + ` items |`,
 	`| audit log of a UTC day | table | ` + "`" + `AUDIT#<YYYY-MM-DD>` + "`" + ` | ` + "`" + `<auditId>` + "`" + ` | append-only (IfNotExists only) |`,
 	`| Clerk user → tenant / rate-limit window | table | ` + "`" + `CLERKUSER#<sub>` + "`" + ` / ` + "`" + `CLERKRL#<sub>` + "`" + ` | ` + "`" + `WS` + "`" + ` / ` + "`" + `RL` + "`" + ` | window has a 2-minute TTL |`,
-	`| server configuration | table | ` + "`" + `SYS#CONFIG` + "`" + ` | ` + "`" + `master-sha256` + "`" + `, ` + "`" + `key:<name>` + "`" + ` | master token hash, cursor signing key |`,
 }
