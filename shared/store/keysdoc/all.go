@@ -3,6 +3,7 @@ package keysdoc
 import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
 
@@ -14,6 +15,7 @@ func All() []table.Doc {
 	for _, pkg := range [][]table.Doc{
 		memory.Tables(),
 		auth.Tables(),
+		oauth.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

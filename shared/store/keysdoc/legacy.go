@@ -48,11 +48,4 @@ var legacyRows = []string{
 	`| due recurring templates, all tenants | gsi2 | ` + "`" + `RECURRING_DUE` + "`" + ` | ` + "`" + `<nextRunAt 13 digits>#<tenant>#<recId>` + "`" + ` | **server-side only** (the scheduler); sparse while paused; fired tasks use their tenant's keys |`,
 	`| due / dead embedding jobs | gsi1 | ` + "`" + `Q#<queue>#READY` + "`" + ` / ` + "`" + `Q#<queue>#DEAD` + "`" + ` | ` + "`" + `<at 13 digits>#<jobId>` + "`" + ` | server-side worker; lease = IfVersion put |`,
 	`| expired iframe sessions | gsi1 | ` + "`" + `IFRAME_EXPIRY` + "`" + ` | ` + "`" + `<expiresAt 13 digits>#<tenant>#<sessionId>` + "`" + ` | server-side cleanup job |`,
-	`| OAuth client by id | table | ` + "`" + `OAUTHCLIENT#<clientId>` + "`" + ` | ` + "`" + `CLIENT` + "`" + `, ` + "`" + `DELETED#<ms13>` + "`" + ` | every token of the client requires it: deleting it revokes them all |`,
-	`| OAuth clients / clients of a scope profile | gsi1 / gsi2 | ` + "`" + `OAUTHCLIENTS` + "`" + ` / ` + "`" + `OAUTHCLIENTPROF#<profileId>` + "`" + ` | ` + "`" + `<clientId>` + "`" + ` | admin; ` + "`" + `OAUTHCLIENTS` + "`" + ` also read with ` + "`" + `TOKENS` + "`" + ` by the keyword-search backfill (client tenants) |`,
-	`| scope profiles | table | ` + "`" + `OAUTH#PROFILES` + "`" + ` | ` + "`" + `<profileId>` + "`" + ` | seeded |`,
-	`| authorization code / refresh token by hash | table | ` + "`" + `OAUTHCODE#<sha256>` + "`" + ` / ` + "`" + `OAUTHRT#<sha256>` + "`" + ` | ` + "`" + `CODE` + "`" + ` / ` + "`" + `RT` + "`" + ` | single-use IfVersion redemption; TTL |`,
-	`| grant (refresh family) / grants of a client | table / gsi3 | ` + "`" + `OAUTHFAM#<familyId>` + "`" + ` / ` + "`" + `OAUTHFAMC#<clientId>` + "`" + ` | ` + "`" + `FAM` + "`" + ` / ` + "`" + `<familyId>` + "`" + ` | reuse of a rotated refresh token revokes the family |`,
-	`| audit log of a UTC day | table | ` + "`" + `AUDIT#<YYYY-MM-DD>` + "`" + ` | ` + "`" + `<auditId>` + "`" + ` | append-only (IfNotExists only) |`,
-	`| Clerk user → tenant / rate-limit window | table | ` + "`" + `CLERKUSER#<sub>` + "`" + ` / ` + "`" + `CLERKRL#<sub>` + "`" + ` | ` + "`" + `WS` + "`" + ` / ` + "`" + `RL` + "`" + ` | window has a 2-minute TTL |`,
 }
