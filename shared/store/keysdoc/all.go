@@ -4,6 +4,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
 
@@ -16,6 +17,7 @@ func All() []table.Doc {
 		memory.Tables(),
 		auth.Tables(),
 		oauth.Tables(),
+		storequeue.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

@@ -43,9 +43,7 @@ var legacyRows = []string{
 	`| recurring templates of the tenant | gsi1 | ` + "`" + `T#t#RECURS` + "`" + ` | ` + "`" + `<recId>` + "`" + ` | |`,
 	`| fired recurring slot | table | ` + "`" + `T#t#RECFIRE#<recId>#<slot 13 digits>` + "`" + ` | ` + "`" + `FIRE` + "`" + ` | TTL 30 days; IfNotExists in the transaction that creates the task and advances the template |`,
 	`| keyword-search backfill checkpoint | table | ` + "`" + `T#t#IDXFILL` + "`" + ` | ` + "`" + `coord-index-v1` + "`" + ` | run id, source, last position; deleted when the backfill finishes |`,
-	`| embedding job (local durable queue) | table | ` + "`" + `T#t#JOB#<jobId>` + "`" + ` | ` + "`" + `JOB` + "`" + ` | embedded mode only; SQS on AWS |`,
 	`| iframe session by id | table | ` + "`" + `T#t#IFRAME#<sessionId>` + "`" + ` | ` + "`" + `IFRAME` + "`" + ` | TTL = expiry + 30 days as a backstop |`,
 	`| due recurring templates, all tenants | gsi2 | ` + "`" + `RECURRING_DUE` + "`" + ` | ` + "`" + `<nextRunAt 13 digits>#<tenant>#<recId>` + "`" + ` | **server-side only** (the scheduler); sparse while paused; fired tasks use their tenant's keys |`,
-	`| due / dead embedding jobs | gsi1 | ` + "`" + `Q#<queue>#READY` + "`" + ` / ` + "`" + `Q#<queue>#DEAD` + "`" + ` | ` + "`" + `<at 13 digits>#<jobId>` + "`" + ` | server-side worker; lease = IfVersion put |`,
 	`| expired iframe sessions | gsi1 | ` + "`" + `IFRAME_EXPIRY` + "`" + ` | ` + "`" + `<expiresAt 13 digits>#<tenant>#<sessionId>` + "`" + ` | server-side cleanup job |`,
 }
