@@ -16,8 +16,6 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // ValidSecret reports whether s has the shape of a bearer secret.
 func ValidSecret(s string) bool { return hex64.MatchString(s) }
 
-func sysKey(name string) store.Key { return store.Key{PK: "SYS#CONFIG", SK: name} }
-
 // EnsureMaster returns the master token's hash. With override (a 64-hex
 // secret, from VP_MASTER_TOKEN) that secret is the master token. Otherwise the
 // stored hash is used, and on the very first start a master token is created:
@@ -41,7 +39,7 @@ func EnsureMaster(ctx context.Context, st store.Store, override string) (hash [3
 	}
 	secret := NewSecret()
 	hash = Hash(secret)
-	err = st.Write(ctx, store.Put(store.Item{Key: sysKey("master-sha256"), Data: []byte(hex.EncodeToString(hash[:]))}, store.IfNotExists))
+	err = st.Write(ctx, store.Put(sysItem("master-sha256", []byte(hex.EncodeToString(hash[:]))), store.IfNotExists))
 	if errors.Is(err, store.ErrConditionFailed) {
 		return EnsureMaster(ctx, st, "") // another process created it first
 	}
@@ -64,7 +62,7 @@ func EnsureKey(ctx context.Context, st store.Store, name string) ([]byte, error)
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	err := st.Write(ctx, store.Put(store.Item{Key: k, Data: key}, store.IfNotExists))
+	err := st.Write(ctx, store.Put(sysItem("key:"+name, key), store.IfNotExists))
 	if errors.Is(err, store.ErrConditionFailed) {
 		return EnsureKey(ctx, st, name)
 	}

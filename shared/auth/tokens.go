@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -82,9 +83,6 @@ func New(o Options) *Tokens {
 	}
 	return &Tokens{st: o.Store, now: o.Now, master: o.MasterHash, ids: o.IDs}
 }
-
-// Token keys are global: the tenant is what the token tells us.
-func tokenKey(hash string) store.Key { return store.Key{PK: "TOKEN#" + hash, SK: "TOKEN"} }
 
 // NewSecret returns 32 random bytes as 64 hex characters.
 func NewSecret() string {
@@ -162,21 +160,13 @@ func (t *Tokens) Prepare(s Spec) (string, Token, store.Op, error) {
 		WritePrefixes: clean(s.WritePrefixes), Scopes: s.Scopes, Label: s.Label, ToolProfile: s.ToolProfile, CreatedAt: now.UnixMilli(),
 		Kind: s.Kind, ClientID: s.ClientID, FamilyID: s.FamilyID, Requires: s.Requires, Admin: s.Admin,
 	}
-	it := store.Item{Key: tokenKey(hex.EncodeToString(h[:]))}
 	if s.TTL > 0 {
 		tok.ExpiresAt = now.Add(s.TTL).UnixMilli()
-		if s.Kind != "" {
-			// Issued tokens vanish a day after they expire.
-			it.ExpiresAt = now.Add(s.TTL + 24*time.Hour).Unix()
-		}
 	}
-	it.Data, _ = json.Marshal(tok)
-	if s.ClientID == "" {
-		it.GSI[0] = store.Key{PK: "TOKENS", SK: tok.ID}
-	} else {
-		it.GSI[2] = store.Key{PK: clientTokensPK(s.ClientID), SK: tok.ID}
+	it, err := tokens.Item(op, "", storedToken{hash: hex.EncodeToString(h[:]), tok: tok})
+	if err != nil {
+		return "", Token{}, store.Op{}, err
 	}
-	it.GSI[1] = store.Key{PK: "TOKENID#" + tok.ID, SK: "TOKEN"}
 	return secret, tok, store.Put(it, store.IfNotExists), nil
 }
 
@@ -190,13 +180,12 @@ func HashHex(secret string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func clientTokensPK(clientID string) string { return "TOKCLIENT#" + clientID }
-
 // ClientTokens returns the live token items issued to an OAuth client
 // (revoked ones included), oldest first.
 func (t *Tokens) ClientTokens(ctx context.Context, clientID string) ([]store.Item, error) {
 	var out []store.Item
-	q := store.Query{Index: store.GSI3, PK: clientTokensPK(clientID), Limit: 200}
+	q := tokens.Query("", store.GSI3, table.Values{"clientId": clientID})
+	q.Limit = 200
 	for {
 		rows, err := t.st.Query(ctx, q)
 		if err != nil {
@@ -248,7 +237,8 @@ func clean(v []string) []string {
 // List returns the tokens of a tenant ("" for every tenant), oldest first.
 func (t *Tokens) List(ctx context.Context, tenant string) ([]Token, error) {
 	var out []Token
-	q := store.Query{Index: store.GSI1, PK: "TOKENS", Limit: 200}
+	q := tokens.Query("", store.GSI1, nil)
+	q.Limit = 200
 	for {
 		rows, err := t.st.Query(ctx, q)
 		if err != nil {
@@ -275,7 +265,9 @@ func (t *Tokens) List(ctx context.Context, tenant string) ([]Token, error) {
 func (t *Tokens) Revoke(ctx context.Context, id string) (Token, error) {
 	const op = "token.revoke"
 	for {
-		rows, err := t.st.Query(ctx, store.Query{Index: store.GSI2, PK: "TOKENID#" + id, Limit: 1})
+		q := tokens.Query("", store.GSI2, table.Values{"tokenId": id})
+		q.Limit = 1
+		rows, err := t.st.Query(ctx, q)
 		if err != nil {
 			return Token{}, vp.Wrap(op, vp.KindInternal, err)
 		}

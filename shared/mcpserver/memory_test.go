@@ -187,3 +187,20 @@ func TestMemoryThroughTools(t *testing.T) {
 		t.Fatalf("after the refused calls: %s", text)
 	}
 }
+
+// TestGetEpisodeOfAMemoryNamesGetMemory: the hint that moved from the
+// memory domain to remedies.go reads as it did.
+func TestGetEpisodeOfAMemoryNamesGetMemory(t *testing.T) {
+	cs, _ := connectMemory(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"},
+		ReadPrefixes: []string{"project/vp"}, WritePrefixes: []string{"project/vp"}})
+	_, text := call(t, cs, "store_memory", map[string]any{"namespace": "project/vp", "type": "note", "content": "not an episode"})
+	var stored memory.StoreResult
+	if err := json.Unmarshal([]byte(text), &stored); err != nil {
+		t.Fatalf("store_memory: %s", text)
+	}
+	res, text := call(t, cs, "get_episode", map[string]any{"memoryId": stored.MemoryID})
+	want := `not_found: get_episode: memoryId: memory "` + stored.MemoryID + `" is a "note" memory, not an episode: use get_memory`
+	if !res.IsError || text != want {
+		t.Fatalf("get_episode of a note = %q,\nwant %q", text, want)
+	}
+}

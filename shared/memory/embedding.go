@@ -11,6 +11,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -221,7 +222,9 @@ func (s *Service) attachVector(ctx context.Context, t embedTarget, v search.Vect
 	if err := s.idx.SetVector(ctx, t.doc.Tenant, t.doc.ID, v); err != nil {
 		return err
 	}
-	for try := 0; try <= maxRetries; try++ {
+	// Another writer (a supersede, a delete) changed the entity since the
+	// read: read it again.
+	return table.Retry(ctx, "embed", "id", t.doc.ID, func() error {
 		it, err := s.st.Get(ctx, t.key)
 		if errors.Is(err, store.ErrNotFound) {
 			return s.idx.Delete(ctx, t.doc.Tenant, t.doc.ID) // deleted or expired meanwhile
@@ -229,7 +232,7 @@ func (s *Service) attachVector(ctx context.Context, t embedTarget, v search.Vect
 		if err != nil {
 			return err
 		}
-		var done bool
+		var next store.Item
 		switch t.ref {
 		case RefMemory:
 			var m vp.Memory
@@ -245,13 +248,7 @@ func (s *Service) attachVector(ctx context.Context, t embedTarget, v search.Vect
 				return nil
 			}
 			m.Embedder = v.Embedder
-			next, err := memoryItem("embed", t.doc.Tenant, m)
-			if err != nil {
-				return err
-			}
-			err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
-			done = err == nil
-			if err != nil && !errors.Is(err, store.ErrConditionFailed) {
+			if next, err = memoryItem("embed", t.doc.Tenant, m); err != nil {
 				return err
 			}
 		case RefFixPattern:
@@ -263,21 +260,14 @@ func (s *Service) attachVector(ctx context.Context, t embedTarget, v search.Vect
 				return nil
 			}
 			f.Embedder = v.Embedder
-			next, err := fixItem("embed", t.doc.Tenant, f)
-			if err != nil {
+			if next, err = fixItem("embed", t.doc.Tenant, f); err != nil {
 				return err
 			}
-			err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
-			done = err == nil
-			if err != nil && !errors.Is(err, store.ErrConditionFailed) {
-				return err
-			}
-		}
-		if done {
+		default:
 			return nil
 		}
-	}
-	return fmt.Errorf("memory: %s kept changing while recording its embedder", t.doc.ID)
+		return s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+	})
 }
 
 func clip(s string) string {
@@ -321,9 +311,9 @@ func (s *Service) ReembedAll(ctx context.Context, tenant string) (int, error) {
 		ref string
 	}
 	for _, src := range []source{
-		{store.Query{Index: store.GSI3, PK: memsPK(tenant)}, RefMemory},
-		{store.Query{Index: store.GSI3, PK: episodesPK(tenant)}, RefMemory},
-		{store.Query{Index: store.GSI2, PK: fixesPK(tenant)}, RefFixPattern},
+		{memories.Query(tenant, store.GSI3, nil), RefMemory},
+		{episodes.Query(tenant, store.GSI3, nil), RefMemory},
+		{fixPatterns.Query(tenant, store.GSI2, nil), RefFixPattern},
 	} {
 		q := src.q
 		for {
@@ -378,12 +368,6 @@ func (s *Service) EnsureEmbedder(ctx context.Context, tenant string) error {
 	return s.ensureEmbedderMarker(ctx, tenant)
 }
 
-// embedderMarker records which embedder made a tenant's vectors.
-type embedderMarker struct {
-	Embedder string `json:"embedder"`
-	Since    int64  `json:"since"`
-}
-
 // ensureEmbedderMarker compares the tenant's recorded embedder with the
 // current one. When they differ (the embedder was changed) it records the
 // current one and enqueues a reembed job, once: vectors of two embedders are
@@ -393,15 +377,18 @@ func (s *Service) ensureEmbedderMarker(ctx context.Context, tenant string) error
 	if v, ok := s.markers.Load(tenant); ok && v.(string) == name {
 		return nil
 	}
-	k := markerKey(tenant)
+	k := embedderRecords.KeyOf(tenant, nil)
 	it, err := s.st.Get(ctx, k)
-	data, _ := json.Marshal(embedderMarker{Embedder: name, Since: s.nowMS()})
+	rec, recErr := embedderRecords.Item("embed", tenant, embedderRecord{Embedder: name, Since: s.nowMS()})
+	if recErr != nil {
+		return recErr
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		// The tenant's first vector: every entity it has was written by
 		// this code, so each has its own embed job and nothing needs
 		// re-embedding.
-		err := s.st.Write(ctx, store.Put(store.Item{Key: k, Data: data}, store.IfNotExists))
+		err := s.st.Write(ctx, store.Put(rec, store.IfNotExists))
 		if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return err
 		}
@@ -412,7 +399,7 @@ func (s *Service) ensureEmbedderMarker(ctx context.Context, tenant string) error
 	case err != nil:
 		return err
 	default:
-		var m embedderMarker
+		var m embedderRecord
 		if err := json.Unmarshal(it.Data, &m); err != nil {
 			return err
 		}
@@ -422,7 +409,7 @@ func (s *Service) ensureEmbedderMarker(ctx context.Context, tenant string) error
 		}
 	}
 	job := queue.Job{ID: s.ids.New("job"), Kind: JobReembed, Tenant: tenant}
-	ops := []store.Op{store.Put(store.Item{Key: k, Data: data}, store.IfVersion(it.Version))}
+	ops := []store.Op{store.Put(rec, store.IfVersion(it.Version))}
 	jobOps, inTx, err := s.jobOps(job)
 	if err != nil {
 		return err

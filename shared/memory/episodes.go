@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -50,6 +52,10 @@ func renderEpisode(e vp.Episode) string {
 	return b.String()
 }
 
+// RemedyGetMemory is the remedy of asking for a memory as an episode: read
+// it as the memory it is.
+const RemedyGetMemory = "memory.get"
+
 // GetEpisode returns one episode (a memory of type "episode").
 func (s *Service) GetEpisode(ctx context.Context, p vp.Principal, id string) (vp.Memory, error) {
 	const op = "get_episode"
@@ -58,7 +64,7 @@ func (s *Service) GetEpisode(ctx context.Context, p vp.Principal, id string) (vp
 		return vp.Memory{}, err
 	}
 	if m.Type != vp.MemoryTypeEpisode {
-		return vp.Memory{}, vp.Errorf(op, vp.KindNotFound, "memoryId", "memory %q is a %q memory, not an episode: use get_memory", id, m.Type)
+		return vp.Memory{}, vp.Errorf(op, vp.KindNotFound, "memoryId", "memory %q is a %q memory, not an episode", id, m.Type).WithRemedy(RemedyGetMemory)
 	}
 	return m, nil
 }
@@ -94,18 +100,20 @@ func (s *Service) ListEpisodes(ctx context.Context, p vp.Principal, in ListEpiso
 	var q store.Query
 	switch {
 	case orch != "":
-		q = store.Query{Index: store.GSI4, PK: episodesByPK(tenant, orch), Reverse: true}
+		q = episodes.Query(tenant, store.GSI4, table.Values{"orch": orch})
 	case in.Namespace != "":
-		q = store.Query{Index: store.GSI2, PK: memNSTypePK(tenant, in.Namespace, vp.MemoryTypeEpisode), SKPrefix: skLive, Reverse: true}
+		q = episodes.Query(tenant, store.GSI2, table.Values{"ns": in.Namespace, "type": vp.MemoryTypeEpisode})
+		q.SKPrefix = liveOnly(q.Index)
 	default:
-		q = store.Query{Index: store.GSI3, PK: episodesPK(tenant), Reverse: true}
+		q = episodes.Query(tenant, store.GSI3, nil)
 	}
+	q.Reverse = true
 	now := s.nowMS()
 	return listing.List(ctx, s.st, s.cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: op + "\x00" + in.Namespace + "\x00" + orch, Params: in.Params, Query: q,
 		LiteKeys: episodeLiteKeys,
 	}, func(it store.Item) (vp.Memory, bool, error) {
-		m, err := decode[vp.Memory](op, it)
+		m, err := records.Decode[vp.Memory](op, it)
 		if err != nil {
 			return m, false, err
 		}

@@ -52,7 +52,10 @@ func TestEpisodes(t *testing.T) {
 
 		note := e.store(tau, "orchestrator/tau", "note", "Deploying schema changes needs a vector index review.")
 		_, err = e.svc.GetEpisode(ctx(), tau, note)
-		wantKind(t, err, vp.KindNotFound, "get_memory")
+		wantKind(t, err, vp.KindNotFound, "not an episode")
+		if r := vp.RemedyOf(err); r != memory.RemedyGetMemory {
+			t.Fatalf("remedy %q, want %q (the MCP layer names get_memory)", r, memory.RemedyGetMemory)
+		}
 
 		// Keyword search sees episodes only; memory searches see them too.
 		kw, err := e.svc.SearchEpisodesByKeyword(ctx(), tau, memory.SearchInput{Query: "vector index deploy schema"})

@@ -2,13 +2,14 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -102,7 +103,7 @@ func (s *Service) CreateFixPattern(ctx context.Context, p vp.Principal, in FixPa
 		return CreateResult{}, vp.Wrap(op, vp.KindInternal, err)
 	}
 	if err := s.st.Write(ctx, ops...); err != nil {
-		return CreateResult{}, storeErr(op, err)
+		return CreateResult{}, records.Err(op, err)
 	}
 	s.afterCommit(ctx, job, inTx)
 	return CreateResult{PatternID: f.ID, CreationTime: f.CreationTime}, nil
@@ -161,13 +162,15 @@ func (s *Service) GetFixPattern(ctx context.Context, p vp.Principal, id string) 
 	if err != nil {
 		return FixPatternDetail{}, err
 	}
-	rows, err := s.st.Query(ctx, store.Query{PK: fixKey(tenant, id).PK, SKPrefix: "ATT#", Reverse: true, Limit: maxAttemptsShown})
+	q := fixAttempts.Query(tenant, store.Primary, table.Values{"fixId": id})
+	q.SKPrefix, q.Reverse, q.Limit = fixAttempts.SK(store.Primary, nil), true, maxAttemptsShown
+	rows, err := s.st.Query(ctx, q)
 	if err != nil {
-		return FixPatternDetail{}, storeErr(op, err)
+		return FixPatternDetail{}, records.Err(op, err)
 	}
 	d := FixPatternDetail{FixPattern: f, Attempts: make([]vp.FixAttempt, 0, len(rows))}
 	for _, it := range rows {
-		a, err := decode[vp.FixAttempt](op, it)
+		a, err := records.Decode[vp.FixAttempt](op, it)
 		if err != nil {
 			return FixPatternDetail{}, err
 		}
@@ -228,39 +231,38 @@ func (s *Service) AddFixAttempt(ctx context.Context, p vp.Principal, in AttemptI
 		ID: s.ids.New("fxa"), CreationTime: s.nowMS(), PatternID: in.PatternID, Description: in.Description,
 		Commit: in.Commit, Worked: in.Worked, Why: in.Why, CreatedBy: createdBy,
 	}
-	ad, err := encode(op, a)
+	ai, err := attemptItem(op, tenant, a)
 	if err != nil {
 		return AttemptResult{}, err
 	}
-	ai := store.Item{Key: fixAttemptKey(tenant, in.PatternID, a.ID), Data: ad}
-	for try := 0; try <= maxRetries; try++ {
-		f, it, err := get[vp.FixPattern](ctx, s, op, "patternId", "fix pattern", in.PatternID, fixKey(tenant, in.PatternID))
+	var f vp.FixPattern
+	var set bool
+	err = table.Retry(ctx, op, "patternId", in.PatternID, func() error {
+		var it store.Item
+		var err error
+		f, it, err = get[vp.FixPattern](ctx, s, op, "patternId", "fix pattern", in.PatternID, fixKey(tenant, in.PatternID))
 		if err != nil {
-			return AttemptResult{}, err
+			return err
 		}
 		f.AttemptCount++
 		f.UpdatedAt = a.CreationTime
-		set := in.Worked && f.ValidatedFix == ""
+		set = in.Worked && f.ValidatedFix == ""
 		if set {
 			f.ValidatedFix, f.ValidatedAt = in.Description, a.CreationTime
 			if err := s.idx.Upsert(ctx, fixDoc(tenant, f)); err != nil {
-				return AttemptResult{}, vp.Wrap(op, vp.KindInternal, err)
+				return vp.Wrap(op, vp.KindInternal, err)
 			}
 		}
 		next, err := fixItem(op, tenant, f)
 		if err != nil {
-			return AttemptResult{}, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)), store.Put(ai, store.IfNotExists))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return AttemptResult{}, storeErr(op, err)
-		}
-		return AttemptResult{AttemptID: a.ID, PatternID: f.ID, ValidatedFixSet: set, AttemptCount: f.AttemptCount}, nil
+		return s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)), store.Put(ai, store.IfNotExists))
+	})
+	if err != nil {
+		return AttemptResult{}, err
 	}
-	return AttemptResult{}, conflictErr(op, "patternId", in.PatternID)
+	return AttemptResult{AttemptID: a.ID, PatternID: f.ID, ValidatedFixSet: set, AttemptCount: f.AttemptCount}, nil
 }
 
 // ValidateFix sets (or replaces) a pattern's validated fix.
@@ -276,30 +278,29 @@ func (s *Service) ValidateFix(ctx context.Context, p vp.Principal, id, fix strin
 	if err := vp.CheckText(op, "validatedFix", fix, vp.MaxFixTextBytes, true); err != nil {
 		return vp.FixPattern{}, err
 	}
-	for try := 0; try <= maxRetries; try++ {
-		f, it, err := get[vp.FixPattern](ctx, s, op, "patternId", "fix pattern", id, fixKey(tenant, id))
+	var f vp.FixPattern
+	err = table.Retry(ctx, op, "patternId", id, func() error {
+		var it store.Item
+		var err error
+		f, it, err = get[vp.FixPattern](ctx, s, op, "patternId", "fix pattern", id, fixKey(tenant, id))
 		if err != nil {
-			return vp.FixPattern{}, err
+			return err
 		}
 		now := s.nowMS()
 		f.ValidatedFix, f.ValidatedAt, f.UpdatedAt = fix, now, now
 		next, err := fixItem(op, tenant, f)
 		if err != nil {
-			return vp.FixPattern{}, err
+			return err
 		}
 		if err := s.idx.Upsert(ctx, fixDoc(tenant, f)); err != nil {
-			return vp.FixPattern{}, vp.Wrap(op, vp.KindInternal, err)
+			return vp.Wrap(op, vp.KindInternal, err)
 		}
-		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return vp.FixPattern{}, storeErr(op, err)
-		}
-		return f, nil
+		return s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+	})
+	if err != nil {
+		return vp.FixPattern{}, err
 	}
-	return vp.FixPattern{}, conflictErr(op, "patternId", id)
+	return f, nil
 }
 
 // FixSearchInput is search_fix_patterns' query.
@@ -340,7 +341,7 @@ func (s *Service) SearchFixPatterns(ctx context.Context, p vp.Principal, in FixS
 	}
 	got, err := hydrate(ctx, s, tenant, hits, limit, fixKey, func(vp.FixPattern) bool { return true })
 	if err != nil {
-		return FixSearchResult{}, storeErr(op, err)
+		return FixSearchResult{}, records.Err(op, err)
 	}
 	res := FixSearchResult{Results: make([]FixHit, 0, len(got))}
 	for _, g := range got {
@@ -369,14 +370,15 @@ func (s *Service) ListFixPatterns(ctx context.Context, p vp.Principal, in ListFi
 	if err := vp.CheckName(op, "project", in.Project, false); err != nil {
 		return listing.Page[any]{}, err
 	}
-	q := store.Query{Index: store.GSI2, PK: fixesPK(tenant), Reverse: true}
+	q := fixPatterns.Query(tenant, store.GSI2, nil)
 	if in.Project != "" {
-		q = store.Query{Index: store.GSI1, PK: fixProjectPK(tenant, in.Project), Reverse: true}
+		q = fixPatterns.Query(tenant, store.GSI1, table.Values{"project": in.Project})
 	}
+	q.Reverse = true
 	return listing.List(ctx, s.st, s.cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: op + "\x00" + in.Project, Params: in.Params, Query: q, LiteKeys: fixLiteKeys,
 	}, func(it store.Item) (vp.FixPattern, bool, error) {
-		f, err := decode[vp.FixPattern](op, it)
+		f, err := records.Decode[vp.FixPattern](op, it)
 		return f, err == nil, err
 	})
 }

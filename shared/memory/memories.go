@@ -2,15 +2,16 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -128,41 +129,40 @@ func (s *Service) storeMemory(ctx context.Context, op string, p vp.Principal, in
 			return StoreResult{}, vp.Wrap(op, vp.KindInternal, err)
 		}
 	}
-	for try := 0; ; try++ {
+	// A relation target changed between its read and the write: read the
+	// targets again.
+	var superseded []string
+	inTx := false
+	err = table.Retry(ctx, op, "relations", m.ID, func() error {
 		ops := []store.Op{store.Put(mi, store.IfNotExists)}
-		superseded, targetOps, err := s.relationOps(ctx, op, tenant, p, m, rels)
+		var targetOps []store.Op
+		var err error
+		superseded, targetOps, err = s.relationOps(ctx, op, tenant, p, m, rels)
 		if err != nil {
-			return StoreResult{}, err
+			return err
 		}
 		ops = append(ops, targetOps...)
-		inTx := false
 		if job != nil {
 			jobOps, ok, err := s.jobOps(*job)
 			if err != nil {
-				return StoreResult{}, vp.Wrap(op, vp.KindInternal, err)
+				return vp.Wrap(op, vp.KindInternal, err)
 			}
 			ops, inTx = append(ops, jobOps...), ok
 		}
-		err = s.st.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) && try < maxRetries {
-			continue // a target changed between the read and the write: read again
-		}
-		if errors.Is(err, store.ErrConditionFailed) {
-			return StoreResult{}, conflictErr(op, "relations", m.ID)
-		}
-		if err != nil {
-			return StoreResult{}, storeErr(op, err)
-		}
-		if len(superseded) > 0 {
-			if err := s.idx.Delete(ctx, tenant, superseded...); err != nil {
-				s.log.WarnContext(ctx, "removing superseded memories from the index (searches drop them anyway)", "ids", superseded, "err", err)
-			}
-		}
-		if job != nil {
-			s.afterCommit(ctx, *job, inTx)
-		}
-		return StoreResult{MemoryID: m.ID, CreationTime: m.CreationTime, Superseded: superseded, ExpiresAt: expiresAt}, nil
+		return s.st.Write(ctx, ops...)
+	})
+	if err != nil {
+		return StoreResult{}, err
 	}
+	if len(superseded) > 0 {
+		if err := s.idx.Delete(ctx, tenant, superseded...); err != nil {
+			s.log.WarnContext(ctx, "removing superseded memories from the index (searches drop them anyway)", "ids", superseded, "err", err)
+		}
+	}
+	if job != nil {
+		s.afterCommit(ctx, *job, inTx)
+	}
+	return StoreResult{MemoryID: m.ID, CreationTime: m.CreationTime, Superseded: superseded, ExpiresAt: expiresAt}, nil
 }
 
 // relationOps reads every relation target and returns the writes that
@@ -203,7 +203,6 @@ func (s *Service) relationOps(ctx context.Context, op, tenant string, p vp.Princ
 		if err != nil {
 			return nil, nil, err
 		}
-		ti.Version = it.Version
 		ops = append(ops, store.Put(ti, store.IfVersion(it.Version)))
 		superseded = append(superseded, t.ID)
 	}
@@ -324,36 +323,36 @@ func (s *Service) SoftDeleteMemory(ctx context.Context, p vp.Principal, id strin
 	if err := checkID(op, "memoryId", id); err != nil {
 		return DeleteResult{}, err
 	}
-	for try := 0; try <= maxRetries; try++ {
+	var already bool
+	err = table.Retry(ctx, op, "memoryId", id, func() error {
 		m, it, err := get[vp.Memory](ctx, s, op, "memoryId", "memory", id, memoryKey(tenant, id))
 		if err != nil {
-			return DeleteResult{}, err
+			return err
 		}
 		if !p.CanWrite(m.Namespace) {
-			return DeleteResult{}, vp.Errorf(op, vp.KindForbidden, "memoryId", "memory %q is in namespace %q, which this token may not write (write prefixes: %s)", id, m.Namespace, describePrefixes(p.WritePrefixes))
+			return vp.Errorf(op, vp.KindForbidden, "memoryId", "memory %q is in namespace %q, which this token may not write (write prefixes: %s)", id, m.Namespace, describePrefixes(p.WritePrefixes))
 		}
-		if m.DeletedAt != 0 {
-			return DeleteResult{MemoryID: id, Deleted: true, AlreadyDeleted: true}, nil
+		if already = m.DeletedAt != 0; already {
+			return nil
 		}
 		now := s.nowMS()
 		m.IsLatest, m.DeletedAt, m.UpdatedAt = false, now, now
 		next, err := memoryItem(op, tenant, m)
 		if err != nil {
-			return DeleteResult{}, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return DeleteResult{}, storeErr(op, err)
-		}
-		if err := s.idx.Delete(ctx, tenant, id); err != nil {
-			s.log.WarnContext(ctx, "removing a deleted memory from the index (searches drop it anyway)", "id", id, "err", err)
-		}
-		return DeleteResult{MemoryID: id, Deleted: true}, nil
+		return s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+	})
+	if err != nil {
+		return DeleteResult{}, err
 	}
-	return DeleteResult{}, conflictErr(op, "memoryId", id)
+	if already {
+		return DeleteResult{MemoryID: id, Deleted: true, AlreadyDeleted: true}, nil
+	}
+	if err := s.idx.Delete(ctx, tenant, id); err != nil {
+		s.log.WarnContext(ctx, "removing a deleted memory from the index (searches drop it anyway)", "id", id, "err", err)
+	}
+	return DeleteResult{MemoryID: id, Deleted: true}, nil
 }
 
 // ListInput selects memories.
@@ -385,19 +384,20 @@ func (s *Service) ListMemories(ctx context.Context, p vp.Principal, in ListInput
 	if !p.CanRead(in.Namespace) {
 		return listing.Page[any]{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes))
 	}
-	q := store.Query{Index: store.GSI1, PK: memNSPK(tenant, in.Namespace), Reverse: true}
+	q := memories.Query(tenant, store.GSI1, table.Values{"ns": in.Namespace})
 	if in.Type != "" {
-		q.Index, q.PK = store.GSI2, memNSTypePK(tenant, in.Namespace, in.Type)
+		q = memories.Query(tenant, store.GSI2, table.Values{"ns": in.Namespace, "type": in.Type})
 	}
+	q.Reverse = true
 	if !in.IncludeSuperseded {
-		q.SKPrefix = skLive
+		q.SKPrefix = liveOnly(q.Index)
 	}
 	binding := op + "\x00" + in.Namespace + "\x00" + in.Type + "\x00" + boolStr(in.IncludeSuperseded)
 	now := s.nowMS()
 	return listing.List(ctx, s.st, s.cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: binding, Params: in.Params, Query: q, LiteKeys: memoryLiteKeys,
 	}, func(it store.Item) (vp.Memory, bool, error) {
-		m, err := decode[vp.Memory](op, it)
+		m, err := records.Decode[vp.Memory](op, it)
 		if err != nil {
 			return m, false, err
 		}

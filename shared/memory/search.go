@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/vantagepeers/vantagepeers/shared/embed"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -121,7 +122,7 @@ func (s *Service) searchMemories(ctx context.Context, op string, p vp.Principal,
 		}
 		got, err := hydrate(ctx, s, tenant, fresh, limit-len(res.Results), memoryKey, func(m vp.Memory) bool { return keep(m, f.NowMS) })
 		if err != nil {
-			return SearchResult{}, storeErr(op, err)
+			return SearchResult{}, records.Err(op, err)
 		}
 		for _, g := range got {
 			res.Results = append(res.Results, MemoryHit{Memory: g.v, Score: g.score})
@@ -285,7 +286,7 @@ func hydrate[T any](ctx context.Context, s *Service, tenant string, hits []searc
 				errs[i] = err
 				return
 			}
-			v, err := decode[T]("search", it)
+			v, err := records.Decode[T]("search", it)
 			if err != nil {
 				errs[i] = err
 				return

@@ -12,8 +12,6 @@ import (
 // The audit log is append-only: each record is written once with
 // IfNotExists, usually in the same transaction as the change it records,
 // and never updated. Records of a UTC day share a partition, newest last.
-func auditPK(day string) string { return "AUDIT#" + day }
-
 // AuditDayLayout is the form of an audit day.
 const AuditDayLayout = "2006-01-02"
 
@@ -59,7 +57,7 @@ func (s *Server) auditOp(rec AuditRecord) store.Op {
 	}
 	rec.UserAgent = truncate(rec.UserAgent, 512)
 	rec.Detail = truncate(rec.Detail, 1024)
-	return store.Put(store.Item{Key: store.Key{PK: auditPK(now.UTC().Format(AuditDayLayout)), SK: rec.ID}, Data: mustJSON(rec)}, store.IfNotExists)
+	return store.Put(itemOf(auditLog, rec), store.IfNotExists)
 }
 
 // audit appends rec on its own (for events with no other write, such as a
@@ -78,7 +76,7 @@ func (s *Server) ListAudit(ctx context.Context, day string, limit int) ([]AuditR
 		return nil, vp.Errorf(op, vp.KindInvalid, "day", "%q: want YYYY-MM-DD", day)
 	}
 	limit = max(1, min(limit, 1000))
-	rows, err := queryAll(ctx, s.st, store.Query{PK: auditPK(day), Reverse: true}, limit)
+	rows, err := queryAll(ctx, s.st, auditQuery(day), limit)
 	if err != nil {
 		return nil, vp.Wrap(op, vp.KindInternal, err)
 	}

@@ -166,7 +166,7 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 	now := s.nowMS()
 	ac := authCode{ClientID: c.ClientID, RedirectURI: q.RedirectURI, Challenge: q.Challenge, Scope: q.Scope, Resource: q.Resource,
 		Tenant: p.Tenant, Approver: approverOf(p), CreatedAt: now, ExpiresAt: now + s.ttl.code.Milliseconds()}
-	it := store.Item{Key: codeKey(auth.HashHex(code)), Data: mustJSON(ac), ExpiresAt: ac.ExpiresAt/1000 + codeReplayWindow}
+	it := itemOf(codes, secretRecord[authCode]{hash: auth.HashHex(code), v: ac})
 	err = s.st.Write(ctx, store.Put(it, store.IfNotExists),
 		s.auditOp(AuditRecord{Action: "oauth.authorize", Actor: p.TokenID, ClientID: c.ClientID, Tenant: p.Tenant, Profile: c.ScopeProfile, Detail: "authorization code issued", IP: a.IP, UserAgent: a.UserAgent}))
 	if err != nil {

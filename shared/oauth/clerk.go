@@ -344,8 +344,6 @@ func clerkUserName(c clerkClaims) string {
 
 // ---- rate limit: a sliding window per Clerk user, in the store ----
 
-func clerkRateKey(sub string) store.Key { return store.Key{PK: "CLERKRL#" + sub, SK: "RL"} }
-
 // clerkAllow records one request of sub and reports whether it is within
 // ClerkRateLimit per minute. A refused request is not counted.
 func (s *Server) clerkAllow(ctx context.Context, sub string) (bool, error) {
@@ -372,7 +370,7 @@ func (s *Server) clerkAllow(ctx context.Context, sub string) (bool, error) {
 			return false, nil
 		}
 		kept = append(kept, now.UnixMilli())
-		err = s.st.Write(ctx, store.Put(store.Item{Key: clerkRateKey(sub), Data: mustJSON(kept), ExpiresAt: now.Add(2 * clerkRateWindow).Unix()}, cond))
+		err = s.st.Write(ctx, store.Put(itemOf(clerkWindows, clerkWindow{sub: sub, times: kept, expires: now.Add(2 * clerkRateWindow).Unix()}), cond))
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
 		}
@@ -382,8 +380,6 @@ func (s *Server) clerkAllow(ctx context.Context, sub string) (bool, error) {
 }
 
 // ---- workspace → tenant ----
-
-func clerkUserKey(sub string) store.Key { return store.Key{PK: "CLERKUSER#" + sub, SK: "WS"} }
 
 type clerkWorkspace struct {
 	ClerkUserID string `json:"clerkUserId"`
@@ -409,7 +405,7 @@ func (s *Server) clerkTenant(ctx context.Context, sub string) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(sub))
 	ws := clerkWorkspace{ClerkUserID: sub, Tenant: "clerk-" + hex.EncodeToString(sum[:])[:24], CreatedAt: s.nowMS()}
-	err = s.st.Write(ctx, store.Put(store.Item{Key: clerkUserKey(sub), Data: mustJSON(ws)}, store.IfNotExists))
+	err = s.st.Write(ctx, store.Put(itemOf(clerkUsers, ws), store.IfNotExists))
 	if errors.Is(err, store.ErrConditionFailed) {
 		return s.clerkTenant(ctx, sub)
 	}
@@ -427,7 +423,7 @@ func (s *Server) MapClerkUser(ctx context.Context, a Actor, sub, tenant string) 
 		return vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a tenant id", tenant)
 	}
 	ws := clerkWorkspace{ClerkUserID: sub, Tenant: tenant, CreatedAt: s.nowMS(), UpdatedAt: s.nowMS()}
-	err := s.st.Write(ctx, store.Put(store.Item{Key: clerkUserKey(sub), Data: mustJSON(ws)}, store.Always),
+	err := s.st.Write(ctx, store.Put(itemOf(clerkUsers, ws), store.Always),
 		s.auditOp(AuditRecord{Action: "clerk.map_user", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, ClerkUserID: sub, WorkspaceID: sub, Tenant: tenant}))
 	return vp.Wrap(op, vp.KindInternal, err)
 }

@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,29 +19,9 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
-
-// Client keys are global: a client id is what the client tells us. A
-// client whose id is an https URL (a client ID metadata document) is keyed
-// by the URL's SHA-256.
-func clientKey(id string) store.Key {
-	if isURLClientID(id) {
-		sum := sha256.Sum256([]byte(id))
-		return store.Key{PK: "OAUTHCLIENT#U" + hex.EncodeToString(sum[:]), SK: "CLIENT"}
-	}
-	return store.Key{PK: "OAUTHCLIENT#" + id, SK: "CLIENT"}
-}
-
-// clientTombstoneKey keeps a deleted client's record for audit.
-func clientTombstoneKey(id string, ms int64) store.Key {
-	k := clientKey(id)
-	return store.Key{PK: k.PK, SK: fmt.Sprintf("DELETED#%013d", ms)}
-}
-
-const clientsPK = "OAUTHCLIENTS"
-
-func clientsByProfilePK(profile string) string { return "OAUTHCLIENTPROF#" + profile }
 
 // Grant types and authentication methods.
 const (
@@ -87,12 +66,7 @@ type Client struct {
 
 func (c Client) confidential() bool { return c.TokenEndpointAuthMethod != authNone }
 
-func (s *Server) clientItem(c Client) store.Item {
-	it := store.Item{Key: clientKey(c.ClientID), Data: mustJSON(c)}
-	it.GSI[0] = store.Key{PK: clientsPK, SK: c.ClientID}
-	it.GSI[1] = store.Key{PK: clientsByProfilePK(c.ScopeProfile), SK: c.ClientID}
-	return it
-}
+func (s *Server) clientItem(c Client) store.Item { return itemOf(clients, c) }
 
 // loadClient reads a live client; a deleted or unknown one is NotFound.
 func (s *Server) loadClient(ctx context.Context, id string) (Client, store.Item, error) {
@@ -451,7 +425,7 @@ func defaultFetch(ctx context.Context, u string) ([]byte, error) {
 // ListClients returns every client (deleted ones last seen as revoked),
 // without secret hashes.
 func (s *Server) ListClients(ctx context.Context) ([]Client, error) {
-	rows, err := queryAll(ctx, s.st, store.Query{Index: store.GSI1, PK: clientsPK}, 100_000)
+	rows, err := queryAll(ctx, s.st, clients.Query("", store.GSI1, nil), 100_000)
 	if err != nil {
 		return nil, vp.Wrap("oauth.client.list", vp.KindInternal, err)
 	}
@@ -529,8 +503,7 @@ func (s *Server) DeleteClient(ctx context.Context, a Actor, clientID string) (De
 			return DeleteResult{}, err
 		}
 		c.RevokedAt = now
-		tomb := store.Item{Key: clientTombstoneKey(clientID, now), Data: mustJSON(c)}
-		tomb.GSI[0] = store.Key{PK: clientsPK, SK: clientID}
+		tomb := itemOf(deletedClients, c)
 		res := DeleteResult{RevokedClient: true, RevokedTokens: len(tokOps), RevokedRefresh: len(famOps)}
 		ops := []store.Op{
 			store.Delete(it.Key, store.IfVersion(it.Version)),
@@ -571,7 +544,7 @@ func (s *Server) clientRevocations(ctx context.Context, clientID string, now int
 			tokOps = append(tokOps, op)
 		}
 	}
-	fams, err := queryAll(ctx, s.st, store.Query{Index: store.GSI3, PK: clientFamiliesPK(clientID)}, 1_000_000)
+	fams, err := queryAll(ctx, s.st, families.Query("", store.GSI3, table.Values{"clientId": clientID}), 1_000_000)
 	if err != nil {
 		return nil, nil, vp.Wrap("oauth.client.delete", vp.KindInternal, err)
 	}

@@ -8,15 +8,13 @@ import (
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Scope profiles are global (an admin defines them for every tenant); the
 // tenant of a token comes from whoever approved it (or, for client
 // credentials, from the client). All of them live in one partition.
-const profilesPK = "OAUTH#PROFILES"
-
-func profileKey(id string) store.Key { return store.Key{PK: profilesPK, SK: id} }
 
 // Built-in profile ids.
 const (
@@ -103,7 +101,7 @@ func (s *Server) GetProfile(ctx context.Context, id string) (Profile, error) {
 
 // ListProfiles returns every profile, by id.
 func (s *Server) ListProfiles(ctx context.Context) ([]Profile, error) {
-	rows, err := queryAll(ctx, s.st, store.Query{PK: profilesPK}, 10_000)
+	rows, err := queryAll(ctx, s.st, profiles.Query("", store.Primary, nil), 10_000)
 	if err != nil {
 		return nil, vp.Wrap("oauth.profile.list", vp.KindInternal, err)
 	}
@@ -142,7 +140,7 @@ func (s *Server) PutProfile(ctx context.Context, a Actor, p Profile) (Profile, e
 		default:
 			return Profile{}, vp.Wrap(op, vp.KindInternal, err)
 		}
-		err = s.st.Write(ctx, store.Put(store.Item{Key: profileKey(p.ID), Data: mustJSON(p)}, cond),
+		err = s.st.Write(ctx, store.Put(itemOf(profiles, p), cond),
 			s.auditOp(AuditRecord{Action: "oauth.profile.put", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, Profile: p.ID}))
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
@@ -169,7 +167,9 @@ func (s *Server) DeleteProfile(ctx context.Context, a Actor, id string) error {
 	if err != nil {
 		return vp.Wrap(op, vp.KindInternal, err)
 	}
-	users, err := s.st.Query(ctx, store.Query{Index: store.GSI2, PK: clientsByProfilePK(id), Limit: 5})
+	q := clients.Query("", store.GSI2, table.Values{"profileId": id})
+	q.Limit = 5
+	users, err := s.st.Query(ctx, q)
 	if err != nil {
 		return vp.Wrap(op, vp.KindInternal, err)
 	}
@@ -196,7 +196,7 @@ func (s *Server) SeedProfiles(ctx context.Context, a Actor) ([]string, error) {
 	created := []string{}
 	for _, p := range DefaultProfiles {
 		p.CreatedAt = s.nowMS()
-		err := s.st.Write(ctx, store.Put(store.Item{Key: profileKey(p.ID), Data: mustJSON(p)}, store.IfNotExists),
+		err := s.st.Write(ctx, store.Put(itemOf(profiles, p), store.IfNotExists),
 			s.auditOp(AuditRecord{Action: "oauth.profile.seed", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, Profile: p.ID}))
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue

@@ -19,11 +19,6 @@ import (
 
 // Authorization codes, refresh tokens and grant families are credential
 // lookups: global keys on the SHA-256 of the secret (never the secret).
-func codeKey(hash string) store.Key    { return store.Key{PK: "OAUTHCODE#" + hash, SK: "CODE"} }
-func refreshKey(hash string) store.Key { return store.Key{PK: "OAUTHRT#" + hash, SK: "RT"} }
-func familyKey(id string) store.Key    { return store.Key{PK: "OAUTHFAM#" + id, SK: "FAM"} }
-
-func clientFamiliesPK(clientID string) string { return "OAUTHFAMC#" + clientID }
 
 // codeReplayWindow is how long a used code is kept to recognise a replay.
 const codeReplayWindow = 10 * 60 // seconds
@@ -86,11 +81,7 @@ func (s *Server) commitGrant(ctx context.Context, clientID string, ops []store.O
 	return false, err
 }
 
-func (s *Server) familyItem(f family) store.Item {
-	it := store.Item{Key: familyKey(f.ID), Data: mustJSON(f), ExpiresAt: f.ExpiresAt/1000 + 86400}
-	it.GSI[2] = store.Key{PK: clientFamiliesPK(f.ClientID), SK: f.ID}
-	return it
-}
+func (s *Server) familyItem(f family) store.Item { return itemOf(families, f) }
 
 // tokenResponse is the RFC 6749 §5.1 body.
 type tokenResponse struct {
@@ -317,7 +308,7 @@ func (s *Server) issue(c Client, g grant, f *family) (tokenResponse, []store.Op,
 	refresh := auth.NewSecret()
 	rh := auth.HashHex(refresh)
 	rt := refreshToken{FamilyID: f.ID, ClientID: c.ClientID, CreatedAt: now, ExpiresAt: now + s.ttl.refresh.Milliseconds()}
-	ops = append(ops, store.Put(store.Item{Key: refreshKey(rh), Data: mustJSON(rt), ExpiresAt: rt.ExpiresAt/1000 + 86400}, store.IfNotExists))
+	ops = append(ops, store.Put(itemOf(refreshTokens, secretRecord[refreshToken]{hash: rh, v: rt}), store.IfNotExists))
 	f.RefreshHash, f.AccessHash = rh, auth.HashHex(access)
 	resp.RefreshToken = refresh
 	return resp, ops, nil

@@ -3,7 +3,7 @@
 // a job can be enqueued in the same transaction as the row it is about
 // (EnqueueOps), and survives restarts.
 //
-// Keys (shared/store/KEYS.md):
+// Keys (declared below; shared/store/KEYS.md):
 //
 //	job                 table  T#<tenant>#JOB#<id> / JOB   (Q#<queue>#JOB#<id> without a tenant)
 //	ready jobs by time  gsi1   Q#<queue>#READY / <availableAt 13 digits>#<id>
@@ -33,6 +33,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -124,25 +125,79 @@ type record struct {
 
 func ms13(ms int64) string { return fmt.Sprintf("%013d", max(ms, 0)) }
 
-func (q *Queue) key(tenant, id string) store.Key {
-	if tenant == "" {
-		return store.Key{PK: "Q#" + q.name + "#JOB#" + id, SK: "JOB"}
-	}
-	return store.Key{PK: "T#" + tenant + "#JOB#" + id, SK: "JOB"}
+// Where jobs live (shared/store/KEYS.md is generated from these). A job of
+// a tenant is tenant data; the queue's index is global (a worker serves
+// every tenant) and its entries name their job, whose item names its
+// tenant. Lanes of the index: due jobs by availableAt, dead letters by
+// deadAt.
+const (
+	laneReady = "READY"
+	laneDead  = "DEAD"
+)
+
+// stored is a job with the queue it is in.
+type stored struct {
+	queue string
+	r     record
 }
 
-func (q *Queue) readyPK() string { return "Q#" + q.name + "#READY" }
-func (q *Queue) deadPK() string  { return "Q#" + q.name + "#DEAD" }
+var queueIndex = table.Key{Index: store.GSI1, Global: true, PK: "Q#{queue}#{lane}", SK: "{at}#{jobId}",
+	Pattern: "due / dead embedding jobs", Note: "server-side worker; lease = IfVersion put; `<lane>` is `READY` (`<at>` = availableAt, 13 digits) or `DEAD` (`<at>` = deadAt)"}
+
+func jobFields(s stored) table.Values {
+	v := table.Values{"queue": s.queue, "jobId": s.r.ID, "lane": laneReady, "at": ms13(s.r.AvailableAt)}
+	if s.r.State == stateDead {
+		v["lane"], v["at"] = laneDead, ms13(s.r.DeadAt)
+	}
+	return v
+}
+
+func encodeJob(s stored) ([]byte, error) { return json.Marshal(s.r) }
+
+var tenantJobs = table.Declare(table.Schema[stored]{
+	Entity:  "embedding job",
+	Primary: table.Key{PK: "JOB#{jobId}", SK: "JOB", Pattern: "embedding job (local durable queue)", Note: "embedded mode only; SQS on AWS"},
+	Indexes: []table.Key{queueIndex},
+	Fields:  jobFields,
+	Encode:  encodeJob,
+})
+
+var serverJobs = table.Declare(table.Schema[stored]{
+	Entity:  "job without a tenant",
+	Global:  true,
+	Primary: table.Key{PK: "Q#{queue}#JOB#{jobId}", SK: "JOB", Pattern: "job without a tenant (local durable queue)", Note: "in the same queue index"},
+	Indexes: []table.Key{queueIndex},
+	Fields:  jobFields,
+	Encode:  encodeJob,
+})
+
+// Tables describes this package's keys for KEYS.md; the queue index is
+// listed once.
+func Tables() []table.Doc {
+	server := serverJobs.Doc()
+	server.Keys = server.Keys[:1]
+	return []table.Doc{tenantJobs.Doc(), server}
+}
+
+func jobsOf(tenant string) *table.Table[stored] {
+	if tenant == "" {
+		return serverJobs
+	}
+	return tenantJobs
+}
+
+func (q *Queue) key(tenant, id string) store.Key {
+	return jobsOf(tenant).KeyOf(tenant, table.Values{"queue": q.name, "jobId": id})
+}
+
+// lane starts a query of one lane of the queue index.
+func (q *Queue) lane(lane string) store.Query {
+	return tenantJobs.Query("", store.GSI1, table.Values{"queue": q.name, "lane": lane})
+}
 
 // item builds the store item of r.
 func (q *Queue) item(r record) store.Item {
-	it := store.Item{Key: q.key(r.Tenant, r.ID)}
-	if r.State == stateDead {
-		it.GSI[0] = store.Key{PK: q.deadPK(), SK: ms13(r.DeadAt) + "#" + r.ID}
-	} else {
-		it.GSI[0] = store.Key{PK: q.readyPK(), SK: ms13(r.AvailableAt) + "#" + r.ID}
-	}
-	it.Data, _ = json.Marshal(r)
+	it, _ := jobsOf(r.Tenant).Item("storequeue", r.Tenant, stored{queue: q.name, r: r}) // a record always encodes
 	return it
 }
 
@@ -226,7 +281,9 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) 
 		visibility = 30 * time.Second
 	}
 	now := q.now().UnixMilli()
-	rows, err := q.st.Query(ctx, store.Query{Index: store.GSI1, PK: q.readyPK(), SKTo: ms13(now) + "#~", Limit: max + 16})
+	ready := q.lane(laneReady)
+	ready.SKTo, ready.Limit = ms13(now)+"#~", max+16
+	rows, err := q.st.Query(ctx, ready)
 	if err != nil {
 		return nil, fmt.Errorf("storequeue: receive: %w", err)
 	}
@@ -368,7 +425,9 @@ func (q *Queue) DeadLetters(ctx context.Context, max int) ([]DeadJob, error) {
 	if max <= 0 {
 		max = 100
 	}
-	rows, err := q.st.Query(ctx, store.Query{Index: store.GSI1, PK: q.deadPK(), Limit: max})
+	dead := q.lane(laneDead)
+	dead.Limit = max
+	rows, err := q.st.Query(ctx, dead)
 	if err != nil {
 		return nil, fmt.Errorf("storequeue: dead letters: %w", err)
 	}

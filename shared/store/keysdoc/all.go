@@ -1,7 +1,11 @@
 package keysdoc
 
 import (
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
 
@@ -12,6 +16,10 @@ func All() []table.Doc {
 	var docs []table.Doc
 	for _, pkg := range [][]table.Doc{
 		outbox.Tables(),
+		memory.Tables(),
+		auth.Tables(),
+		oauth.Tables(),
+		storequeue.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

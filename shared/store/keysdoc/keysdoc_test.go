@@ -3,7 +3,11 @@ package keysdoc
 import (
 	"flag"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
 
 var update = flag.Bool("update", false, "rewrite ../KEYS.md from the declarations")
@@ -23,5 +27,19 @@ func TestKeysFile(t *testing.T) {
 	}
 	if string(want) != got {
 		t.Fatal("shared/store/KEYS.md is stale: run go generate ./shared/store/keysdoc")
+	}
+}
+
+// TestGlobalIndexRow: a global index of tenant data is shown without the
+// tenant prefix, the rest of the table with it.
+func TestGlobalIndexRow(t *testing.T) {
+	got := Render([]table.Doc{{Entity: "job", Keys: []table.Key{
+		{PK: "JOB#{id}", SK: "JOB", Pattern: "job"},
+		{Index: store.GSI2, Global: true, PK: "DUE", SK: "{at}#{tenant}#{id}", Pattern: "due jobs"},
+	}}})
+	for _, want := range []string{"| job | table | `T#t#JOB#<id>` | `JOB` |", "| due jobs | gsi2 | `DUE` | `<at>#<tenant>#<id>` |"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("KEYS.md lacks %q", want)
+		}
 	}
 }

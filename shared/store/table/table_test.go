@@ -195,3 +195,50 @@ func TestGlobalIndexOptionalAndTTL(t *testing.T) {
 		t.Fatalf("global PK = %q", pk)
 	}
 }
+
+type job struct {
+	ID     string `json:"id"`
+	Tenant string `json:"tenant"`
+	Due    int64  `json:"due"`
+	Until  int64  `json:"until"`
+}
+
+// jobs is tenant data with a global index, as a server-side worker reads
+// it for every tenant, and a TTL.
+var jobs = table.Declare(table.Schema[job]{
+	Entity:  "job",
+	Primary: table.Key{PK: "JOB#{id}", SK: "JOB", Pattern: "job by id"},
+	Indexes: []table.Key{
+		{Index: store.GSI2, Global: true, PK: "JOBS_DUE", SK: "{due}#{tenant}#{id}", Pattern: "due jobs, all tenants"},
+	},
+	Fields: func(j job) table.Values {
+		return table.Values{"id": j.ID, "tenant": j.Tenant, "due": table.Millis(j.Due)}
+	},
+	Expires: func(j job) int64 { return j.Until },
+})
+
+func TestGlobalIndexAndExpiry(t *testing.T) {
+	it, err := jobs.Item("op", "acme", job{ID: "j1", Tenant: "acme", Due: 9, Until: 1234})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Key != (store.Key{PK: "T#acme#JOB#j1", SK: "JOB"}) {
+		t.Fatalf("key = %+v: the primary key stays tenant data", it.Key)
+	}
+	if it.GSI[1] != (store.Key{PK: "JOBS_DUE", SK: "0000000000009#acme#j1"}) {
+		t.Fatalf("gsi2 = %+v: a global index has no tenant prefix", it.GSI[1])
+	}
+	if got := jobs.PK("acme", store.GSI2, nil); got != "JOBS_DUE" {
+		t.Fatalf("PK(gsi2) = %q", got)
+	}
+	if it.ExpiresAt != 1234 {
+		t.Fatalf("ExpiresAt = %d, want Expires' value", it.ExpiresAt)
+	}
+	if it, _ := widgets.Item("op", "acme", widget{ID: "w1", Owner: "bob"}); it.ExpiresAt != 0 {
+		t.Fatalf("a schema without Expires set ExpiresAt %d", it.ExpiresAt)
+	}
+	d := jobs.Doc()
+	if !d.Keys[1].Global || d.Global {
+		t.Fatalf("doc = %+v: the index is global, the table is not", d)
+	}
+}
