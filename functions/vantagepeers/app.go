@@ -12,12 +12,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -33,6 +35,8 @@ type app struct {
 	coord  *coord.Service
 	memory *memory.Service
 	log    *slog.Logger
+	// leaf aggregates' services
+	briefings *briefing.Service
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -75,6 +79,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		return nil, err
 	}
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
+	indexed := &search.Writer{Index: idx, Logger: log}
 	return &app{
 		store:  st,
 		index:  idx,
@@ -85,6 +90,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 			Queue: q, Cursors: signer, Logger: log}),
 		log:       log,
 		newMaster: created,
+		briefings: briefing.New(briefing.Options{Store: st, Cursors: signer, Search: indexed}),
 	}, nil
 }
 
@@ -94,6 +100,7 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
 		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
+		Briefings: a.briefings,
 	})
 }
 

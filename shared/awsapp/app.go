@@ -24,6 +24,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
@@ -33,6 +34,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 )
@@ -100,6 +102,9 @@ type App struct {
 	Coord  *coord.Service  // functions that need it
 	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
 	Queue  queue.Queue     // the embedding queue, with Memory
+
+	// Leaf aggregates' services, built with Coord.
+	Briefings *briefing.Service
 
 	loaded time.Time // when Load returned
 }
@@ -205,6 +210,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 			co.Index = idx
 		}
 		a.Coord = coord.New(co)
+		a.buildLeaves(signer, co.Index, o.Now)
 	}
 	if nd.memory {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {
@@ -215,6 +221,13 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())
 	a.loaded = time.Now()
 	return a, nil
+}
+
+// buildLeaves builds the services of the leaf aggregates; idx is nil or a
+// real index (never a nil pointer in the interface).
+func (a *App) buildLeaves(signer *listing.Signer, idx search.Index, now func() time.Time) {
+	w := &search.Writer{Index: idx, Logger: a.Log}
+	a.Briefings = briefing.New(briefing.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
 }
 
 // lambdaAWSConfig is the SDK configuration Lambda gives every function in

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -137,9 +138,9 @@ func backfillSources(tenant string) []backfillSource {
 			m, err := decode[vp.Message](op, it)
 			return messageDoc(tenant, m), err
 		}},
-		{store.Query{Index: store.GSI1, PK: briefingsPK(tenant)}, func(r *ReindexReport) *int { return &r.Briefings }, func(it store.Item) (search.Doc, error) {
+		{briefing.Notes.Query(tenant, store.GSI1, nil), func(r *ReindexReport) *int { return &r.Briefings }, func(it store.Item) (search.Doc, error) {
 			n, err := decode[vp.BriefingNote](op, it)
-			return briefingDoc(tenant, n), err
+			return briefing.Doc(tenant, n), err
 		}},
 		{store.Query{Index: store.GSI1, PK: componentsPK(tenant)}, func(r *ReindexReport) *int { return &r.Components }, func(it store.Item) (search.Doc, error) {
 			c, err := decode[vp.Component](op, it)

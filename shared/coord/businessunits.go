@@ -292,7 +292,7 @@ func applyBU(op string, b *vp.BusinessUnit, f BUFields) error {
 		*t.dst = *t.v
 	}
 	if f.Domain != nil {
-		if err := checkKeyText(op, "domain", *f.Domain, vp.MaxShortTextBytes, false); err != nil {
+		if err := vp.CheckKeyText(op, "domain", *f.Domain, vp.MaxShortTextBytes, false); err != nil {
 			return err
 		}
 		b.Domain = strings.TrimSpace(*f.Domain)

@@ -302,7 +302,7 @@ func (s *Service) ListComponents(ctx context.Context, p vp.Principal, in ListCom
 		}
 	}
 	team := strings.TrimSpace(in.Team)
-	if err := checkKeyText(op, "team", team, vp.MaxShortTextBytes, false); err != nil {
+	if err := vp.CheckKeyText(op, "team", team, vp.MaxShortTextBytes, false); err != nil {
 		return listing.Page[any]{}, err
 	}
 	q := store.Query{Index: store.GSI1, PK: componentsPK(tenant), Reverse: true}
@@ -328,7 +328,7 @@ func (s *Service) ListComponents(ctx context.Context, p vp.Principal, in ListCom
 // trimmed) and its type.
 func componentID(op, name, typ string) (string, error) {
 	name = strings.TrimSpace(name)
-	if err := checkKeyText(op, "name", name, vp.MaxComponentNameBytes, true); err != nil {
+	if err := vp.CheckKeyText(op, "name", name, vp.MaxComponentNameBytes, true); err != nil {
 		return "", err
 	}
 	return name, checkComponentType(op, typ)
@@ -351,20 +351,20 @@ func applyComponent(op string, c *vp.Component, u ComponentUpdate) error {
 		c.Content, c.ContentHash = *u.Content, hex.EncodeToString(sum[:])
 	}
 	if u.Version != nil {
-		if err := checkKeyText(op, "version", *u.Version, vp.MaxNameBytes, false); err != nil {
+		if err := vp.CheckKeyText(op, "version", *u.Version, vp.MaxNameBytes, false); err != nil {
 			return err
 		}
 		c.Version = *u.Version
 	}
 	if u.Team != nil {
 		team := strings.TrimSpace(*u.Team)
-		if err := checkKeyText(op, "team", team, vp.MaxShortTextBytes, false); err != nil {
+		if err := vp.CheckKeyText(op, "team", team, vp.MaxShortTextBytes, false); err != nil {
 			return err
 		}
 		c.Team = team
 	}
 	if u.Project != nil {
-		if err := checkKeyText(op, "project", *u.Project, vp.MaxShortTextBytes, false); err != nil {
+		if err := vp.CheckKeyText(op, "project", *u.Project, vp.MaxShortTextBytes, false); err != nil {
 			return err
 		}
 		c.Project = *u.Project

@@ -7,15 +7,17 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Keyword search over messages, tasks, briefing notes and components.
 //
 // Writes index synchronously, after the store write commits, through one
-// document builder per kind (messageDoc, taskDoc, briefingDoc,
+// document builder per kind (messageDoc, taskDoc, briefing.Doc,
 // componentDoc). The store stays the source of truth: an index failure is
 // logged and does not fail the write, and a search reads every hit back by
 // primary key, drops what is gone and checks the filters again on the
@@ -31,7 +33,7 @@ import (
 const (
 	KindMessage   = "message"
 	KindTask      = "task"
-	KindBriefing  = "briefing"
+	KindBriefing  = briefing.Kind
 	KindComponent = "component"
 )
 
@@ -67,15 +69,6 @@ func taskDoc(tenant string, t vp.Task) search.Doc {
 	}
 	return search.Doc{Tenant: indexPartition(tenant, KindTask), ID: t.ID, Kind: KindTask, Namespace: t.Project,
 		Type: t.Status, Owner: t.AssignedTo, Title: t.Title, Text: text, CreatedAt: t.CreationTime}
-}
-
-func briefingDoc(tenant string, n vp.BriefingNote) search.Doc {
-	text := n.Content
-	if len(n.Decisions) > 0 {
-		text += "\n" + strings.Join(n.Decisions, "\n")
-	}
-	return search.Doc{Tenant: indexPartition(tenant, KindBriefing), ID: n.ID, Kind: KindBriefing,
-		Type: n.Topic, Owner: n.CreatedBy, Title: n.Title, Text: text, CreatedAt: n.CreatedAt}
 }
 
 // componentDoc indexes the name (weighted), the team and project, and the
@@ -269,7 +262,7 @@ type SearchBriefingsInput struct {
 func (s *Service) SearchBriefingNotes(ctx context.Context, p vp.Principal, in SearchBriefingsInput) (KeywordResult[BriefingHit], error) {
 	const op = "search_briefing_notes_by_keyword"
 	topic := strings.TrimSpace(in.Topic)
-	if err := checkKeyText(op, "topic", topic, vp.MaxShortTextBytes, false); err != nil {
+	if err := vp.CheckKeyText(op, "topic", topic, vp.MaxShortTextBytes, false); err != nil {
 		return KeywordResult[BriefingHit]{}, err
 	}
 	var f search.Filter
@@ -322,6 +315,10 @@ type keywordQuery[T, H any] struct {
 
 func plainKey(k func(tenant, id string) store.Key) func(string, string) (store.Key, bool) {
 	return func(tenant, id string) (store.Key, bool) { return k(tenant, id), true }
+}
+
+func briefingKey(tenant, id string) store.Key {
+	return briefing.Notes.KeyOf(tenant, table.Values{"id": id})
 }
 
 // keywordSearch ranks with BM25 and hydrates: each hit is read back from

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/search"
@@ -73,6 +74,13 @@ func eachBackendSearch(t *testing.T, fn func(t *testing.T, svc *coord.Service, s
 		fn(t, newSearchService(t, st, idx), st, idx)
 	})
 }
+
+// briefingsOn is the briefing service on st, indexing into idx (none when nil).
+func briefingsOn(st store.Store, idx search.Index) *briefing.Service {
+	return briefing.New(briefing.Options{Store: st, Search: &search.Writer{Index: idx}})
+}
+
+func strp(s string) *string { return &s }
 
 const nSeed = 45
 
@@ -273,16 +281,17 @@ func TestSearchTasksByKeyword(t *testing.T) {
 }
 
 func TestSearchBriefingNotesByKeyword(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+		notes := briefingsOn(st, idx)
 		pi := as("acme", "pi")
 		ids := make([]string, nSeed)
 		for i := range nSeed {
-			in := coord.BriefingInput{Title: fmt.Sprintf("Day %d close", i), Topic: []string{"standup", "sprint-review"}[i%2],
+			in := briefing.Input{Title: fmt.Sprintf("Day %d close", i), Topic: []string{"standup", "sprint-review"}[i%2],
 				Participants: []string{"pi"}, Content: fmt.Sprintf("We discussed the %s rollout.", words[i%3])}
 			if i == 10 {
 				in.Decisions = []string{"adopt the narwhal protocol"}
 			}
-			n, err := svc.CreateBriefingNote(ctx(), pi, in)
+			n, err := notes.CreateBriefingNote(ctx(), pi, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +319,7 @@ func TestSearchBriefingNotesByKeyword(t *testing.T) {
 		wantIDs(t, "decision", search(coord.SearchBriefingsInput{Query: "narwhal"}), []string{ids[10]})
 		wantIDs(t, "title", search(coord.SearchBriefingsInput{Query: "close"}), ids)
 		// An update is searchable by its new words only.
-		if _, err := svc.UpdateBriefingNote(ctx(), pi, coord.BriefingUpdate{NoteID: ids[0], Content: strp("The manatee plan.")}); err != nil {
+		if _, err := notes.UpdateBriefingNote(ctx(), pi, briefing.Update{NoteID: ids[0], Content: strp("The manatee plan.")}); err != nil {
 			t.Fatal(err)
 		}
 		wantIDs(t, "updated", search(coord.SearchBriefingsInput{Query: "manatee"}), []string{ids[0]})
@@ -497,7 +506,7 @@ func TestEnsureIndexed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := old.CreateBriefingNote(ctx(), alice, coord.BriefingInput{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
+		if _, err := briefingsOn(st, nil).CreateBriefingNote(ctx(), alice, briefing.Input{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := old.RegisterComponent(ctx(), alice, coord.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {

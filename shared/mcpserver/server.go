@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -32,6 +33,9 @@ type Options struct {
 	// ToolProfile is the default profile advertised by tools/list
 	// ("core" or "full"; default full).
 	ToolProfile string
+
+	// Services of the leaf aggregates, one per capability file.
+	Briefings *briefing.Service
 
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool
