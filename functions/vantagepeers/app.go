@@ -13,6 +13,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
@@ -36,7 +37,8 @@ type app struct {
 	memory *memory.Service
 	log    *slog.Logger
 	// leaf aggregates' services
-	briefings *briefing.Service
+	briefings  *briefing.Service
+	components *component.Service
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -88,9 +90,10 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
-		log:       log,
-		newMaster: created,
-		briefings: briefing.New(briefing.Options{Store: st, Cursors: signer, Search: indexed}),
+		log:        log,
+		newMaster:  created,
+		briefings:  briefing.New(briefing.Options{Store: st, Cursors: signer, Search: indexed}),
+		components: component.New(component.Options{Store: st, Cursors: signer, Search: indexed}),
 	}, nil
 }
 
@@ -100,7 +103,7 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
 		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
-		Briefings: a.briefings,
+		Briefings: a.briefings, Components: a.components,
 	})
 }
 

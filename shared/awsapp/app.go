@@ -25,6 +25,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
@@ -104,7 +105,8 @@ type App struct {
 	Queue  queue.Queue     // the embedding queue, with Memory
 
 	// Leaf aggregates' services, built with Coord.
-	Briefings *briefing.Service
+	Briefings  *briefing.Service
+	Components *component.Service
 
 	loaded time.Time // when Load returned
 }
@@ -228,6 +230,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 func (a *App) buildLeaves(signer *listing.Signer, idx search.Index, now func() time.Time) {
 	w := &search.Writer{Index: idx, Logger: a.Log}
 	a.Briefings = briefing.New(briefing.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
+	a.Components = component.New(component.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
 }
 
 // lambdaAWSConfig is the SDK configuration Lambda gives every function in

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
@@ -41,6 +42,7 @@ func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
 func withLeaves(o mcpserver.Options, st store.Store, signer *listing.Signer, idx search.Index) mcpserver.Options {
 	w := &search.Writer{Index: idx}
 	o.Briefings = briefing.New(briefing.Options{Store: st, Cursors: signer, Search: w})
+	o.Components = component.New(component.Options{Store: st, Cursors: signer, Search: w})
 	return o
 }
 

@@ -2,6 +2,7 @@ package keysdoc
 
 import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
 
@@ -12,6 +13,7 @@ func All() []table.Doc {
 	var docs []table.Doc
 	for _, pkg := range [][]table.Doc{
 		briefing.Tables(),
+		component.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}
