@@ -13,6 +13,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
@@ -35,10 +36,8 @@ type app struct {
 	tokens *auth.Tokens
 	coord  *coord.Service
 	memory *memory.Service
+	leaves leaves
 	log    *slog.Logger
-	// leaf aggregates' services
-	briefings  *briefing.Service
-	components *component.Service
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -90,10 +89,13 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
-		log:        log,
-		newMaster:  created,
-		briefings:  briefing.New(briefing.Options{Store: st, Cursors: signer, Search: indexed}),
-		components: component.New(component.Options{Store: st, Cursors: signer, Search: indexed}),
+		leaves: leaves{
+			briefings:     briefing.New(briefing.Options{Store: st, Cursors: signer, Search: indexed}),
+			components:    component.New(component.Options{Store: st, Cursors: signer, Search: indexed}),
+			businessUnits: businessunit.New(businessunit.Options{Store: st, Cursors: signer}),
+		},
+		log:       log,
+		newMaster: created,
 	}, nil
 }
 
@@ -103,8 +105,15 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
 		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
-		Briefings: a.briefings, Components: a.components,
+		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
 	})
+}
+
+// leaves are the services of the aggregates that need no other's.
+type leaves struct {
+	briefings     *briefing.Service
+	components    *component.Service
+	businessUnits *businessunit.Service
 }
 
 // tenants lists the tenants this data directory serves: the master

@@ -25,6 +25,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
@@ -105,8 +106,9 @@ type App struct {
 	Queue  queue.Queue     // the embedding queue, with Memory
 
 	// Leaf aggregates' services, built with Coord.
-	Briefings  *briefing.Service
-	Components *component.Service
+	Briefings     *briefing.Service
+	Components    *component.Service
+	BusinessUnits *businessunit.Service
 
 	loaded time.Time // when Load returned
 }
@@ -231,6 +233,7 @@ func (a *App) buildLeaves(signer *listing.Signer, idx search.Index, now func() t
 	w := &search.Writer{Index: idx, Logger: a.Log}
 	a.Briefings = briefing.New(briefing.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
 	a.Components = component.New(component.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
+	a.BusinessUnits = businessunit.New(businessunit.Options{Store: a.Store, Cursors: signer, Now: now})
 }
 
 // lambdaAWSConfig is the SDK configuration Lambda gives every function in

@@ -23,8 +23,9 @@ type HTTPFunc func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (even
 // embedded binary serves (shared/httpapi), on the DynamoDB store.
 func (a *App) MCPHandler() http.Handler {
 	return httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Coord: a.Coord, Memory: a.Memory, Version: a.Version, Briefings: a.Briefings, Components: a.Components,
-			Logger: a.Log, ToolProfile: a.Config.ToolProfile}),
+		MCP: mcpserver.New(mcpserver.Options{Coord: a.Coord, Memory: a.Memory, Version: a.Version,
+			Logger: a.Log, ToolProfile: a.Config.ToolProfile,
+			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL,
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
@@ -43,6 +44,7 @@ func withLeaves(o mcpserver.Options, st store.Store, signer *listing.Signer, idx
 	w := &search.Writer{Index: idx}
 	o.Briefings = briefing.New(briefing.Options{Store: st, Cursors: signer, Search: w})
 	o.Components = component.New(component.Options{Store: st, Cursors: signer, Search: w})
+	o.BusinessUnits = businessunit.New(businessunit.Options{Store: st, Cursors: signer})
 	return o
 }
 

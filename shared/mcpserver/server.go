@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
@@ -36,8 +37,9 @@ type Options struct {
 	ToolProfile string
 
 	// Services of the leaf aggregates, one per capability file.
-	Briefings  *briefing.Service
-	Components *component.Service
+	Briefings     *briefing.Service
+	Components    *component.Service
+	BusinessUnits *businessunit.Service
 
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool

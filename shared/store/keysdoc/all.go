@@ -2,6 +2,7 @@ package keysdoc
 
 import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
@@ -14,6 +15,7 @@ func All() []table.Doc {
 	for _, pkg := range [][]table.Doc{
 		briefing.Tables(),
 		component.Tables(),
+		businessunit.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}
