@@ -16,6 +16,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
@@ -93,6 +94,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 			briefings:     briefing.New(briefing.Options{Store: st, Cursors: signer, Search: indexed}),
 			components:    component.New(component.Options{Store: st, Cursors: signer, Search: indexed}),
 			businessUnits: businessunit.New(businessunit.Options{Store: st, Cursors: signer}),
+			diary:         diary.New(diary.Options{Store: st, Cursors: signer}),
 		},
 		log:       log,
 		newMaster: created,
@@ -106,6 +108,7 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
+		Diary: a.leaves.diary,
 	})
 }
 
@@ -114,6 +117,7 @@ type leaves struct {
 	briefings     *briefing.Service
 	components    *component.Service
 	businessUnits *businessunit.Service
+	diary         *diary.Service
 }
 
 // tenants lists the tenants this data directory serves: the master

@@ -28,6 +28,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
@@ -109,6 +110,7 @@ type App struct {
 	Briefings     *briefing.Service
 	Components    *component.Service
 	BusinessUnits *businessunit.Service
+	Diary         *diary.Service
 
 	loaded time.Time // when Load returned
 }
@@ -234,6 +236,7 @@ func (a *App) buildLeaves(signer *listing.Signer, idx search.Index, now func() t
 	a.Briefings = briefing.New(briefing.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
 	a.Components = component.New(component.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
 	a.BusinessUnits = businessunit.New(businessunit.Options{Store: a.Store, Cursors: signer, Now: now})
+	a.Diary = diary.New(diary.Options{Store: a.Store, Cursors: signer, Now: now})
 }
 
 // lambdaAWSConfig is the SDK configuration Lambda gives every function in

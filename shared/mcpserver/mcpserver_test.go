@@ -15,6 +15,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/search"
@@ -45,6 +46,7 @@ func withLeaves(o mcpserver.Options, st store.Store, signer *listing.Signer, idx
 	o.Briefings = briefing.New(briefing.Options{Store: st, Cursors: signer, Search: w})
 	o.Components = component.New(component.Options{Store: st, Cursors: signer, Search: w})
 	o.BusinessUnits = businessunit.New(businessunit.Options{Store: st, Cursors: signer})
+	o.Diary = diary.New(diary.Options{Store: st, Cursors: signer})
 	return o
 }
 

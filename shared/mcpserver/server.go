@@ -19,6 +19,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -40,6 +41,7 @@ type Options struct {
 	Briefings     *briefing.Service
 	Components    *component.Service
 	BusinessUnits *businessunit.Service
+	Diary         *diary.Service
 
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool

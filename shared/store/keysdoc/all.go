@@ -4,6 +4,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
 
@@ -16,6 +17,7 @@ func All() []table.Doc {
 		briefing.Tables(),
 		component.Tables(),
 		businessunit.Tables(),
+		diary.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

@@ -25,8 +25,6 @@ var legacyRows = []string{
 	`| missions by pilot | gsi2 | ` + "`" + `T#t#MPILOT#<pilot>` + "`" + ` | ` + "`" + `<updatedAt 13 digits>#<missionId>` + "`" + ` | |`,
 	`| missions by status | gsi3 | ` + "`" + `T#t#MSTAT#<status>` + "`" + ` | ` + "`" + `<updatedAt 13 digits>#<missionId>` + "`" + ` | one partition per status, merged |`,
 	`| mission template by name | table | ` + "`" + `T#t#MTPL#<name>` + "`" + ` | ` + "`" + `MTPL` + "`" + ` | built-ins seeded IfNotExists on first read/use |`,
-	`| diary entry by (orchestrator, date); an orchestrator's days | table | ` + "`" + `T#t#DIARY#<orch>` + "`" + ` | ` + "`" + `<YYYY-MM-DD>` + "`" + ` | unique key: write_diary is a conditional put |`,
-	`| every orchestrator's diary days in date order | gsi1 | ` + "`" + `T#t#DIARIES` + "`" + ` | ` + "`" + `<date>#<orch>` + "`" + ` | |`,
 	`| mandate by id | table | ` + "`" + `T#t#MANDATE#<mandateId>` + "`" + ` | ` + "`" + `MANDATE` + "`" + ` | accept/update/settle: one IfVersion write |`,
 	`| mandates, newest first / by status | gsi1 / gsi2 | ` + "`" + `T#t#MANDATES` + "`" + ` / ` + "`" + `T#t#MANDATEST#<status>` + "`" + ` | ` + "`" + `<mandateId>` + "`" + ` | |`,
 	`| mandates by requester / fulfiller (× status) | gsi3 / gsi4 | ` + "`" + `T#t#MANDATEREQ#<orch>` + "`" + ` / ` + "`" + `T#t#MANDATEFUL#<orch>` + "`" + ` | ` + "`" + `<rank>#<mandateId>` + "`" + ` | status = sort-key prefix |`,
