@@ -11,12 +11,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/tenants"
@@ -32,6 +37,7 @@ type app struct {
 	tokens *auth.Tokens
 	coord  *coord.Service
 	memory *memory.Service
+	leaves leaves
 	log    *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
@@ -75,6 +81,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		return nil, err
 	}
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
+	indexed := &search.Writer{Index: idx, Logger: log}
 	return &app{
 		store:  st,
 		index:  idx,
@@ -83,6 +90,12 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
+		leaves: leaves{
+			briefings:     briefing.New(briefing.Options{Store: st, Cursors: signer, Search: indexed}),
+			components:    component.New(component.Options{Store: st, Cursors: signer, Search: indexed}),
+			businessUnits: businessunit.New(businessunit.Options{Store: st, Cursors: signer}),
+			diary:         diary.New(diary.Options{Store: st, Cursors: signer}),
+		},
 		log:       log,
 		newMaster: created,
 	}, nil
@@ -94,7 +107,17 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
 		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
+		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
+		Diary: a.leaves.diary,
 	})
+}
+
+// leaves are the services of the aggregates that need no other's.
+type leaves struct {
+	briefings     *briefing.Service
+	components    *component.Service
+	businessUnits *businessunit.Service
+	diary         *diary.Service
 }
 
 // tenants lists the tenants this data directory serves: those holding a

@@ -24,7 +24,11 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
@@ -33,6 +37,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 )
@@ -100,6 +105,12 @@ type App struct {
 	Coord  *coord.Service  // functions that need it
 	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
 	Queue  queue.Queue     // the embedding queue, with Memory
+
+	// Leaf aggregates' services, built with Coord.
+	Briefings     *briefing.Service
+	Components    *component.Service
+	BusinessUnits *businessunit.Service
+	Diary         *diary.Service
 
 	loaded time.Time // when Load returned
 }
@@ -205,6 +216,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 			co.Index = idx
 		}
 		a.Coord = coord.New(co)
+		a.buildLeaves(signer, co.Index, o.Now)
 	}
 	if nd.memory {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {
@@ -215,6 +227,16 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())
 	a.loaded = time.Now()
 	return a, nil
+}
+
+// buildLeaves builds the services of the leaf aggregates; idx is nil or a
+// real index (never a nil pointer in the interface).
+func (a *App) buildLeaves(signer *listing.Signer, idx search.Index, now func() time.Time) {
+	w := &search.Writer{Index: idx, Logger: a.Log}
+	a.Briefings = briefing.New(briefing.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
+	a.Components = component.New(component.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
+	a.BusinessUnits = businessunit.New(businessunit.Options{Store: a.Store, Cursors: signer, Now: now})
+	a.Diary = diary.New(diary.Options{Store: a.Store, Cursors: signer, Now: now})
 }
 
 // lambdaAWSConfig is the SDK configuration Lambda gives every function in

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -137,13 +139,13 @@ func backfillSources(tenant string) []backfillSource {
 			m, err := decode[vp.Message](op, it)
 			return messageDoc(tenant, m), err
 		}},
-		{store.Query{Index: store.GSI1, PK: briefingsPK(tenant)}, func(r *ReindexReport) *int { return &r.Briefings }, func(it store.Item) (search.Doc, error) {
+		{briefing.Notes.Query(tenant, store.GSI1, nil), func(r *ReindexReport) *int { return &r.Briefings }, func(it store.Item) (search.Doc, error) {
 			n, err := decode[vp.BriefingNote](op, it)
-			return briefingDoc(tenant, n), err
+			return briefing.Doc(tenant, n), err
 		}},
-		{store.Query{Index: store.GSI1, PK: componentsPK(tenant)}, func(r *ReindexReport) *int { return &r.Components }, func(it store.Item) (search.Doc, error) {
+		{component.Components.Query(tenant, store.GSI1, nil), func(r *ReindexReport) *int { return &r.Components }, func(it store.Item) (search.Doc, error) {
 			c, err := decode[vp.Component](op, it)
-			return componentDoc(tenant, c), err
+			return component.Doc(tenant, c), err
 		}},
 	}
 	for _, st := range vp.TaskStatuses { // there is no all-tasks index: one partition per status

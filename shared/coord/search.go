@@ -7,16 +7,19 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Keyword search over messages, tasks, briefing notes and components.
 //
 // Writes index synchronously, after the store write commits, through one
-// document builder per kind (messageDoc, taskDoc, briefingDoc,
-// componentDoc). The store stays the source of truth: an index failure is
+// document builder per kind (messageDoc, taskDoc, briefing.Doc,
+// component.Doc). The store stays the source of truth: an index failure is
 // logged and does not fail the write, and a search reads every hit back by
 // primary key, drops what is gone and checks the filters again on the
 // stored entity, so a stale document can cost a hit but never returns a
@@ -31,8 +34,8 @@ import (
 const (
 	KindMessage   = "message"
 	KindTask      = "task"
-	KindBriefing  = "briefing"
-	KindComponent = "component"
+	KindBriefing  = briefing.Kind
+	KindComponent = component.Kind
 )
 
 // Keyword search limits.
@@ -67,56 +70,6 @@ func taskDoc(tenant string, t vp.Task) search.Doc {
 	}
 	return search.Doc{Tenant: indexPartition(tenant, KindTask), ID: t.ID, Kind: KindTask, Namespace: t.Project,
 		Type: t.Status, Owner: t.AssignedTo, Title: t.Title, Text: text, CreatedAt: t.CreationTime}
-}
-
-func briefingDoc(tenant string, n vp.BriefingNote) search.Doc {
-	text := n.Content
-	if len(n.Decisions) > 0 {
-		text += "\n" + strings.Join(n.Decisions, "\n")
-	}
-	return search.Doc{Tenant: indexPartition(tenant, KindBriefing), ID: n.ID, Kind: KindBriefing,
-		Type: n.Topic, Owner: n.CreatedBy, Title: n.Title, Text: text, CreatedAt: n.CreatedAt}
-}
-
-// componentDoc indexes the name (weighted), the team and project, and the
-// description of the file's front matter — not the whole file, whose
-// boilerplate would drown the name. Its id is the component's primary key
-// (type and name), which is what a hit must be read back by.
-func componentDoc(tenant string, c vp.Component) search.Doc {
-	text := strings.TrimSpace(strings.Join([]string{c.Team, c.Project, frontMatterDescription(c.Content)}, "\n"))
-	return search.Doc{Tenant: indexPartition(tenant, KindComponent), ID: componentDocID(c.Type, c.Name), Kind: KindComponent,
-		Type: c.Type, Owner: c.CreatedBy, Title: c.Name, Text: text, CreatedAt: c.CreatedAt}
-}
-
-// componentDocID is "cmp:<type>:<name>"; types contain no ":", so the
-// first two separators split it back.
-func componentDocID(typ, name string) string { return "cmp:" + typ + ":" + name }
-
-func componentKeyOfDoc(tenant, id string) (store.Key, bool) {
-	rest, ok := strings.CutPrefix(id, "cmp:")
-	if !ok {
-		return store.Key{}, false
-	}
-	typ, name, ok := strings.Cut(rest, ":")
-	return componentKey(tenant, typ, name), ok
-}
-
-// frontMatterDescription returns the description: line of a leading YAML
-// front matter block (agents' and skills' files carry one), or "".
-func frontMatterDescription(content string) string {
-	body, ok := strings.CutPrefix(content, "---\n")
-	if !ok {
-		return ""
-	}
-	for n, line := range strings.Split(body, "\n") {
-		if n > 100 || strings.TrimSpace(line) == "---" {
-			return ""
-		}
-		if v, ok := strings.CutPrefix(line, "description:"); ok {
-			return strings.Trim(strings.TrimSpace(v), `"'`)
-		}
-	}
-	return ""
 }
 
 // index upserts documents after a committed write. A failure is logged,
@@ -269,7 +222,7 @@ type SearchBriefingsInput struct {
 func (s *Service) SearchBriefingNotes(ctx context.Context, p vp.Principal, in SearchBriefingsInput) (KeywordResult[BriefingHit], error) {
 	const op = "search_briefing_notes_by_keyword"
 	topic := strings.TrimSpace(in.Topic)
-	if err := checkKeyText(op, "topic", topic, vp.MaxShortTextBytes, false); err != nil {
+	if err := vp.CheckKeyText(op, "topic", topic, vp.MaxShortTextBytes, false); err != nil {
 		return KeywordResult[BriefingHit]{}, err
 	}
 	var f search.Filter
@@ -296,13 +249,13 @@ func (s *Service) SearchComponents(ctx context.Context, p vp.Principal, in Searc
 	const op = "search_components"
 	var f search.Filter
 	if in.Type != "" {
-		if err := checkComponentType(op, in.Type); err != nil {
+		if err := component.CheckType(op, in.Type); err != nil {
 			return KeywordResult[ComponentHit]{}, err
 		}
 		f.Types = []string{in.Type}
 	}
 	return keywordSearch(ctx, s, p, keywordQuery[vp.Component, ComponentHit]{
-		op: op, kind: KindComponent, query: in.Query, limit: in.Limit, filter: f, key: componentKeyOfDoc,
+		op: op, kind: KindComponent, query: in.Query, limit: in.Limit, filter: f, key: component.KeyOfDoc,
 		keep: func(c vp.Component) bool { return in.Type == "" || c.Type == in.Type },
 		hit:  func(c vp.Component, sc float64) ComponentHit { return ComponentHit{c, sc} },
 	})
@@ -322,6 +275,10 @@ type keywordQuery[T, H any] struct {
 
 func plainKey(k func(tenant, id string) store.Key) func(string, string) (store.Key, bool) {
 	return func(tenant, id string) (store.Key, bool) { return k(tenant, id), true }
+}
+
+func briefingKey(tenant, id string) store.Key {
+	return briefing.Notes.KeyOf(tenant, table.Values{"id": id})
 }
 
 // keywordSearch ranks with BM25 and hydrates: each hit is read back from

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/search"
@@ -73,6 +75,18 @@ func eachBackendSearch(t *testing.T, fn func(t *testing.T, svc *coord.Service, s
 		fn(t, newSearchService(t, st, idx), st, idx)
 	})
 }
+
+// briefingsOn is the briefing service on st, indexing into idx (none when nil).
+func briefingsOn(st store.Store, idx search.Index) *briefing.Service {
+	return briefing.New(briefing.Options{Store: st, Search: &search.Writer{Index: idx}})
+}
+
+// componentsOn is the component registry on st, indexing into idx (none when nil).
+func componentsOn(st store.Store, idx search.Index) *component.Service {
+	return component.New(component.Options{Store: st, Search: &search.Writer{Index: idx}})
+}
+
+func strp(s string) *string { return &s }
 
 const nSeed = 45
 
@@ -273,16 +287,17 @@ func TestSearchTasksByKeyword(t *testing.T) {
 }
 
 func TestSearchBriefingNotesByKeyword(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+		notes := briefingsOn(st, idx)
 		pi := as("acme", "pi")
 		ids := make([]string, nSeed)
 		for i := range nSeed {
-			in := coord.BriefingInput{Title: fmt.Sprintf("Day %d close", i), Topic: []string{"standup", "sprint-review"}[i%2],
+			in := briefing.Input{Title: fmt.Sprintf("Day %d close", i), Topic: []string{"standup", "sprint-review"}[i%2],
 				Participants: []string{"pi"}, Content: fmt.Sprintf("We discussed the %s rollout.", words[i%3])}
 			if i == 10 {
 				in.Decisions = []string{"adopt the narwhal protocol"}
 			}
-			n, err := svc.CreateBriefingNote(ctx(), pi, in)
+			n, err := notes.CreateBriefingNote(ctx(), pi, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +325,7 @@ func TestSearchBriefingNotesByKeyword(t *testing.T) {
 		wantIDs(t, "decision", search(coord.SearchBriefingsInput{Query: "narwhal"}), []string{ids[10]})
 		wantIDs(t, "title", search(coord.SearchBriefingsInput{Query: "close"}), ids)
 		// An update is searchable by its new words only.
-		if _, err := svc.UpdateBriefingNote(ctx(), pi, coord.BriefingUpdate{NoteID: ids[0], Content: strp("The manatee plan.")}); err != nil {
+		if _, err := notes.UpdateBriefingNote(ctx(), pi, briefing.Update{NoteID: ids[0], Content: strp("The manatee plan.")}); err != nil {
 			t.Fatal(err)
 		}
 		wantIDs(t, "updated", search(coord.SearchBriefingsInput{Query: "manatee"}), []string{ids[0]})
@@ -323,7 +338,8 @@ func TestSearchBriefingNotesByKeyword(t *testing.T) {
 }
 
 func TestSearchComponents(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+		comps := componentsOn(st, idx)
 		carol := as("acme", "carol")
 		names := make([]string, nSeed)
 		for i := range nSeed {
@@ -332,7 +348,7 @@ func TestSearchComponents(t *testing.T) {
 			if i%2 == 1 {
 				content = "plain file, penguin"
 			}
-			if _, err := svc.RegisterComponent(ctx(), carol, coord.RegisterInput{Name: names[i], Type: vp.ComponentTypes[i%4],
+			if _, err := comps.RegisterComponent(ctx(), carol, component.RegisterInput{Name: names[i], Type: vp.ComponentTypes[i%4],
 				Team: []string{"development", "operations"}[i%2], Content: content}); err != nil {
 				t.Fatal(err)
 			}
@@ -360,11 +376,11 @@ func TestSearchComponents(t *testing.T) {
 		wantIDs(t, "front matter", search(coord.SearchComponentsInput{Query: "otter"}), pick(nSeed, func(i int) bool { return i%2 == 0 }, name))
 		wantIDs(t, "body is not indexed", search(coord.SearchComponentsInput{Query: "penguin"}), nil)
 		// An update changes what the team finds; a delete removes it.
-		if _, err := svc.UpdateComponent(ctx(), carol, coord.ComponentUpdate{Name: names[0], Type: "agent", Team: strp("operations")}); err != nil {
+		if _, err := comps.UpdateComponent(ctx(), carol, component.Update{Name: names[0], Type: "agent", Team: strp("operations")}); err != nil {
 			t.Fatal(err)
 		}
 		wantIDs(t, "updated team", search(coord.SearchComponentsInput{Query: "operations"}), pick(nSeed, func(i int) bool { return i%2 == 1 || i == 0 }, name))
-		if _, err := svc.DeleteComponent(ctx(), carol, names[1], "skill", ""); err != nil {
+		if _, err := comps.DeleteComponent(ctx(), carol, names[1], "skill", ""); err != nil {
 			t.Fatal(err)
 		}
 		wantIDs(t, "deleted", search(coord.SearchComponentsInput{Query: "giraffe"}), pick(nSeed, func(i int) bool { return i%3 == 1 && i != 1 }, name))
@@ -423,14 +439,15 @@ func TestKeywordSearchQueries(t *testing.T) {
 // TestKeywordSearchIndexFailure: a write whose index update fails still
 // succeeds, and a search never returns the row in its stale state.
 func TestKeywordSearchIndexFailure(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, idx *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+		registry := componentsOn(st, idx)
 		alice := as("acme", "alice")
 		task := mustTask(t, svc, alice, newTaskIn("Tune the heron cache", "alice"))
 		idx.fail.Store(true)
 		if _, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(vp.TaskBlocked)}); err != nil {
 			t.Fatalf("update with the index down: %v", err)
 		}
-		c, err := svc.RegisterComponent(ctx(), alice, coord.RegisterInput{Name: "heron-agent", Type: "agent", Content: "x"})
+		c, err := registry.RegisterComponent(ctx(), alice, component.RegisterInput{Name: "heron-agent", Type: "agent", Content: "x"})
 		if err != nil {
 			t.Fatalf("register with the index down: %v", err)
 		}
@@ -451,7 +468,7 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 		}
 		// A delete whose index update fails: the search drops the orphan.
 		idx.fail.Store(true)
-		if _, err := svc.DeleteComponent(ctx(), alice, c.Name, c.Type, ""); err != nil {
+		if _, err := registry.DeleteComponent(ctx(), alice, c.Name, c.Type, ""); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.DeleteTask(ctx(), alice, coord.TaskRef{TaskID: task.ID}); err != nil {
@@ -497,10 +514,10 @@ func TestEnsureIndexed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := old.CreateBriefingNote(ctx(), alice, coord.BriefingInput{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
+		if _, err := briefingsOn(st, nil).CreateBriefingNote(ctx(), alice, briefing.Input{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := old.RegisterComponent(ctx(), alice, coord.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
+		if _, err := componentsOn(st, nil).RegisterComponent(ctx(), alice, component.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := old.Send(ctx(), as("beta", "x"), coord.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {

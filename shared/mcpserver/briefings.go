@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -42,13 +42,13 @@ type listBriefingsIn struct {
 }
 
 func (s *server) addBriefingTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Briefings
 	add(s, m, &mcp.Tool{Name: "create_briefing_note", Annotations: write,
 		Description: "Record a briefing or hand-off: who was there, what was said, what was decided. Write one at the end of a session so the " +
 			"next session (yours or a peer's) starts from it. Example: {\"title\":\"Day 82 close\",\"topic\":\"sprint-review\"," +
 			"\"participants\":[\"pi\",\"sigma\"],\"content\":\"M3 done.\",\"decisions\":[\"ship M4 Monday\"]}"},
 		func(ctx context.Context, p vp.Principal, in createBriefingIn) (vp.BriefingNote, error) {
-			return c.CreateBriefingNote(ctx, p, coord.BriefingInput{Title: in.Title, Topic: in.Topic, Participants: in.Participants,
+			return c.CreateBriefingNote(ctx, p, briefing.Input{Title: in.Title, Topic: in.Topic, Participants: in.Participants,
 				Content: in.Content, Decisions: in.Decisions, LinkedMemoryIDs: in.LinkedMemoryIDs, CreatedBy: in.CreatedBy})
 		})
 
@@ -56,7 +56,7 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 		Description: "Change fields of a briefing note you created (creator or system only); omitted fields keep their value. " +
 			"Example: {\"noteId\":\"brf_01jd...\",\"decisions\":[\"ship M4 Tuesday\"]}"},
 		func(ctx context.Context, p vp.Principal, in updateBriefingIn) (vp.BriefingNote, error) {
-			return c.UpdateBriefingNote(ctx, p, coord.BriefingUpdate{NoteID: in.NoteID, CallerOrchestrator: in.CallerOrchestrator,
+			return c.UpdateBriefingNote(ctx, p, briefing.Update{NoteID: in.NoteID, CallerOrchestrator: in.CallerOrchestrator,
 				Title: in.Title, Topic: in.Topic, Participants: in.Participants, Content: in.Content, Decisions: in.Decisions,
 				LinkedMemoryIDs: in.LinkedMemoryIDs})
 		})
@@ -71,6 +71,6 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 		Description: "Browse briefing notes, newest first, optionally of one topic or changed since a time; read the latest before claiming " +
 			"anything about the team's state. Paginated: {items, nextCursor?}. Example: {\"topic\":\"sprint-review\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listBriefingsIn) (listing.Page[any], error) {
-			return c.ListBriefingNotes(ctx, p, coord.ListBriefingsInput{Topic: in.Topic, UpdatedSince: in.UpdatedSince, Params: in.Params})
+			return c.ListBriefingNotes(ctx, p, briefing.ListInput{Topic: in.Topic, UpdatedSince: in.UpdatedSince, Params: in.Params})
 		})
 }

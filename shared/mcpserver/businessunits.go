@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -61,14 +61,14 @@ type listBUsIn struct {
 }
 
 func (s *server) addBusinessUnitTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.BusinessUnits
 	add(s, m, &mcp.Tool{Name: "create_bu", Annotations: write,
 		Description: "Create a business unit with its strategy: offer, customers, pricing, revenue targets and core team. " +
 			"Example: {\"name\":\"VantagePeers\",\"description\":\"Agent coordination backend\",\"purpose\":\"Let agents work as a team\"," +
 			"\"businessModel\":\"SaaS\",\"targetCustomers\":\"AI studios\",\"services\":[\"hosting\"],\"pricing\":\"49 EUR/seat/month\"," +
 			"\"revenueProjections\":{\"A1\":50000,\"A2\":150000,\"A3\":400000}}"},
 		func(ctx context.Context, p vp.Principal, in createBUIn) (vp.BusinessUnit, error) {
-			return c.CreateBU(ctx, p, coord.BUFields{Name: &in.Name, Description: &in.Description, Purpose: &in.Purpose, Domain: &in.Domain,
+			return c.CreateBU(ctx, p, businessunit.Fields{Name: &in.Name, Description: &in.Description, Purpose: &in.Purpose, Domain: &in.Domain,
 				OrchestratorID: &in.OrchestratorID, Status: &in.Status, BusinessModel: &in.BusinessModel, TargetCustomers: &in.TargetCustomers,
 				Services: orEmptyList(in.Services), Pricing: &in.Pricing, RevenueProjections: &in.RevenueProjections, CoreTeam: in.CoreTeam,
 				ManagementFee: in.ManagementFee}, in.CreatedBy)
@@ -78,7 +78,7 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 		Description: "Change fields of a business unit (its creator, its lead or system): move its status along, revise pricing or targets, " +
 			"hand the lead over; omitted fields keep their value. Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in updateBUIn) (vp.BusinessUnit, error) {
-			return c.UpdateBU(ctx, p, in.BUID, in.CallerOrchestrator, coord.BUFields{Name: in.Name, Description: in.Description,
+			return c.UpdateBU(ctx, p, in.BUID, in.CallerOrchestrator, businessunit.Fields{Name: in.Name, Description: in.Description,
 				Purpose: in.Purpose, Domain: in.Domain, OrchestratorID: in.OrchestratorID, Status: in.Status, BusinessModel: in.BusinessModel,
 				TargetCustomers: in.TargetCustomers, Services: in.Services, Pricing: in.Pricing, RevenueProjections: in.RevenueProjections,
 				CoreTeam: in.CoreTeam, ManagementFee: in.ManagementFee})
@@ -94,12 +94,12 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 		Description: "Browse business units, newest first, optionally by lead orchestrator and status. Paginated: {items, nextCursor?}. " +
 			"Example: {\"status\":\"live\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listBUsIn) (listing.Page[any], error) {
-			return c.ListBUs(ctx, p, coord.ListBUsInput{OrchestratorID: in.OrchestratorID, Status: in.Status, Params: in.Params})
+			return c.ListBUs(ctx, p, businessunit.ListInput{OrchestratorID: in.OrchestratorID, Status: in.Status, Params: in.Params})
 		})
 
 	add(s, m, &mcp.Tool{Name: "delete_bu", Annotations: destructive,
 		Description: "Delete a business unit (its creator, its lead or system). Cannot be undone. Example: {\"buId\":\"bun_01jd...\"}"},
-		func(ctx context.Context, p vp.Principal, in deleteBUIn) (coord.BUDeleteResult, error) {
+		func(ctx context.Context, p vp.Principal, in deleteBUIn) (businessunit.DeleteResult, error) {
 			return c.DeleteBU(ctx, p, in.BUID, in.CallerOrchestrator)
 		})
 }

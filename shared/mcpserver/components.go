@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -49,13 +49,13 @@ type listComponentsIn struct {
 }
 
 func (s *server) addComponentTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Components
 	add(s, m, &mcp.Tool{Name: "register_component", Annotations: write,
 		Description: "Register a new agent, skill, hook or plugin with its full file content: the fleet's inventory and a byte-exact backup. " +
 			"A name is unique per type; to change a registered component use update_component. " +
 			"Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\",\"team\":\"development\",\"content\":\"---\\nname: dev-convex-expert\\n---\\n...\",\"version\":\"1.0.0\"}"},
 		func(ctx context.Context, p vp.Principal, in registerComponentIn) (vp.Component, error) {
-			return c.RegisterComponent(ctx, p, coord.RegisterInput{Name: in.Name, Type: in.Type, Team: in.Team, Content: in.Content,
+			return c.RegisterComponent(ctx, p, component.RegisterInput{Name: in.Name, Type: in.Type, Team: in.Team, Content: in.Content,
 				Version: in.Version, Project: in.Project, CreatedBy: in.CreatedBy})
 		})
 
@@ -70,21 +70,21 @@ func (s *server) addComponentTools(m *mcp.Server) {
 		Description: "Browse the component registry, newest first, optionally by type and team. Paginated: {items, nextCursor?}; " +
 			"use fields=lite to skip file contents. Example: {\"type\":\"skill\",\"team\":\"development\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listComponentsIn) (listing.Page[any], error) {
-			return c.ListComponents(ctx, p, coord.ListComponentsInput{Type: in.Type, Team: in.Team, Params: in.Params})
+			return c.ListComponents(ctx, p, component.ListInput{Type: in.Type, Team: in.Team, Params: in.Params})
 		})
 
 	add(s, m, &mcp.Tool{Name: "update_component", Annotations: idempotent,
 		Description: "Publish a new revision of a component you registered (creator or system only): new content, version, team or project; " +
 			"the previous revision stays readable with get_component's revision. Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
 		func(ctx context.Context, p vp.Principal, in updateComponentIn) (vp.Component, error) {
-			return c.UpdateComponent(ctx, p, coord.ComponentUpdate{Name: in.Name, Type: in.Type, CallerOrchestrator: in.CallerOrchestrator,
+			return c.UpdateComponent(ctx, p, component.Update{Name: in.Name, Type: in.Type, CallerOrchestrator: in.CallerOrchestrator,
 				Content: in.Content, Version: in.Version, Team: in.Team, Project: in.Project})
 		})
 
 	add(s, m, &mcp.Tool{Name: "delete_component", Annotations: destructive,
 		Description: "Remove a component and all its kept revisions from the registry (creator or system only). Cannot be undone. " +
 			"Example: {\"name\":\"old-hook\",\"type\":\"hook\"}"},
-		func(ctx context.Context, p vp.Principal, in deleteComponentIn) (coord.DeleteComponentResult, error) {
+		func(ctx context.Context, p vp.Principal, in deleteComponentIn) (component.DeleteResult, error) {
 			return c.DeleteComponent(ctx, p, in.Name, in.Type, in.CallerOrchestrator)
 		})
 }

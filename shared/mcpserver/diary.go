@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -39,13 +39,13 @@ type listDiaryRangeIn struct {
 }
 
 func (s *server) addDiaryTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Diary
 	add(s, m, &mcp.Tool{Name: "write_diary", Annotations: idempotent,
 		Description: "Write your diary entry for a day at the end of a session: one entry per orchestrator and date, so writing the same day " +
 			"again overwrites it (content, highlights and blockers are replaced). " +
 			"Example: {\"date\":\"2026-05-29\",\"content\":\"Shipped M3.\",\"highlights\":[\"M3 on time\"]}"},
-		func(ctx context.Context, p vp.Principal, in writeDiaryIn) (coord.WriteDiaryResult, error) {
-			return c.WriteDiary(ctx, p, coord.WriteDiaryInput{Date: in.Date, Orchestrator: in.Orchestrator, InstanceID: in.InstanceID,
+		func(ctx context.Context, p vp.Principal, in writeDiaryIn) (diary.WriteResult, error) {
+			return c.WriteDiary(ctx, p, diary.WriteInput{Date: in.Date, Orchestrator: in.Orchestrator, InstanceID: in.InstanceID,
 				Content: in.Content, Highlights: in.Highlights, Blockers: in.Blockers})
 		})
 
@@ -60,13 +60,13 @@ func (s *server) addDiaryTools(m *mcp.Server) {
 		Description: "Browse diary entries, newest date first, for one orchestrator or everyone, optionally within from..to. " +
 			"Paginated: {items, nextCursor?}; pass nextCursor back as cursor. Example: {\"orchestrator\":\"sigma\",\"limit\":7,\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listDiariesIn) (listing.Page[any], error) {
-			return c.ListDiaries(ctx, p, coord.ListDiariesInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
+			return c.ListDiaries(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})
 
 	add(s, m, &mcp.Tool{Name: "list_diary_by_date_range", Annotations: readOnly,
 		Description: "Read the diary entries between two dates (inclusive) in date order, oldest first: for weekly reviews or replaying a period. " +
 			"Paginated like list_diaries. Example: {\"from\":\"2026-05-20\",\"to\":\"2026-05-29\",\"orchestrator\":\"sigma\"}"},
 		func(ctx context.Context, p vp.Principal, in listDiaryRangeIn) (listing.Page[any], error) {
-			return c.ListDiaryByDateRange(ctx, p, coord.ListDiariesInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
+			return c.ListDiaryByDateRange(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})
 }

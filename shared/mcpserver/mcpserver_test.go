@@ -11,9 +11,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -30,7 +36,18 @@ func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
 	t.Cleanup(func() { _ = st.Close() })
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
-	return clientOf(t, mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}))
+	return clientOf(t, mcpserver.New(withLeaves(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}, st, signer, nil)))
+}
+
+// withLeaves sets o's leaf aggregate services (briefings, ...) on st,
+// indexing for keyword search into idx when it is not nil.
+func withLeaves(o mcpserver.Options, st store.Store, signer *listing.Signer, idx search.Index) mcpserver.Options {
+	w := &search.Writer{Index: idx}
+	o.Briefings = briefing.New(briefing.Options{Store: st, Cursors: signer, Search: w})
+	o.Components = component.New(component.Options{Store: st, Cursors: signer, Search: w})
+	o.BusinessUnits = businessunit.New(businessunit.Options{Store: st, Cursors: signer})
+	o.Diary = diary.New(diary.Options{Store: st, Cursors: signer})
+	return o
 }
 
 // clientOf connects a client to server over in-memory transports.

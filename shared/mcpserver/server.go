@@ -16,7 +16,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
+	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -33,6 +37,12 @@ type Options struct {
 	// ToolProfile is the default profile advertised by tools/list
 	// ("core" or "full"; default full).
 	ToolProfile string
+
+	// Services of the leaf aggregates, one per capability file.
+	Briefings     *briefing.Service
+	Components    *component.Service
+	BusinessUnits *businessunit.Service
+	Diary         *diary.Service
 
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool

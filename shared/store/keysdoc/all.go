@@ -2,6 +2,10 @@ package keysdoc
 
 import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
+	"github.com/vantagepeers/vantagepeers/shared/component"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
@@ -20,6 +24,10 @@ func All() []table.Doc {
 		auth.Tables(),
 		oauth.Tables(),
 		storequeue.Tables(),
+		briefing.Tables(),
+		component.Tables(),
+		businessunit.Tables(),
+		diary.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

@@ -43,3 +43,22 @@ func TestGlobalIndexRow(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderKeys: the tenant prefix is shown on tenant partition keys only,
+// never on a sort key or a global key.
+func TestRenderKeys(t *testing.T) {
+	got := Render([]table.Doc{
+		{Entity: "widget", Keys: []table.Key{{Index: store.Primary, PK: "W#{id}", SK: "W", Pattern: "widget by id"},
+			{Index: store.GSI1, PK: "WS", SK: "{at}#{id}", Pattern: "widgets", Note: "sparse"}}},
+		{Entity: "token", Global: true, Keys: []table.Key{{Index: store.Primary, PK: "TOK#{hash}", SK: "TOK", Pattern: "token by hash"}}},
+	})
+	for _, row := range []string{
+		"| widget by id | table | `T#t#W#<id>` | `W` |  |\n",
+		"| widgets | gsi1 | `T#t#WS` | `<at>#<id>` | sparse |\n",
+		"| token by hash | table | `TOK#<hash>` | `TOK` |  |\n",
+	} {
+		if !strings.Contains(got, row) {
+			t.Errorf("KEYS.md lacks the row %q", row)
+		}
+	}
+}

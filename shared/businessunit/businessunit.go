@@ -1,44 +1,69 @@
-package coord
+// Package businessunit holds business units: the ventures a team runs,
+// with their model, revenue projections, core team and lead orchestrator.
+package businessunit
 
 import (
 	"context"
-	"errors"
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Business unit keys.
-//
-//	table  T#t#BU#<id>               BU     the unit
-//	gsi1   T#t#BUS                   <id>   every unit, newest first
-//	gsi2   T#t#BULEAD#<orch>         <id>   units led by an orchestrator
-//	gsi3   T#t#BUSTATUS#<status>     <id>   units at a stage
+// units declares where business units live.
+var units = table.Declare(table.Schema[vp.BusinessUnit]{
+	Entity:  "business unit",
+	Primary: table.Key{PK: "BU#{id}", SK: "BU", Pattern: "business unit by id"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "BUS", SK: "{id}", Pattern: "business units, newest first"},
+		{Index: store.GSI2, PK: "BULEAD#{orch}", SK: "{id}", Pattern: "business units by lead"},
+		{Index: store.GSI3, PK: "BUSTATUS#{status}", SK: "{id}", Pattern: "business units by status"},
+	},
+	Fields: func(b vp.BusinessUnit) table.Values {
+		return table.Values{"id": b.ID, "orch": b.OrchestratorID, "status": b.Status}
+	},
+})
 
-func buKey(tenant, id string) store.Key { return store.Key{PK: tp(tenant) + "BU#" + id, SK: "BU"} }
+// Tables describes the business unit keys for shared/store/KEYS.md.
+func Tables() []table.Doc { return []table.Doc{units.Doc()} }
 
-func busPK(tenant string) string { return tp(tenant) + "BUS" }
+func unitKey(tenant, id string) store.Key { return units.KeyOf(tenant, table.Values{"id": id}) }
 
-func buLeadPK(tenant, orch string) string { return tp(tenant) + "BULEAD#" + orch }
-
-func buStatusPK(tenant, status string) string { return tp(tenant) + "BUSTATUS#" + status }
-
-func buItem(op, tenant string, b vp.BusinessUnit) store.Item {
-	it := store.Item{Key: buKey(tenant, b.ID), Data: encode(op, b)}
-	it.GSI[0] = store.Key{PK: busPK(tenant), SK: b.ID}
-	it.GSI[1] = store.Key{PK: buLeadPK(tenant, b.OrchestratorID), SK: b.ID}
-	it.GSI[2] = store.Key{PK: buStatusPK(tenant, b.Status), SK: b.ID}
-	return it
+// Options configures a Service.
+type Options struct {
+	Store   store.Store
+	Cursors *listing.Signer
+	Now     func() time.Time
 }
 
-// BUFields are a business unit's editable fields. For create_bu the text
+// Service writes and reads business units.
+type Service struct {
+	st      store.Store
+	cursors *listing.Signer
+	now     func() time.Time
+	ids     *vp.IDs
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now)}
+}
+
+func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
+
+// Fields are a business unit's editable fields. For create_bu the text
 // fields but domain are required and revenueProjections too; for update_bu
 // nil fields (and a nil Services) are left as they are.
-type BUFields struct {
+type Fields struct {
 	Name               *string
 	Description        *string
 	Purpose            *string
@@ -54,7 +79,7 @@ type BUFields struct {
 	ManagementFee      *float64
 }
 
-func (f BUFields) empty() bool {
+func (f Fields) empty() bool {
 	return f.Name == nil && f.Description == nil && f.Purpose == nil && f.Domain == nil && f.OrchestratorID == nil &&
 		f.Status == nil && f.BusinessModel == nil && f.TargetCustomers == nil && f.Services == nil && f.Pricing == nil &&
 		f.RevenueProjections == nil && f.CoreTeam == nil && f.ManagementFee == nil
@@ -63,7 +88,7 @@ func (f BUFields) empty() bool {
 // CreateBU stores a new business unit. createdBy defaults to the caller,
 // the lead orchestrator (orchestratorId) to createdBy, the status to idea
 // and the management fee to 10 %.
-func (s *Service) CreateBU(ctx context.Context, p vp.Principal, f BUFields, createdBy string) (vp.BusinessUnit, error) {
+func (s *Service) CreateBU(ctx context.Context, p vp.Principal, f Fields, createdBy string) (vp.BusinessUnit, error) {
 	const op = "create_bu"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
@@ -85,7 +110,7 @@ func (s *Service) CreateBU(ctx context.Context, p vp.Principal, f BUFields, crea
 		return vp.BusinessUnit{}, vp.E(op, vp.KindInvalid, "revenueProjections", "is required: the revenue targets of years 1-3, e.g. {\"A1\":50000,\"A2\":150000,\"A3\":400000}")
 	}
 	b := vp.BusinessUnit{Status: vp.DefaultBUStatus, ManagementFee: vp.DefaultManagementFee, Services: []string{}}
-	if err := applyBU(op, &b, f); err != nil {
+	if err := apply(op, &b, f); err != nil {
 		return vp.BusinessUnit{}, err
 	}
 	who, err := p.ActAs(op, "createdBy", createdBy)
@@ -97,15 +122,19 @@ func (s *Service) CreateBU(ctx context.Context, p vp.Principal, f BUFields, crea
 	}
 	now := s.nowMS()
 	b.ID, b.CreationTime, b.CreatedAt, b.CreatedBy = s.ids.New("bun"), now, now, who
-	if err := s.st.Write(ctx, store.Put(buItem(op, tenant, b), store.IfNotExists)); err != nil {
-		return vp.BusinessUnit{}, storeErr(op, err)
+	it, err := units.Item(op, tenant, b)
+	if err != nil {
+		return vp.BusinessUnit{}, err
+	}
+	if err := s.st.Write(ctx, store.Put(it, store.IfNotExists)); err != nil {
+		return vp.BusinessUnit{}, records.Err(op, err)
 	}
 	return b, nil
 }
 
 // UpdateBU changes a business unit's fields. Its creator, its lead
 // orchestrator or system may update it.
-func (s *Service) UpdateBU(ctx context.Context, p vp.Principal, id, caller string, f BUFields) (vp.BusinessUnit, error) {
+func (s *Service) UpdateBU(ctx context.Context, p vp.Principal, id, caller string, f Fields) (vp.BusinessUnit, error) {
 	const op = "update_bu"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
@@ -120,88 +149,79 @@ func (s *Service) UpdateBU(ctx context.Context, p vp.Principal, id, caller strin
 	if f.empty() {
 		return vp.BusinessUnit{}, vp.E(op, vp.KindInvalid, "", "nothing to update: pass at least one field to change")
 	}
-	if err := applyBU(op, &vp.BusinessUnit{}, f); err != nil {
+	if err := apply(op, &vp.BusinessUnit{}, f); err != nil {
 		return vp.BusinessUnit{}, err
 	}
 	who, err := p.ActAs(op, "callerOrchestrator", caller)
 	if err != nil {
 		return vp.BusinessUnit{}, err
 	}
-	for attempt := 0; attempt < 8; attempt++ {
-		if err := pause(ctx, attempt); err != nil {
-			return vp.BusinessUnit{}, vp.Wrap(op, vp.KindInternal, err)
+	b, _, err := units.Update(ctx, s.st, op, tenant, "buId", id, unitKey(tenant, id), func(b *vp.BusinessUnit, _ store.Item) ([]store.Op, error) {
+		if err := mayChange(op, who, *b); err != nil {
+			return nil, err
 		}
-		b, cur, err := s.ownedBU(ctx, op, tenant, who, id)
-		if err != nil {
-			return vp.BusinessUnit{}, err
-		}
-		_ = applyBU(op, &b, f) // validated above
+		_ = apply(op, b, f) // validated above
 		b.UpdatedAt, b.UpdatedBy = max(s.nowMS(), b.CreatedAt), who
-		err = s.st.Write(ctx, store.Put(buItem(op, tenant, b), store.IfVersion(cur.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return vp.BusinessUnit{}, storeErr(op, err)
-		}
-		return b, nil
+		return nil, nil
+	})
+	if vp.IsKind(err, vp.KindConflict) { // the retries ran out: say it as this tool always has
+		return vp.BusinessUnit{}, vp.E(op, vp.KindConflict, "buId", "the business unit is being changed by others at the same time; retry")
 	}
-	return vp.BusinessUnit{}, vp.E(op, vp.KindConflict, "buId", "the business unit is being changed by others at the same time; retry")
+	if err != nil {
+		return vp.BusinessUnit{}, err
+	}
+	return b, nil
 }
 
-// BUDeleteResult reports a deletion.
-type BUDeleteResult struct {
+// DeleteResult reports a deletion.
+type DeleteResult struct {
 	Deleted bool `json:"deleted"`
 }
 
 // DeleteBU removes a business unit (creator, lead orchestrator or system).
-func (s *Service) DeleteBU(ctx context.Context, p vp.Principal, id, caller string) (BUDeleteResult, error) {
+func (s *Service) DeleteBU(ctx context.Context, p vp.Principal, id, caller string) (DeleteResult, error) {
 	const op = "delete_bu"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
-		return BUDeleteResult{}, err
+		return DeleteResult{}, err
 	}
 	if err := vp.CheckName(op, "buId", id, true); err != nil {
-		return BUDeleteResult{}, err
+		return DeleteResult{}, err
 	}
 	if err := vp.CheckName(op, "callerOrchestrator", caller, false); err != nil {
-		return BUDeleteResult{}, err
+		return DeleteResult{}, err
 	}
 	who, err := p.ActAs(op, "callerOrchestrator", caller)
 	if err != nil {
-		return BUDeleteResult{}, err
+		return DeleteResult{}, err
 	}
-	for attempt := 0; attempt < 8; attempt++ {
-		if err := pause(ctx, attempt); err != nil {
-			return BUDeleteResult{}, vp.Wrap(op, vp.KindInternal, err)
-		}
-		_, cur, err := s.ownedBU(ctx, op, tenant, who, id)
+	err = table.Retry(ctx, op, "buId", id, func() error {
+		b, cur, err := units.Get(ctx, s.st, op, "buId", id, unitKey(tenant, id))
 		if err != nil {
-			return BUDeleteResult{}, err
+			return err
+		}
+		if err := mayChange(op, who, b); err != nil {
+			return err
 		}
 		// IfVersion: a concurrent update (say, a new lead) is re-checked.
-		err = s.st.Write(ctx, store.Delete(cur.Key, store.IfVersion(cur.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return BUDeleteResult{}, storeErr(op, err)
-		}
-		return BUDeleteResult{Deleted: true}, nil
+		return s.st.Write(ctx, store.Delete(cur.Key, store.IfVersion(cur.Version)))
+	})
+	if vp.IsKind(err, vp.KindConflict) { // the retries ran out: say it as this tool always has
+		return DeleteResult{}, vp.E(op, vp.KindConflict, "buId", "the business unit is being changed by others at the same time; retry")
 	}
-	return BUDeleteResult{}, vp.E(op, vp.KindConflict, "buId", "the business unit is being changed by others at the same time; retry")
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	return DeleteResult{Deleted: true}, nil
 }
 
-func (s *Service) ownedBU(ctx context.Context, op, tenant, who, id string) (vp.BusinessUnit, store.Item, error) {
-	b, cur, err := get[vp.BusinessUnit](ctx, s, op, "buId", id, buKey(tenant, id))
-	if err != nil {
-		return b, cur, err
-	}
+// mayChange lets b's creator, its lead orchestrator or system change it.
+func mayChange(op, who string, b vp.BusinessUnit) error {
 	if who != b.CreatedBy && who != b.OrchestratorID && who != vp.SystemCaller {
-		return b, cur, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator",
+		return vp.Errorf(op, vp.KindForbidden, "callerOrchestrator",
 			"only the business unit's creator (%q), its lead orchestrator (%q) or system may change it; %q may not", b.CreatedBy, b.OrchestratorID, who)
 	}
-	return b, cur, nil
+	return nil
 }
 
 // GetBU returns one business unit of the tenant.
@@ -214,12 +234,12 @@ func (s *Service) GetBU(ctx context.Context, p vp.Principal, id string) (vp.Busi
 	if err := vp.CheckName(op, "buId", id, true); err != nil {
 		return vp.BusinessUnit{}, err
 	}
-	b, _, err := get[vp.BusinessUnit](ctx, s, op, "buId", id, buKey(tenant, id))
+	b, _, err := units.Get(ctx, s.st, op, "buId", id, unitKey(tenant, id))
 	return b, err
 }
 
-// ListBUsInput filters business units.
-type ListBUsInput struct {
+// ListInput filters business units.
+type ListInput struct {
 	OrchestratorID string
 	Status         string
 	Params         listing.Params
@@ -227,7 +247,7 @@ type ListBUsInput struct {
 
 // ListBUs lists business units newest first, optionally by lead
 // orchestrator and/or status.
-func (s *Service) ListBUs(ctx context.Context, p vp.Principal, in ListBUsInput) (listing.Page[any], error) {
+func (s *Service) ListBUs(ctx context.Context, p vp.Principal, in ListInput) (listing.Page[any], error) {
 	const op = "list_bus"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
@@ -237,23 +257,24 @@ func (s *Service) ListBUs(ctx context.Context, p vp.Principal, in ListBUsInput) 
 		return listing.Page[any]{}, err
 	}
 	if in.Status != "" {
-		if err := checkBUStatus(op, in.Status); err != nil {
+		if err := checkStatus(op, in.Status); err != nil {
 			return listing.Page[any]{}, err
 		}
 	}
 	lead := vp.NormalizeOrchestrator(in.OrchestratorID)
-	q := store.Query{Index: store.GSI1, PK: busPK(tenant), Reverse: true}
+	q := units.Query(tenant, store.GSI1, nil)
 	switch {
 	case lead != "":
-		q.Index, q.PK = store.GSI2, buLeadPK(tenant, lead)
+		q = units.Query(tenant, store.GSI2, table.Values{"orch": lead})
 	case in.Status != "":
-		q.Index, q.PK = store.GSI3, buStatusPK(tenant, in.Status)
+		q = units.Query(tenant, store.GSI3, table.Values{"status": in.Status})
 	}
+	q.Reverse = true
 	return listing.List(ctx, s.st, s.cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: op + "\x00" + lead + "\x00" + in.Status, Params: in.Params, Query: q,
 		LiteKeys: []string{"name", "status", "orchestratorId"},
 	}, func(it store.Item) (vp.BusinessUnit, bool, error) {
-		b, err := decode[vp.BusinessUnit](op, it)
+		b, err := records.Decode[vp.BusinessUnit](op, it)
 		if err != nil {
 			return b, false, err
 		}
@@ -261,15 +282,15 @@ func (s *Service) ListBUs(ctx context.Context, p vp.Principal, in ListBUsInput) 
 	})
 }
 
-func checkBUStatus(op, status string) error {
+func checkStatus(op, status string) error {
 	if !slices.Contains(vp.BUStatuses, status) {
 		return vp.Errorf(op, vp.KindInvalid, "status", "%q is not a business unit status; use one of %s", status, strings.Join(vp.BUStatuses, ", "))
 	}
 	return nil
 }
 
-// applyBU validates f and applies it to b.
-func applyBU(op string, b *vp.BusinessUnit, f BUFields) error {
+// apply validates f and applies it to b.
+func apply(op string, b *vp.BusinessUnit, f Fields) error {
 	for _, t := range []struct {
 		field string
 		v     *string
@@ -292,7 +313,7 @@ func applyBU(op string, b *vp.BusinessUnit, f BUFields) error {
 		*t.dst = *t.v
 	}
 	if f.Domain != nil {
-		if err := checkKeyText(op, "domain", *f.Domain, vp.MaxShortTextBytes, false); err != nil {
+		if err := vp.CheckKeyText(op, "domain", *f.Domain, vp.MaxShortTextBytes, false); err != nil {
 			return err
 		}
 		b.Domain = strings.TrimSpace(*f.Domain)
@@ -307,14 +328,14 @@ func applyBU(op string, b *vp.BusinessUnit, f BUFields) error {
 	}
 	if f.Status != nil {
 		if *f.Status != "" || b.Status == "" { // "" keeps the default on create
-			if err := checkBUStatus(op, *f.Status); err != nil {
+			if err := checkStatus(op, *f.Status); err != nil {
 				return err
 			}
 			b.Status = *f.Status
 		}
 	}
 	if f.Services != nil {
-		if err := checkTextList(op, "services", f.Services, vp.MaxBUListItems, vp.MaxBUServiceBytes); err != nil {
+		if err := vp.CheckTextList(op, "services", f.Services, vp.MaxBUListItems, vp.MaxBUServiceBytes); err != nil {
 			return err
 		}
 		b.Services = f.Services
@@ -335,7 +356,7 @@ func applyBU(op string, b *vp.BusinessUnit, f BUFields) error {
 			field string
 			v     []string
 		}{{"coreTeam.agents", t.Agents}, {"coreTeam.skills", t.Skills}, {"coreTeam.hooks", t.Hooks}, {"coreTeam.plugins", t.Plugins}} {
-			if err := checkTextList(op, l.field, l.v, vp.MaxBUListItems, vp.MaxComponentNameBytes); err != nil {
+			if err := vp.CheckTextList(op, l.field, l.v, vp.MaxBUListItems, vp.MaxComponentNameBytes); err != nil {
 				return err
 			}
 		}

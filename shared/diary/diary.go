@@ -1,4 +1,7 @@
-package coord
+// Package diary holds the orchestrators' daily journals: one entry per
+// orchestrator and date, written with write_diary and read by everyone in
+// the tenant.
+package diary
 
 import (
 	"context"
@@ -7,26 +10,53 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Diary keys. The table key is the unique key (orchestrator, date): a write
-// for the same day addresses the same item, so upsert is a conditional put.
-//
-//	table  T#t#DIARY#<orch>  <date>          get_diary; one orchestrator's days, in date order
-//	gsi1   T#t#DIARIES       <date>#<orch>   every orchestrator's days, in date order
+// entries declares where diary entries live. The table key is the unique
+// key (orchestrator, date): a write for the same day addresses the same
+// item, so upsert is a conditional put.
+var entries = table.Declare(table.Schema[vp.DiaryEntry]{
+	Entity: "diary entry",
+	Primary: table.Key{PK: "DIARY#{orch}", SK: "{date}",
+		Pattern: "diary entry by (orchestrator, date); an orchestrator's days", Note: "date = YYYY-MM-DD; unique key: write_diary is a conditional put"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "DIARIES", SK: "{date}#{orch}", Pattern: "every orchestrator's diary days in date order"},
+	},
+	Fields: func(e vp.DiaryEntry) table.Values { return table.Values{"orch": e.Orchestrator, "date": e.Date} },
+})
 
-func diaryKey(tenant, orch, date string) store.Key {
-	return store.Key{PK: tp(tenant) + "DIARY#" + orch, SK: date}
+// Tables describes the diary's keys for shared/store/KEYS.md.
+func Tables() []table.Doc { return []table.Doc{entries.Doc()} }
+
+// Options configures a Service.
+type Options struct {
+	Store   store.Store
+	Cursors *listing.Signer
+	Now     func() time.Time
 }
 
-func diariesIndex(tenant, date, orch string) store.Key {
-	return store.Key{PK: tp(tenant) + "DIARIES", SK: date + "#" + orch}
+// Service writes and reads diary entries.
+type Service struct {
+	st      store.Store
+	cursors *listing.Signer
+	now     func() time.Time
+	ids     *vp.IDs
 }
 
-// WriteDiaryInput is one day's entry.
-type WriteDiaryInput struct {
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now)}
+}
+
+// WriteInput is one day's entry.
+type WriteInput struct {
 	Date         string
 	Orchestrator string
 	InstanceID   string
@@ -35,8 +65,8 @@ type WriteDiaryInput struct {
 	Blockers     []string
 }
 
-// WriteDiaryResult reports an upsert.
-type WriteDiaryResult struct {
+// WriteResult reports an upsert.
+type WriteResult struct {
 	DiaryID      string `json:"diaryId"`
 	Created      bool   `json:"created"`
 	Date         string `json:"date"`
@@ -45,46 +75,49 @@ type WriteDiaryResult struct {
 }
 
 // maxUpsertAttempts bounds the optimistic-concurrency loop of an upsert
-// that many writers may race on (write_diary on one day).
+// that many writers may race on (write_diary on one day). It is not
+// table.Retry: the first write is a create (IfNotExists), not an update,
+// and fifty writers on one day must all succeed, which takes more attempts
+// than an update allows and a jittered pause between them.
 const maxUpsertAttempts = 40
 
 // WriteDiary creates or overwrites the entry of (orchestrator, date). An
 // overwrite replaces content, highlights and blockers and keeps _id and
 // createdAt; concurrent writers never produce two entries for one day.
-func (s *Service) WriteDiary(ctx context.Context, p vp.Principal, in WriteDiaryInput) (WriteDiaryResult, error) {
+func (s *Service) WriteDiary(ctx context.Context, p vp.Principal, in WriteInput) (WriteResult, error) {
 	const op = "write_diary"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
-		return WriteDiaryResult{}, err
+		return WriteResult{}, err
 	}
 	if err := checkDate(op, "date", in.Date, true); err != nil {
-		return WriteDiaryResult{}, err
+		return WriteResult{}, err
 	}
 	if err := vp.CheckName(op, "orchestrator", in.Orchestrator, false); err != nil {
-		return WriteDiaryResult{}, err
+		return WriteResult{}, err
 	}
 	if err := vp.CheckName(op, "instanceId", in.InstanceID, false); err != nil {
-		return WriteDiaryResult{}, err
+		return WriteResult{}, err
 	}
 	if err := vp.CheckText(op, "content", in.Content, vp.MaxDiaryContentBytes, true); err != nil {
-		return WriteDiaryResult{}, err
+		return WriteResult{}, err
 	}
-	if err := checkTextList(op, "highlights", in.Highlights, vp.MaxDiaryListItems, vp.MaxDiaryItemBytes); err != nil {
-		return WriteDiaryResult{}, err
+	if err := vp.CheckTextList(op, "highlights", in.Highlights, vp.MaxDiaryListItems, vp.MaxDiaryItemBytes); err != nil {
+		return WriteResult{}, err
 	}
-	if err := checkTextList(op, "blockers", in.Blockers, vp.MaxDiaryListItems, vp.MaxDiaryItemBytes); err != nil {
-		return WriteDiaryResult{}, err
+	if err := vp.CheckTextList(op, "blockers", in.Blockers, vp.MaxDiaryListItems, vp.MaxDiaryItemBytes); err != nil {
+		return WriteResult{}, err
 	}
 	orch, err := p.ActAs(op, "orchestrator", in.Orchestrator)
 	if err != nil {
-		return WriteDiaryResult{}, err
+		return WriteResult{}, err
 	}
-	k := diaryKey(tenant, orch, in.Date)
+	k := entries.KeyOf(tenant, table.Values{"orch": orch, "date": in.Date})
 	for attempt := 0; attempt < maxUpsertAttempts; attempt++ {
 		if err := pause(ctx, attempt); err != nil {
-			return WriteDiaryResult{}, vp.Wrap(op, vp.KindInternal, err)
+			return WriteResult{}, vp.Wrap(op, vp.KindInternal, err)
 		}
-		now := s.nowMS()
+		now := s.now().UnixMilli()
 		e := vp.DiaryEntry{
 			Date: in.Date, Orchestrator: orch, InstanceID: in.InstanceID, Content: in.Content,
 			Highlights: in.Highlights, Blockers: in.Blockers, UpdatedAt: now,
@@ -95,27 +128,29 @@ func (s *Service) WriteDiary(ctx context.Context, p vp.Principal, in WriteDiaryI
 		case errors.Is(err, store.ErrNotFound):
 			e.ID, e.CreationTime, e.CreatedAt = s.ids.New("dia"), now, now
 		case err != nil:
-			return WriteDiaryResult{}, storeErr(op, err)
+			return WriteResult{}, records.Err(op, err)
 		default:
-			old, err := decode[vp.DiaryEntry](op, cur)
+			old, err := records.Decode[vp.DiaryEntry](op, cur)
 			if err != nil {
-				return WriteDiaryResult{}, err
+				return WriteResult{}, err
 			}
 			e.ID, e.CreationTime, e.CreatedAt = old.ID, old.CreationTime, old.CreatedAt
 			cond = store.IfVersion(cur.Version)
 		}
-		it := store.Item{Key: k, Data: encode(op, e)}
-		it.GSI[0] = diariesIndex(tenant, e.Date, orch)
+		it, err := entries.Item(op, tenant, e)
+		if err != nil {
+			return WriteResult{}, err
+		}
 		err = s.st.Write(ctx, store.Put(it, cond))
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue // someone else wrote the day meanwhile: read again
 		}
 		if err != nil {
-			return WriteDiaryResult{}, storeErr(op, err)
+			return WriteResult{}, records.Err(op, err)
 		}
-		return WriteDiaryResult{DiaryID: e.ID, Created: cond == store.IfNotExists, Date: e.Date, Orchestrator: orch, UpdatedAt: now}, nil
+		return WriteResult{DiaryID: e.ID, Created: cond == store.IfNotExists, Date: e.Date, Orchestrator: orch, UpdatedAt: now}, nil
 	}
-	return WriteDiaryResult{}, vp.E(op, vp.KindConflict, "date", "this day's entry is being written by others at the same time; retry")
+	return WriteResult{}, vp.E(op, vp.KindConflict, "date", "this day's entry is being written by others at the same time; retry")
 }
 
 // GetDiary returns the entry of (orchestrator, date); the orchestrator
@@ -133,34 +168,34 @@ func (s *Service) GetDiary(ctx context.Context, p vp.Principal, orchArg, date st
 	if err != nil {
 		return vp.DiaryEntry{}, err
 	}
-	e, _, err := get[vp.DiaryEntry](ctx, s, op, "orchestrator", orch, diaryKey(tenant, orch, date))
+	e, _, err := entries.Get(ctx, s.st, op, "orchestrator", orch, entries.KeyOf(tenant, table.Values{"orch": orch, "date": date}))
 	if vp.IsKind(err, vp.KindNotFound) {
 		return e, vp.Errorf(op, vp.KindNotFound, "date", "%q has no diary entry for %s; write_diary creates it", orch, date)
 	}
 	return e, err
 }
 
-// ListDiariesInput selects diary entries. Orchestrator empty means every
+// ListInput selects diary entries. Orchestrator empty means every
 // orchestrator of the tenant; From and To (YYYY-MM-DD, inclusive) bound the
 // dates and may be empty.
-type ListDiariesInput struct {
+type ListInput struct {
 	Orchestrator string
 	From, To     string
 	Params       listing.Params
 }
 
 // ListDiaries lists entries newest date first (list_diaries).
-func (s *Service) ListDiaries(ctx context.Context, p vp.Principal, in ListDiariesInput) (listing.Page[any], error) {
+func (s *Service) ListDiaries(ctx context.Context, p vp.Principal, in ListInput) (listing.Page[any], error) {
 	return s.listDiaries(ctx, "list_diaries", p, in, false)
 }
 
 // ListDiaryByDateRange lists the entries of a date range, oldest first
 // (list_diary_by_date_range); From and To are required.
-func (s *Service) ListDiaryByDateRange(ctx context.Context, p vp.Principal, in ListDiariesInput) (listing.Page[any], error) {
+func (s *Service) ListDiaryByDateRange(ctx context.Context, p vp.Principal, in ListInput) (listing.Page[any], error) {
 	return s.listDiaries(ctx, "list_diary_by_date_range", p, in, true)
 }
 
-func (s *Service) listDiaries(ctx context.Context, op string, p vp.Principal, in ListDiariesInput, byRange bool) (listing.Page[any], error) {
+func (s *Service) listDiaries(ctx context.Context, op string, p vp.Principal, in ListInput, byRange bool) (listing.Page[any], error) {
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
@@ -178,18 +213,20 @@ func (s *Service) listDiaries(ctx context.Context, op string, p vp.Principal, in
 		return listing.Page[any]{}, vp.Errorf(op, vp.KindInvalid, "from", "%s is after to (%s): from must be on or before to", in.From, in.To)
 	}
 	orch := vp.NormalizeOrchestrator(in.Orchestrator)
-	q := store.Query{Index: store.GSI1, PK: diariesIndex(tenant, "", "").PK, Reverse: !byRange, SKFrom: in.From}
+	q := entries.Query(tenant, store.GSI1, nil)
+	q.Reverse, q.SKFrom = !byRange, in.From
 	if in.To != "" {
 		q.SKTo = in.To + "$" // '$' sorts after "#<orch>": the whole last day is in range
 	}
 	if orch != "" {
-		q = store.Query{PK: diaryKey(tenant, orch, "").PK, Reverse: !byRange, SKFrom: in.From, SKTo: in.To}
+		q = entries.Query(tenant, store.Primary, table.Values{"orch": orch})
+		q.Reverse, q.SKFrom, q.SKTo = !byRange, in.From, in.To
 	}
 	return listing.List(ctx, s.st, s.cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: op + "\x00" + orch + "\x00" + in.From + "\x00" + in.To, Params: in.Params, Query: q,
 		LiteKeys: []string{"date", "orchestrator", "highlights"},
 	}, func(it store.Item) (vp.DiaryEntry, bool, error) {
-		e, err := decode[vp.DiaryEntry](op, it)
+		e, err := records.Decode[vp.DiaryEntry](op, it)
 		return e, err == nil, err
 	})
 }
@@ -222,20 +259,6 @@ func readerOrchestrator(op, field string, p vp.Principal, arg string) (string, e
 		return o, nil
 	}
 	return p.ActAs(op, field, "")
-}
-
-// checkTextList validates a list of short texts: at most maxItems entries,
-// each non-empty and within maxBytes.
-func checkTextList(op, field string, items []string, maxItems, maxBytes int) error {
-	if len(items) > maxItems {
-		return vp.Errorf(op, vp.KindTooLarge, field, "has %d entries; the limit is %d", len(items), maxItems)
-	}
-	for _, v := range items {
-		if err := vp.CheckText(op, field, v, maxBytes, true); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // pause waits before retry attempt n of an optimistic write (none before

@@ -1,47 +1,86 @@
-package coord
+// Package briefing holds briefing notes: structured hand-offs between
+// sessions or orchestrators (who was there, what was said, what was
+// decided), listed by topic and searchable by keyword.
+package briefing
 
 import (
 	"context"
-	"errors"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Briefing note keys.
-//
-//	table  T#t#BRIEF#<id>          BRIEF                  the note
-//	gsi1   T#t#BRIEFS              <id>                   every note, newest first
-//	gsi2   T#t#BRIEFTOPIC#<topic>  <id>                   notes of a topic, newest first
-//	gsi3   T#t#BRIEFCHG            <changed 13>#<id>      notes by last change (updatedSince)
+// Notes declares where briefing notes live. Keyword search (shared/coord)
+// reads hits back by its primary key and the backfill lists its GSI1.
+var Notes = table.Declare(table.Schema[vp.BriefingNote]{
+	Entity:  "briefing note",
+	Primary: table.Key{PK: "BRIEF#{id}", SK: "BRIEF", Pattern: "briefing note by id"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "BRIEFS", SK: "{id}", Pattern: "briefing notes, newest first"},
+		{Index: store.GSI2, PK: "BRIEFTOPIC#{topic}", SK: "{id}", Pattern: "briefing notes of a topic"},
+		{Index: store.GSI3, PK: "BRIEFCHG", SK: "{changed}#{id}", Pattern: "briefing notes changed since",
+			Note: "changed = max(createdAt,updatedAt), 13 digits; moved on every update"},
+	},
+	Fields: func(n vp.BriefingNote) table.Values {
+		return table.Values{"id": n.ID, "topic": n.Topic, "changed": table.Millis(max(n.CreatedAt, n.UpdatedAt))}
+	},
+})
 
-func briefingKey(tenant, id string) store.Key {
-	return store.Key{PK: tp(tenant) + "BRIEF#" + id, SK: "BRIEF"}
-}
+// Tables describes the briefing keys for shared/store/KEYS.md.
+func Tables() []table.Doc { return []table.Doc{Notes.Doc()} }
 
-func briefingsPK(tenant string) string { return tp(tenant) + "BRIEFS" }
+// Kind is the search kind of briefing documents.
+const Kind = "briefing"
 
-func briefingTopicPK(tenant, topic string) string { return tp(tenant) + "BRIEFTOPIC#" + topic }
-
-func briefingChangedPK(tenant string) string { return tp(tenant) + "BRIEFCHG" }
-
-func briefingItem(op, tenant string, n vp.BriefingNote) store.Item {
-	changed := n.CreatedAt
-	if n.UpdatedAt > changed {
-		changed = n.UpdatedAt
+// Doc is a note's keyword-search document: the title (weighted), content
+// and decisions are text, the topic is a filter.
+func Doc(tenant string, n vp.BriefingNote) search.Doc {
+	text := n.Content
+	if len(n.Decisions) > 0 {
+		text += "\n" + strings.Join(n.Decisions, "\n")
 	}
-	it := store.Item{Key: briefingKey(tenant, n.ID), Data: encode(op, n)}
-	it.GSI[0] = store.Key{PK: briefingsPK(tenant), SK: n.ID}
-	it.GSI[1] = store.Key{PK: briefingTopicPK(tenant, n.Topic), SK: n.ID}
-	it.GSI[2] = store.Key{PK: briefingChangedPK(tenant), SK: ms13(changed) + "#" + n.ID}
-	return it
+	return search.Doc{Tenant: search.KindPartition(tenant, Kind), ID: n.ID, Kind: Kind,
+		Type: n.Topic, Owner: n.CreatedBy, Title: n.Title, Text: text, CreatedAt: n.CreatedAt}
 }
 
-// BriefingInput is a new briefing note.
-type BriefingInput struct {
+// Options configures a Service.
+type Options struct {
+	Store   store.Store
+	Cursors *listing.Signer
+	Now     func() time.Time
+	// Search, when set, indexes every note written for keyword search.
+	Search *search.Writer
+}
+
+// Service writes and reads briefing notes.
+type Service struct {
+	st      store.Store
+	cursors *listing.Signer
+	now     func() time.Time
+	ids     *vp.IDs
+	search  *search.Writer
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), search: o.Search}
+}
+
+func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
+
+// Input is a new briefing note.
+type Input struct {
 	Title           string
 	Topic           string
 	Participants    []string
@@ -52,7 +91,7 @@ type BriefingInput struct {
 }
 
 // CreateBriefingNote stores a new note; createdBy defaults to the caller.
-func (s *Service) CreateBriefingNote(ctx context.Context, p vp.Principal, in BriefingInput) (vp.BriefingNote, error) {
+func (s *Service) CreateBriefingNote(ctx context.Context, p vp.Principal, in Input) (vp.BriefingNote, error) {
 	const op = "create_briefing_note"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
@@ -62,7 +101,7 @@ func (s *Service) CreateBriefingNote(ctx context.Context, p vp.Principal, in Bri
 		return vp.BriefingNote{}, err
 	}
 	n := vp.BriefingNote{}
-	if err := applyBriefing(op, &n, BriefingUpdate{Title: &in.Title, Topic: &in.Topic, Participants: orEmpty(in.Participants),
+	if err := apply(op, &n, Update{Title: &in.Title, Topic: &in.Topic, Participants: orEmpty(in.Participants),
 		Content: &in.Content, Decisions: in.Decisions, LinkedMemoryIDs: in.LinkedMemoryIDs}); err != nil {
 		return vp.BriefingNote{}, err
 	}
@@ -72,16 +111,20 @@ func (s *Service) CreateBriefingNote(ctx context.Context, p vp.Principal, in Bri
 	}
 	now := s.nowMS()
 	n.ID, n.CreationTime, n.CreatedAt, n.CreatedBy = s.ids.New("brf"), now, now, who
-	if err := s.st.Write(ctx, store.Put(briefingItem(op, tenant, n), store.IfNotExists)); err != nil {
-		return vp.BriefingNote{}, storeErr(op, err)
+	it, err := Notes.Item(op, tenant, n)
+	if err != nil {
+		return vp.BriefingNote{}, err
 	}
-	s.index(ctx, op, briefingDoc(tenant, n))
+	if err := s.st.Write(ctx, store.Put(it, store.IfNotExists)); err != nil {
+		return vp.BriefingNote{}, records.Err(op, err)
+	}
+	s.search.Upsert(ctx, op, Doc(tenant, n))
 	return n, nil
 }
 
-// BriefingUpdate is a partial update. Nil pointers and nil slices leave the
-// field as it is; a non-nil empty slice clears decisions or linked memories.
-type BriefingUpdate struct {
+// Update is a partial update. Nil pointers and nil slices leave the field
+// as it is; a non-nil empty slice clears decisions or linked memories.
+type Update struct {
 	NoteID             string
 	CallerOrchestrator string
 	Title              *string
@@ -94,7 +137,7 @@ type BriefingUpdate struct {
 
 // UpdateBriefingNote changes a note. Deny by default: the caller (who
 // defaults to the principal) must be the note's creator or system.
-func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u BriefingUpdate) (vp.BriefingNote, error) {
+func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u Update) (vp.BriefingNote, error) {
 	const op = "update_briefing_note"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
@@ -109,42 +152,35 @@ func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u Brie
 	if u.Title == nil && u.Topic == nil && u.Participants == nil && u.Content == nil && u.Decisions == nil && u.LinkedMemoryIDs == nil {
 		return vp.BriefingNote{}, vp.E(op, vp.KindInvalid, "", "nothing to update: pass at least one of title, topic, participants, content, decisions, linkedMemoryIds")
 	}
-	if err := applyBriefing(op, &vp.BriefingNote{}, u); err != nil { // validate before reading
+	if err := apply(op, &vp.BriefingNote{}, u); err != nil { // validate before reading
 		return vp.BriefingNote{}, err
 	}
 	who, err := p.ActAs(op, "callerOrchestrator", u.CallerOrchestrator)
 	if err != nil {
 		return vp.BriefingNote{}, err
 	}
-	for attempt := 0; attempt < 8; attempt++ {
-		if err := pause(ctx, attempt); err != nil {
-			return vp.BriefingNote{}, vp.Wrap(op, vp.KindInternal, err)
-		}
-		n, cur, err := get[vp.BriefingNote](ctx, s, op, "noteId", u.NoteID, briefingKey(tenant, u.NoteID))
-		if err != nil {
-			return vp.BriefingNote{}, err
-		}
+	k := Notes.KeyOf(tenant, table.Values{"id": u.NoteID})
+	n, _, err := Notes.Update(ctx, s.st, op, tenant, "noteId", u.NoteID, k, func(n *vp.BriefingNote, _ store.Item) ([]store.Op, error) {
 		if who != n.CreatedBy && who != vp.SystemCaller {
-			return vp.BriefingNote{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator",
+			return nil, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator",
 				"only the note's creator (%q) or system may update it; %q may not — ask %q, or create your own note", n.CreatedBy, who, n.CreatedBy)
 		}
-		_ = applyBriefing(op, &n, u) // validated above
+		_ = apply(op, n, u) // validated above
 		n.UpdatedAt, n.UpdatedBy = max(s.nowMS(), n.CreatedAt), who
-		err = s.st.Write(ctx, store.Put(briefingItem(op, tenant, n), store.IfVersion(cur.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return vp.BriefingNote{}, storeErr(op, err)
-		}
-		s.index(ctx, op, briefingDoc(tenant, n))
-		return n, nil
+		return nil, nil
+	})
+	if vp.IsKind(err, vp.KindConflict) { // the retries ran out: say it as this tool always has
+		return vp.BriefingNote{}, vp.E(op, vp.KindConflict, "noteId", "the note is being updated by others at the same time; retry")
 	}
-	return vp.BriefingNote{}, vp.E(op, vp.KindConflict, "noteId", "the note is being updated by others at the same time; retry")
+	if err != nil {
+		return vp.BriefingNote{}, err
+	}
+	s.search.Upsert(ctx, op, Doc(tenant, n))
+	return n, nil
 }
 
-// applyBriefing validates u and applies it to n.
-func applyBriefing(op string, n *vp.BriefingNote, u BriefingUpdate) error {
+// apply validates u and applies it to n.
+func apply(op string, n *vp.BriefingNote, u Update) error {
 	if u.Title != nil {
 		if err := vp.CheckText(op, "title", *u.Title, vp.MaxShortTextBytes, true); err != nil {
 			return err
@@ -153,7 +189,7 @@ func applyBriefing(op string, n *vp.BriefingNote, u BriefingUpdate) error {
 	}
 	if u.Topic != nil {
 		topic := strings.TrimSpace(*u.Topic)
-		if err := checkKeyText(op, "topic", topic, vp.MaxShortTextBytes, true); err != nil {
+		if err := vp.CheckKeyText(op, "topic", topic, vp.MaxShortTextBytes, true); err != nil {
 			return err
 		}
 		n.Topic = topic
@@ -175,7 +211,7 @@ func applyBriefing(op string, n *vp.BriefingNote, u BriefingUpdate) error {
 		n.Content = *u.Content
 	}
 	if u.Decisions != nil {
-		if err := checkTextList(op, "decisions", u.Decisions, vp.MaxBriefingListItems, vp.MaxBriefingItemBytes); err != nil {
+		if err := vp.CheckTextList(op, "decisions", u.Decisions, vp.MaxBriefingListItems, vp.MaxBriefingItemBytes); err != nil {
 			return err
 		}
 		n.Decisions = u.Decisions
@@ -204,12 +240,12 @@ func (s *Service) GetBriefingNote(ctx context.Context, p vp.Principal, id string
 	if err := vp.CheckName(op, "noteId", id, true); err != nil {
 		return vp.BriefingNote{}, err
 	}
-	n, _, err := get[vp.BriefingNote](ctx, s, op, "noteId", id, briefingKey(tenant, id))
+	n, _, err := Notes.Get(ctx, s.st, op, "noteId", id, Notes.KeyOf(tenant, table.Values{"id": id}))
 	return n, err
 }
 
-// ListBriefingsInput filters briefing notes.
-type ListBriefingsInput struct {
+// ListInput filters briefing notes.
+type ListInput struct {
 	Topic string
 	// UpdatedSince (Unix ms) keeps notes created or updated at or after it.
 	UpdatedSince *int64
@@ -219,36 +255,38 @@ type ListBriefingsInput struct {
 // ListBriefingNotes lists notes newest first (by creation), optionally of
 // one topic. With updatedSince and no topic they come most recently
 // changed first.
-func (s *Service) ListBriefingNotes(ctx context.Context, p vp.Principal, in ListBriefingsInput) (listing.Page[any], error) {
+func (s *Service) ListBriefingNotes(ctx context.Context, p vp.Principal, in ListInput) (listing.Page[any], error) {
 	const op = "list_briefing_notes"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return listing.Page[any]{}, err
 	}
 	topic := strings.TrimSpace(in.Topic)
-	if err := checkKeyText(op, "topic", topic, vp.MaxShortTextBytes, false); err != nil {
+	if err := vp.CheckKeyText(op, "topic", topic, vp.MaxShortTextBytes, false); err != nil {
 		return listing.Page[any]{}, err
 	}
 	binding := op + "\x00" + topic
-	q := store.Query{Index: store.GSI1, PK: briefingsPK(tenant), Reverse: true}
+	q := Notes.Query(tenant, store.GSI1, nil)
 	if topic != "" {
-		q.Index, q.PK = store.GSI2, briefingTopicPK(tenant, topic)
+		q = Notes.Query(tenant, store.GSI2, table.Values{"topic": topic})
 	}
+	q.Reverse = true
 	var since int64
 	if in.UpdatedSince != nil {
 		if since = *in.UpdatedSince; since < 0 {
 			return listing.Page[any]{}, vp.E(op, vp.KindInvalid, "updatedSince", "must be a Unix time in milliseconds, not negative")
 		}
-		binding += "\x00" + itoa64(since)
+		binding += "\x00" + strconv.FormatInt(since, 10)
 		if topic == "" {
-			q.Index, q.PK, q.SKFrom = store.GSI3, briefingChangedPK(tenant), ms13(since)
+			q = Notes.Query(tenant, store.GSI3, nil)
+			q.Reverse, q.SKFrom = true, table.Millis(since)
 		}
 	}
 	return listing.List(ctx, s.st, s.cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: binding, Params: in.Params, Query: q,
 		LiteKeys: []string{"topic", "title", "participants", "createdBy"},
 	}, func(it store.Item) (vp.BriefingNote, bool, error) {
-		n, err := decode[vp.BriefingNote](op, it)
+		n, err := records.Decode[vp.BriefingNote](op, it)
 		if err != nil {
 			return n, false, err
 		}
@@ -273,20 +311,6 @@ func orchestratorList(op, field string, ids []string, maxItems int) ([]string, e
 		}
 	}
 	return out, nil
-}
-
-// checkKeyText validates text that becomes part of a store key: CheckText
-// plus no control characters.
-func checkKeyText(op, field, v string, max int, required bool) error {
-	if err := vp.CheckText(op, field, v, max, required); err != nil {
-		return err
-	}
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
-			return vp.Errorf(op, vp.KindInvalid, field, "%q may not contain control characters", v)
-		}
-	}
-	return nil
 }
 
 func orEmpty(v []string) []string {

@@ -1,18 +1,19 @@
-package coord_test
+package businessunit_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/listing/listingtest"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // buFields returns a complete create_bu input.
-func buFields(name string) coord.BUFields {
-	return coord.BUFields{
+func buFields(name string) businessunit.Fields {
+	return businessunit.Fields{
 		Name: strp(name), Description: strp("Coordination backend for agent teams"), Purpose: strp("Let agents work as a team"),
 		BusinessModel: strp("SaaS subscriptions"), TargetCustomers: strp("AI-first studios"), Pricing: strp("49 EUR per seat per month"),
 		Services: []string{"hosting", "support"}, RevenueProjections: &vp.RevenueProjections{A1: 50000, A2: 150000, A3: 400000},
@@ -20,7 +21,7 @@ func buFields(name string) coord.BUFields {
 }
 
 func TestBULifecycle(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *businessunit.Service) {
 		sigma, pi, tau := as("acme", "sigma"), as("acme", "pi"), as("acme", "tau")
 		b, err := svc.CreateBU(ctx(), sigma, buFields("VantagePeers"), "")
 		if err != nil {
@@ -40,11 +41,11 @@ func TestBULifecycle(t *testing.T) {
 		if got, err := svc.GetBU(ctx(), tau, led.ID); err != nil || got.Name != "Studio" { // everyone in the tenant reads
 			t.Fatalf("get: %+v %v", got, err)
 		}
-		_, err = svc.UpdateBU(ctx(), tau, led.ID, "", coord.BUFields{Status: strp("live")})
+		_, err = svc.UpdateBU(ctx(), tau, led.ID, "", businessunit.Fields{Status: strp("live")})
 		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
 		_, err = svc.DeleteBU(ctx(), tau, led.ID, "")
 		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
-		up, err := svc.UpdateBU(ctx(), pi, led.ID, "", coord.BUFields{Status: strp("live"), Services: []string{"consulting"},
+		up, err := svc.UpdateBU(ctx(), pi, led.ID, "", businessunit.Fields{Status: strp("live"), Services: []string{"consulting"},
 			CoreTeam: &vp.CoreTeam{Agents: []string{"dev-convex-expert"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -56,26 +57,26 @@ func TestBULifecycle(t *testing.T) {
 		// Any stage may follow any other.
 		for _, from := range vp.BUStatuses {
 			for _, to := range vp.BUStatuses {
-				if _, err := svc.UpdateBU(ctx(), sigma, b.ID, "", coord.BUFields{Status: strp(from)}); err != nil {
+				if _, err := svc.UpdateBU(ctx(), sigma, b.ID, "", businessunit.Fields{Status: strp(from)}); err != nil {
 					t.Fatal(err)
 				}
-				got, err := svc.UpdateBU(ctx(), sigma, b.ID, "", coord.BUFields{Status: strp(to)})
+				got, err := svc.UpdateBU(ctx(), sigma, b.ID, "", businessunit.Fields{Status: strp(to)})
 				if err != nil || got.Status != to {
 					t.Fatalf("%s -> %s: %+v %v", from, to, got.Status, err)
 				}
 			}
 		}
-		_, err = svc.UpdateBU(ctx(), sigma, b.ID, "", coord.BUFields{Status: strp("paused")})
+		_, err = svc.UpdateBU(ctx(), sigma, b.ID, "", businessunit.Fields{Status: strp("paused")})
 		wantKind(t, err, vp.KindInvalid, "idea, building, live, revenue")
-		_, err = svc.UpdateBU(ctx(), sigma, b.ID, "", coord.BUFields{})
+		_, err = svc.UpdateBU(ctx(), sigma, b.ID, "", businessunit.Fields{})
 		wantKind(t, err, vp.KindInvalid, "nothing to update")
-		_, err = svc.UpdateBU(ctx(), sigma, b.ID, "", coord.BUFields{Pricing: strp(" ")})
+		_, err = svc.UpdateBU(ctx(), sigma, b.ID, "", businessunit.Fields{Pricing: strp(" ")})
 		wantKind(t, err, vp.KindInvalid, "pricing")
 		// Handing the lead over: the old lead (not the creator) loses the right.
-		if _, err := svc.UpdateBU(ctx(), sigma, led.ID, "", coord.BUFields{OrchestratorID: strp("tau")}); err != nil {
+		if _, err := svc.UpdateBU(ctx(), sigma, led.ID, "", businessunit.Fields{OrchestratorID: strp("tau")}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = svc.UpdateBU(ctx(), pi, led.ID, "", coord.BUFields{Status: strp("revenue")})
+		_, err = svc.UpdateBU(ctx(), pi, led.ID, "", businessunit.Fields{Status: strp("revenue")})
 		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
 		if del, err := svc.DeleteBU(ctx(), tau, led.ID, ""); err != nil || !del.Deleted {
 			t.Fatalf("delete by the new lead: %+v %v", del, err)
@@ -96,30 +97,30 @@ func TestBULifecycle(t *testing.T) {
 }
 
 func TestBUValidation(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *businessunit.Service) {
 		sigma := as("acme", "sigma")
-		with := func(f func(*coord.BUFields)) coord.BUFields { in := buFields("BU"); f(&in); return in }
+		with := func(f func(*businessunit.Fields)) businessunit.Fields { in := buFields("BU"); f(&in); return in }
 		neg, big := -1.0, 150.0
 		cases := []struct {
 			name      string
-			in        coord.BUFields
+			in        businessunit.Fields
 			createdBy string
 			kind      vp.Kind
 			field     string
 		}{
-			{"no name", with(func(f *coord.BUFields) { f.Name = nil }), "", vp.KindInvalid, "name"},
-			{"empty description", with(func(f *coord.BUFields) { f.Description = strp("") }), "", vp.KindInvalid, "description"},
-			{"no pricing", with(func(f *coord.BUFields) { f.Pricing = nil }), "", vp.KindInvalid, "pricing"},
-			{"long purpose", with(func(f *coord.BUFields) { f.Purpose = strp(strings.Repeat("p", vp.MaxBUTextBytes+1)) }), "", vp.KindTooLarge, "purpose"},
-			{"no revenue projections", with(func(f *coord.BUFields) { f.RevenueProjections = nil }), "", vp.KindInvalid, "revenueProjections"},
-			{"negative projection", with(func(f *coord.BUFields) { f.RevenueProjections = &vp.RevenueProjections{A2: -5} }), "", vp.KindInvalid, "revenueProjections.A2"},
-			{"fee over 100", with(func(f *coord.BUFields) { f.ManagementFee = &big }), "", vp.KindInvalid, "managementFee"},
-			{"negative fee", with(func(f *coord.BUFields) { f.ManagementFee = &neg }), "", vp.KindInvalid, "managementFee"},
-			{"unknown status", with(func(f *coord.BUFields) { f.Status = strp("launched") }), "", vp.KindInvalid, "idea, building, live, revenue"},
-			{"too many services", with(func(f *coord.BUFields) { f.Services = make([]string, vp.MaxBUListItems+1) }), "", vp.KindTooLarge, "services"},
-			{"empty core-team entry", with(func(f *coord.BUFields) { f.CoreTeam = &vp.CoreTeam{Hooks: []string{""}} }), "", vp.KindInvalid, "coreTeam.hooks"},
-			{"bad lead", with(func(f *coord.BUFields) { f.OrchestratorID = strp("a#b") }), "", vp.KindInvalid, "orchestratorId"},
-			{"control character in domain", with(func(f *coord.BUFields) { f.Domain = strp("a\nb") }), "", vp.KindInvalid, "domain"},
+			{"no name", with(func(f *businessunit.Fields) { f.Name = nil }), "", vp.KindInvalid, "name"},
+			{"empty description", with(func(f *businessunit.Fields) { f.Description = strp("") }), "", vp.KindInvalid, "description"},
+			{"no pricing", with(func(f *businessunit.Fields) { f.Pricing = nil }), "", vp.KindInvalid, "pricing"},
+			{"long purpose", with(func(f *businessunit.Fields) { f.Purpose = strp(strings.Repeat("p", vp.MaxBUTextBytes+1)) }), "", vp.KindTooLarge, "purpose"},
+			{"no revenue projections", with(func(f *businessunit.Fields) { f.RevenueProjections = nil }), "", vp.KindInvalid, "revenueProjections"},
+			{"negative projection", with(func(f *businessunit.Fields) { f.RevenueProjections = &vp.RevenueProjections{A2: -5} }), "", vp.KindInvalid, "revenueProjections.A2"},
+			{"fee over 100", with(func(f *businessunit.Fields) { f.ManagementFee = &big }), "", vp.KindInvalid, "managementFee"},
+			{"negative fee", with(func(f *businessunit.Fields) { f.ManagementFee = &neg }), "", vp.KindInvalid, "managementFee"},
+			{"unknown status", with(func(f *businessunit.Fields) { f.Status = strp("launched") }), "", vp.KindInvalid, "idea, building, live, revenue"},
+			{"too many services", with(func(f *businessunit.Fields) { f.Services = make([]string, vp.MaxBUListItems+1) }), "", vp.KindTooLarge, "services"},
+			{"empty core-team entry", with(func(f *businessunit.Fields) { f.CoreTeam = &vp.CoreTeam{Hooks: []string{""}} }), "", vp.KindInvalid, "coreTeam.hooks"},
+			{"bad lead", with(func(f *businessunit.Fields) { f.OrchestratorID = strp("a#b") }), "", vp.KindInvalid, "orchestratorId"},
+			{"control character in domain", with(func(f *businessunit.Fields) { f.Domain = strp("a\nb") }), "", vp.KindInvalid, "domain"},
 			{"impersonation", buFields("BU"), "pi", vp.KindForbidden, "createdBy"},
 		}
 		for _, c := range cases {
@@ -128,11 +129,11 @@ func TestBUValidation(t *testing.T) {
 				wantKind(t, err, c.kind, c.field)
 			})
 		}
-		page, err := svc.ListBUs(ctx(), sigma, coord.ListBUsInput{})
+		page, err := svc.ListBUs(ctx(), sigma, businessunit.ListInput{})
 		if err != nil || len(page.Items) != 0 {
 			t.Fatalf("refused creates stored %d units (%v)", len(page.Items), err)
 		}
-		_, err = svc.ListBUs(ctx(), sigma, coord.ListBUsInput{Status: "done"})
+		_, err = svc.ListBUs(ctx(), sigma, businessunit.ListInput{Status: "done"})
 		wantKind(t, err, vp.KindInvalid, "idea, building, live, revenue")
 		_, err = svc.GetBU(ctx(), sigma, "")
 		wantKind(t, err, vp.KindInvalid, "buId")
@@ -140,7 +141,7 @@ func TestBUValidation(t *testing.T) {
 }
 
 func TestBULists(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *businessunit.Service) {
 		const n = 45 // lead sigma for every 3rd, pi otherwise; status cycles idea, building, live, revenue
 		root := admin("acme")
 		var last string
@@ -158,17 +159,17 @@ func TestBULists(t *testing.T) {
 			last = b.ID
 		}
 		reader := as("acme", "tau")
-		all := recListContract(t, n, func(p listing.Params) (listing.Page[any], error) {
-			return svc.ListBUs(ctx(), reader, coord.ListBUsInput{Params: p})
+		all := listingtest.Contract(t, n, func(p listing.Params) (listing.Page[any], error) {
+			return svc.ListBUs(ctx(), reader, businessunit.ListInput{Params: p})
 		})
 		if all[0].(vp.BusinessUnit).ID != last {
 			t.Fatalf("not newest first")
 		}
-		recListContract(t, 30, func(p listing.Params) (listing.Page[any], error) {
-			return svc.ListBUs(ctx(), reader, coord.ListBUsInput{OrchestratorID: "PI", Params: p})
+		listingtest.Contract(t, 30, func(p listing.Params) (listing.Page[any], error) {
+			return svc.ListBUs(ctx(), reader, businessunit.ListInput{OrchestratorID: "PI", Params: p})
 		})
-		ideas := recListContract(t, 12, func(p listing.Params) (listing.Page[any], error) {
-			return svc.ListBUs(ctx(), reader, coord.ListBUsInput{Status: "idea", Params: p})
+		ideas := listingtest.Contract(t, 12, func(p listing.Params) (listing.Page[any], error) {
+			return svc.ListBUs(ctx(), reader, businessunit.ListInput{Status: "idea", Params: p})
 		})
 		for _, b := range ideas {
 			if b.(vp.BusinessUnit).Status != "idea" {
@@ -176,25 +177,25 @@ func TestBULists(t *testing.T) {
 			}
 		}
 		// sigma and live: i%3 == 0 and i%4 == 2, i.e. 6, 18, 30, 42.
-		recListContract(t, 4, func(p listing.Params) (listing.Page[any], error) {
-			return svc.ListBUs(ctx(), reader, coord.ListBUsInput{OrchestratorID: "sigma", Status: "live", Params: p})
+		listingtest.Contract(t, 4, func(p listing.Params) (listing.Page[any], error) {
+			return svc.ListBUs(ctx(), reader, businessunit.ListInput{OrchestratorID: "sigma", Status: "live", Params: p})
 		})
-		first, _ := svc.ListBUs(ctx(), reader, coord.ListBUsInput{})
-		_, err := svc.ListBUs(ctx(), reader, coord.ListBUsInput{Status: "idea", Params: listing.Params{Cursor: first.NextCursor}})
+		first, _ := svc.ListBUs(ctx(), reader, businessunit.ListInput{})
+		_, err := svc.ListBUs(ctx(), reader, businessunit.ListInput{Status: "idea", Params: listing.Params{Cursor: first.NextCursor}})
 		wantKind(t, err, vp.KindInvalid, "cursor")
-		_, err = svc.ListBUs(ctx(), admin("other"), coord.ListBUsInput{Params: listing.Params{Cursor: first.NextCursor}})
+		_, err = svc.ListBUs(ctx(), admin("other"), businessunit.ListInput{Params: listing.Params{Cursor: first.NextCursor}})
 		wantKind(t, err, vp.KindInvalid, "cursor")
-		lite, _ := svc.ListBUs(ctx(), reader, coord.ListBUsInput{Params: listing.Params{Fields: "lite"}})
-		recLiteKeys(t, lite.Items[0], "_id", "_creationTime", "name", "status", "orchestratorId")
+		lite, _ := svc.ListBUs(ctx(), reader, businessunit.ListInput{Params: listing.Params{Fields: "lite"}})
+		listingtest.LiteKeys(t, lite.Items[0], "_id", "_creationTime", "name", "status", "orchestratorId")
 		// A status change moves the unit between status listings.
-		if _, err := svc.UpdateBU(ctx(), root, last, "system", coord.BUFields{Status: strp("revenue")}); err != nil {
+		if _, err := svc.UpdateBU(ctx(), root, last, "system", businessunit.Fields{Status: strp("revenue")}); err != nil {
 			t.Fatal(err)
 		}
-		ideasNow, _ := svc.ListBUs(ctx(), reader, coord.ListBUsInput{Status: "idea"})
+		ideasNow, _ := svc.ListBUs(ctx(), reader, businessunit.ListInput{Status: "idea"})
 		if len(ideasNow.Items) != 11 {
 			t.Fatalf("after a status change: %d ideas, want 11", len(ideasNow.Items))
 		}
-		other, _ := svc.ListBUs(ctx(), admin("other"), coord.ListBUsInput{})
+		other, _ := svc.ListBUs(ctx(), admin("other"), businessunit.ListInput{})
 		if len(other.Items) != 0 {
 			t.Fatalf("another tenant lists %d units", len(other.Items))
 		}
