@@ -246,6 +246,8 @@ type Pending struct {
 	key       store.Key
 	ops       []store.Op
 	duplicate bool
+	// inline holds the job of EnqueueInline, leased to its caller.
+	inline *record
 }
 
 // Ops returns the writes to commit with the caller's own (none for a
@@ -263,17 +265,27 @@ func (p Pending) Duplicate() bool { return p.duplicate }
 // committed in the caller's transaction. dedupKey may be empty (no
 // deduplication).
 func (o *Outbox) Enqueue(ctx context.Context, tenant, topic, dedupKey string, payload []byte) (Pending, error) {
-	return o.prepare(ctx, "outbox.Enqueue", tenant, topic, dedupKey, payload, false)
+	return o.prepare(ctx, "outbox.Enqueue", tenant, topic, dedupKey, payload, false, false)
+}
+
+// EnqueueInline is Enqueue for a job its caller runs itself right after
+// the commit, with RunInline: an effect that should be near-synchronous
+// and cheap (a search index write). The job is committed already leased
+// to the caller, due only when the lease ends, so no worker takes it while
+// the caller runs it, and running it costs one write, its removal. If the
+// caller dies or the effect fails, the job is the worker's like any other.
+func (o *Outbox) EnqueueInline(ctx context.Context, tenant, topic string, payload []byte) (Pending, error) {
+	return o.prepare(ctx, "outbox.EnqueueInline", tenant, topic, "", payload, false, true)
 }
 
 // Publish returns the ops that publish an event of topic to its
 // subscribers, to be committed in the caller's transaction. A topic with
 // no subscriber when the event is fanned out drops it: nobody asked.
 func (o *Outbox) Publish(ctx context.Context, tenant, topic, dedupKey string, payload []byte) (Pending, error) {
-	return o.prepare(ctx, "outbox.Publish", tenant, topic, dedupKey, payload, true)
+	return o.prepare(ctx, "outbox.Publish", tenant, topic, dedupKey, payload, true, false)
 }
 
-func (o *Outbox) prepare(ctx context.Context, op, tenant, topic, dedupKey string, payload []byte, event bool) (Pending, error) {
+func (o *Outbox) prepare(ctx context.Context, op, tenant, topic, dedupKey string, payload []byte, event, inline bool) (Pending, error) {
 	if tenant == "" || strings.Contains(tenant, "#") {
 		return Pending{}, vp.E(op, vp.KindInvalid, "tenant", "must be non-empty and without '#'")
 	}
@@ -302,6 +314,9 @@ func (o *Outbox) prepare(ctx context.Context, op, tenant, topic, dedupKey string
 	}
 	r := record{ID: id, Tenant: tenant, Topic: topic, DedupKey: dedupKey, Event: event, Payload: payload,
 		State: stateReady, DueAt: now.UnixMilli(), EnqueuedAt: now.UnixMilli()}
+	if inline {
+		r.Attempts, r.DueAt = 1, now.Add(o.lease).UnixMilli()
+	}
 	it, err := r.item()
 	if err != nil {
 		return Pending{}, vp.Wrap(op, vp.KindInternal, err)
@@ -314,7 +329,11 @@ func (o *Outbox) prepare(ctx context.Context, op, tenant, topic, dedupKey string
 		}
 		ops = append(ops, store.Put(d, store.IfNotExists))
 	}
-	return Pending{id: id, key: it.Key, ops: ops}, nil
+	p := Pending{id: id, key: it.Key, ops: ops}
+	if inline {
+		p.inline = &r
+	}
+	return p, nil
 }
 
 // IsDuplicate reports whether a failed Write failed on an outbox job or

@@ -1,0 +1,71 @@
+package outbox_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+)
+
+// TestInlineJob: a job the caller runs itself after its commit runs once,
+// leaves nothing behind, and is not taken by a worker while leased; a
+// failed inline run is the worker's after the backoff; a caller that died
+// before running it leaves it to the worker once the lease ends.
+func TestInlineJob(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		c := &counter{}
+		ob := e.outbox(t, outbox.Options{Lease: time.Minute})
+		if err := ob.Handle("index", c.handle); err != nil {
+			t.Fatal(err)
+		}
+		commit := func(id string) outbox.Pending {
+			p, err := ob.EnqueueInline(ctx, "acme", "index", []byte(`{"id":"`+id+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.st.Write(ctx, append([]store.Op{domainPut(id, store.IfNotExists)}, p.Ops()...)...); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+
+		ok := commit("t1")
+		if n := drain(t, ob); n != 0 {
+			t.Fatalf("a worker ran %d jobs leased to their caller", n)
+		}
+		ob.RunInline(ctx, ok)
+		if got := c.n(ok.ID()); got != 1 {
+			t.Fatalf("inline run: %d calls, want 1", got)
+		}
+		if _, err := e.st.Get(ctx, store.Key{PK: "T#acme#OB#" + ok.ID(), SK: "JOB"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("job left after a successful inline run: %v", err)
+		}
+
+		failing := commit("t2")
+		c.fail = func(j outbox.Job) error {
+			if j.Attempt == 1 {
+				return errors.New("index down")
+			}
+			return nil
+		}
+		ob.RunInline(ctx, failing)
+		e.c.Advance(2 * time.Second) // past the first backoff (1s), before the lease would end
+		drain(t, ob)
+		if got := c.n(failing.ID()); got != 2 {
+			t.Fatalf("failed inline run then worker: %d calls, want 2", got)
+		}
+
+		orphan := commit("t3") // the caller dies before RunInline
+		drain(t, ob)
+		if got := c.n(orphan.ID()); got != 0 {
+			t.Fatalf("worker ran a leased job early: %d calls", got)
+		}
+		e.c.Advance(61 * time.Second)
+		drain(t, ob)
+		if got := c.n(orphan.ID()); got != 1 {
+			t.Fatalf("orphaned inline job after its lease: %d calls, want 1", got)
+		}
+	})
+}
