@@ -12,7 +12,10 @@
 // values. Tenant data is prefixed with "T#<tenant>#" by the table itself,
 // which is what keeps tenant isolation structural: domain code never writes
 // a partition key by hand. An index whose key would have an empty
-// placeholder is left out of the item (a sparse index).
+// placeholder is left out of the item (a sparse index), unless the
+// placeholder is optional ("{instance?}": it may be empty). In Item, the
+// placeholder {tenant} is the item's tenant, for the entries of a global
+// index that name their tenant.
 package table
 
 import (
@@ -41,6 +44,10 @@ type Key struct {
 	// Note says anything a reader of KEYS.md must know (sparse, moved on
 	// update, TTL ...).
 	Note string
+	// Global marks an index entry of tenant data whose partition key has no
+	// tenant prefix: a server-side job index read for every tenant (its
+	// entries name their tenant with {tenant}).
+	Global bool
 }
 
 // Schema declares an entity.
@@ -67,6 +74,7 @@ type Table[T any] struct {
 	primPK, primSK tmpl
 	pk, sk         [store.NumGSI]tmpl
 	has            [store.NumGSI]bool
+	global         [store.NumGSI]bool
 }
 
 // Declare checks a schema and returns its table. A malformed declaration
@@ -88,7 +96,7 @@ func Declare[T any](s Schema[T]) *Table[T] {
 		if t.has[g] {
 			panic(fmt.Sprintf("table %s: %v declared twice", s.Entity, k.Index))
 		}
-		t.has[g] = true
+		t.has[g], t.global[g] = true, k.Global
 		t.pk[g], t.sk[g] = parse(k.PK), parse(k.SK)
 	}
 	return t
@@ -136,7 +144,7 @@ func (t *Table[T]) PK(tenant string, idx store.Index, vals Values) string {
 		return pk
 	}
 	t.mustHave(idx)
-	pk, _ := t.pk[idx-1].render(t.prefix(tenant), vals)
+	pk, _ := t.pk[idx-1].render(t.indexPrefix(int(idx)-1, tenant), vals)
 	return pk
 }
 
@@ -156,6 +164,14 @@ func (t *Table[T]) Query(tenant string, idx store.Index, vals Values) store.Quer
 	return store.Query{Index: idx, PK: t.PK(tenant, idx, vals)}
 }
 
+// indexPrefix is the tenant prefix of index slot g's partition keys.
+func (t *Table[T]) indexPrefix(g int, tenant string) string {
+	if t.global[g] {
+		return ""
+	}
+	return t.prefix(tenant)
+}
+
 func (t *Table[T]) mustHave(idx store.Index) {
 	if idx < store.GSI1 || idx > store.GSI4 || !t.has[idx-1] {
 		panic(fmt.Sprintf("table %s: %v is not declared", t.s.Entity, idx))
@@ -166,6 +182,9 @@ func (t *Table[T]) mustHave(idx store.Index) {
 // empty placeholder is left out) and its data.
 func (t *Table[T]) Item(op, tenant string, v T) (store.Item, error) {
 	vals := t.s.Fields(v)
+	if _, ok := vals["tenant"]; !ok && vals != nil {
+		vals["tenant"] = tenant
+	}
 	var data []byte
 	var err error
 	if t.s.Encode != nil {
@@ -180,12 +199,11 @@ func (t *Table[T]) Item(op, tenant string, v T) (store.Item, error) {
 		return store.Item{}, err
 	}
 	it := store.Item{Key: t.KeyOf(tenant, vals), Data: data}
-	p := t.prefix(tenant)
 	for g := range store.NumGSI {
 		if !t.has[g] {
 			continue
 		}
-		pk, ok1 := t.pk[g].render(p, vals)
+		pk, ok1 := t.pk[g].render(t.indexPrefix(g, tenant), vals)
 		sk, ok2 := t.sk[g].render("", vals)
 		if ok1 && ok2 {
 			it.GSI[g] = store.Key{PK: pk, SK: sk}
@@ -261,8 +279,9 @@ func Retry(ctx context.Context, op, field, id string, attempt func() error) erro
 type tmpl []part
 
 type part struct {
-	lit   string
-	field string // a placeholder when set
+	lit      string
+	field    string // a placeholder when set
+	optional bool   // "{field?}": may be empty without leaving the entry out
 }
 
 func parse(s string) tmpl {
@@ -280,14 +299,19 @@ func parse(s string) tmpl {
 		if j < 2 {
 			panic("table: unterminated or empty placeholder in " + s)
 		}
-		out = append(out, part{field: s[i+1 : i+j]})
+		field, optional := strings.CutSuffix(s[i+1:i+j], "?")
+		if field == "" {
+			panic("table: empty placeholder in " + s)
+		}
+		out = append(out, part{field: field, optional: optional})
 		s = s[i+j+1:]
 	}
 	return out
 }
 
 // render fills the template after prefix; ok is false when a placeholder
-// is empty (the entry is then left out of a sparse index).
+// that is not optional is empty (the entry is then left out of a sparse
+// index).
 func (t tmpl) render(prefix string, vals Values) (string, bool) {
 	n := len(prefix)
 	for _, p := range t {
@@ -303,7 +327,7 @@ func (t tmpl) render(prefix string, vals Values) (string, bool) {
 			continue
 		}
 		v := vals[p.field]
-		if v == "" {
+		if v == "" && !p.optional {
 			ok = false
 		}
 		b.WriteString(v)

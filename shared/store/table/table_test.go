@@ -153,3 +153,41 @@ func TestUpdateMissingAndChangeError(t *testing.T) {
 		t.Fatalf("change error = %v, want it returned unchanged", err)
 	}
 }
+
+type session struct {
+	ID       string `json:"id"`
+	Instance string `json:"instance,omitempty"`
+	Expires  int64  `json:"expires"`
+}
+
+// sessions has an optional placeholder and a global index naming its
+// tenant, the shapes of receipts and of job indexes.
+var sessions = table.Declare(table.Schema[session]{
+	Entity:  "session",
+	Primary: table.Key{PK: "S#{id}", SK: "S"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "SEXP", SK: "{expires}#{tenant}#{id}", Global: true},
+		{Index: store.GSI2, PK: "SBY#{id}", SK: "x#{instance?}"},
+	},
+	Fields: func(s session) table.Values {
+		return table.Values{"id": s.ID, "instance": s.Instance, "expires": table.Millis(s.Expires)}
+	},
+})
+
+func TestGlobalIndexAndOptionalPlaceholder(t *testing.T) {
+	it, err := sessions.Item("op", "acme", session{ID: "s1", Expires: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [store.NumGSI]store.Key{{PK: "SEXP", SK: "0000000000009#acme#s1"}, {PK: "T#acme#SBY#s1", SK: "x#"}, {}, {}}
+	if it.Key != (store.Key{PK: "T#acme#S#s1", SK: "S"}) || it.GSI != want {
+		t.Fatalf("item keys = %+v %+v, want %+v", it.Key, it.GSI, want)
+	}
+	if got := sessions.PK("acme", store.GSI1, nil); got != "SEXP" {
+		t.Fatalf("global index PK = %q", got)
+	}
+	it, _ = sessions.Item("op", "acme", session{ID: "s2", Instance: "i1", Expires: 9})
+	if it.GSI[1].SK != "x#i1" {
+		t.Fatalf("optional placeholder set: %q", it.GSI[1].SK)
+	}
+}
