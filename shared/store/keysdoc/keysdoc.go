@@ -21,7 +21,7 @@ func Render(docs []table.Doc) string {
 	b.WriteString("\n| access pattern | index | partition key | sort key | notes |\n|---|---|---|---|---|\n")
 	for _, d := range docs {
 		for _, k := range d.Keys {
-			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | %s |\n", k.Pattern, indexName(k.Index), keyText(d.Global || k.Global, k.PK), keyText(false, k.SK), k.Note)
+			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | %s |\n", k.Pattern, indexName(k.Index), keyText(d.Global || k.Global, k.PK), keyText(true, k.SK), k.Note)
 		}
 	}
 	for _, r := range legacyRows {
@@ -39,7 +39,8 @@ func indexName(i store.Index) string {
 }
 
 // keyText shows a template as the documentation writes keys: the tenant
-// prefix as T#t#, placeholders (optional ones too) as <field>.
+// prefix as T#t# (unless global: global partition keys and every sort
+// key have none), placeholders (optional ones too) as <field>.
 func keyText(global bool, tpl string) string {
 	s := strings.NewReplacer("{", "<", "?}", ">", "}", ">").Replace(tpl)
 	if !global && tpl != "" {
