@@ -14,10 +14,15 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -32,7 +37,12 @@ type app struct {
 	tokens *auth.Tokens
 	coord  *coord.Service
 	memory *memory.Service
-	log    *slog.Logger
+	// profiles, messages, iframe sessions and mandates
+	profiles *profile.Service
+	messages *message.Service
+	iframes  *iframe.Service
+	mandates *mandate.Service
+	log      *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -75,6 +85,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		return nil, err
 	}
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
+	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Logger: log})
 	return &app{
 		store:  st,
 		index:  idx,
@@ -83,6 +94,11 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
+		profiles: profiles,
+		messages: message.New(message.Options{Store: st, Cursors: signer, Logger: log, Directory: profiles,
+			Search: &search.Writer{Index: idx, Logger: log}}),
+		iframes:   iframe.New(iframe.Options{Store: st, Logger: log}),
+		mandates:  mandate.New(mandate.Options{Store: st, Cursors: signer, Logger: log}),
 		log:       log,
 		newMaster: created,
 	}, nil
@@ -93,6 +109,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
 		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
+		Profiles: a.profiles, Messages: a.messages, Iframes: a.iframes, Mandates: a.mandates,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 	})
 }

@@ -26,7 +26,7 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 		jobs.RunEvery(ctx, log, "recurring-tasks", time.Minute, jobs.RecurringTasks(a.coord, log))
 	})
 	run(func() {
-		jobs.RunEvery(ctx, log, "iframe-cleanup", time.Hour, jobs.IframeCleanup(a.coord, log))
+		jobs.RunEvery(ctx, log, "iframe-cleanup", time.Hour, jobs.IframeCleanup(a.iframes, log))
 	})
 	// Load the memories' search caches now rather than on each tenant's
 	// first query; keyword partitions load on their first search.

@@ -78,7 +78,7 @@ type Scheduled struct {
 func (a *App) ScheduledJobs() []Scheduled {
 	js := []Scheduled{
 		{Name: "recurring-tasks", Every: time.Minute, Run: jobs.RecurringTasks(a.Coord, a.Log)},
-		{Name: "iframe-session-cleanup", Every: time.Hour, Run: jobs.IframeCleanup(a.Coord, a.Log)},
+		{Name: "iframe-session-cleanup", Every: time.Hour, Run: jobs.IframeCleanup(a.Iframes, a.Log)},
 	}
 	if a.Config.SearchEndpoint != "" { // Load gave the coordination service the index
 		js = append(js, Scheduled{Name: "search-backfill", Every: SearchBackfillEvery,

@@ -12,8 +12,14 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -30,7 +36,18 @@ func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
 	t.Cleanup(func() { _ = st.Close() })
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
-	return clientOf(t, mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}))
+	o := mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}
+	talkServices(&o, st, signer, nil)
+	return clientOf(t, mcpserver.New(o))
+}
+
+// talkServices wires profiles, messages, iframe sessions and mandates into
+// o as the binaries do; idx, when set, makes messages searchable.
+func talkServices(o *mcpserver.Options, st store.Store, signer *listing.Signer, idx search.Index) {
+	o.Profiles = profile.New(profile.Options{Store: st, Cursors: signer})
+	o.Messages = message.New(message.Options{Store: st, Cursors: signer, Directory: o.Profiles, Search: &search.Writer{Index: idx}})
+	o.Iframes = iframe.New(iframe.Options{Store: st})
+	o.Mandates = mandate.New(mandate.Options{Store: st, Cursors: signer})
 }
 
 // clientOf connects a client to server over in-memory transports.
@@ -153,12 +170,12 @@ func TestRoundTripThroughTools(t *testing.T) {
 	if res.IsError {
 		t.Fatal(text)
 	}
-	var sent coord.SendResult
+	var sent message.SendResult
 	if err := json.Unmarshal([]byte(text), &sent); err != nil || sent.MessageID == "" {
 		t.Fatalf("send result %s", text)
 	}
 	_, text = call(t, cs, "check_messages", map[string]any{"recipient": "bob"})
-	var inbox coord.Inbox
+	var inbox message.Inbox
 	if err := json.Unmarshal([]byte(text), &inbox); err != nil || inbox.Count != 1 {
 		t.Fatalf("inbox %s", text)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
@@ -107,7 +108,7 @@ func newEnv(t *testing.T, st store.Store, c *clock, tweak func(*oauth.Options)) 
 	}
 	e.oauth = oauth.New(e.opts)
 	h := httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Coord: svc, Version: "test", Logger: log}), Tokens: e.tokens, Version: "test", Logger: log,
+		MCP: mcpserver.New(mcpserver.Options{Coord: svc, Profiles: profile.New(profile.Options{Store: st}), Version: "test", Logger: log}), Tokens: e.tokens, Version: "test", Logger: log,
 		Started: time.Now(), Storage: "test", OAuth: e.oauth,
 	})
 	e.srv = httptest.NewServer(h)
