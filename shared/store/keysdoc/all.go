@@ -1,13 +1,24 @@
 package keysdoc
 
-import "github.com/vantagepeers/vantagepeers/shared/store/table"
+import (
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+)
 
 // All is every declared table, in the order KEYS.md lists them. A package
 // that declares tables exports them as a Tables() []table.Doc function and
 // is listed here.
 func All() []table.Doc {
 	var docs []table.Doc
-	for _, pkg := range [][]table.Doc{} {
+	for _, pkg := range [][]table.Doc{
+		profile.Tables(),
+		message.Tables(),
+		mandate.Tables(),
+		iframe.Tables(),
+	} {
 		docs = append(docs, pkg...)
 	}
 	return docs
