@@ -17,9 +17,13 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
@@ -38,7 +42,12 @@ type app struct {
 	coord  *coord.Service
 	memory *memory.Service
 	leaves leaves
-	log    *slog.Logger
+	// profiles, messages, iframe sessions and mandates
+	profiles *profile.Service
+	messages *message.Service
+	iframes  *iframe.Service
+	mandates *mandate.Service
+	log      *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -82,6 +91,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 	}
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
 	indexed := &search.Writer{Index: idx, Logger: log}
+	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Logger: log})
 	return &app{
 		store:  st,
 		index:  idx,
@@ -96,6 +106,11 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 			businessUnits: businessunit.New(businessunit.Options{Store: st, Cursors: signer}),
 			diary:         diary.New(diary.Options{Store: st, Cursors: signer}),
 		},
+		profiles: profiles,
+		messages: message.New(message.Options{Store: st, Cursors: signer, Logger: log, Directory: profiles,
+			Search: indexed}),
+		iframes:   iframe.New(iframe.Options{Store: st, Logger: log}),
+		mandates:  mandate.New(mandate.Options{Store: st, Cursors: signer, Logger: log}),
 		log:       log,
 		newMaster: created,
 	}, nil
@@ -106,6 +121,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
 		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
+		Profiles: a.profiles, Messages: a.messages, Iframes: a.iframes, Mandates: a.mandates,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
 		Diary: a.leaves.diary,

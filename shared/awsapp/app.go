@@ -33,8 +33,12 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/embed/openai"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
 	"github.com/vantagepeers/vantagepeers/shared/search"
@@ -102,9 +106,14 @@ type App struct {
 	Store  *dynamo.Store
 	Tokens *auth.Tokens // functions that check bearer tokens
 	Keys   Keys
-	Coord  *coord.Service  // functions that need it
-	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
-	Queue  queue.Queue     // the embedding queue, with Memory
+	Coord  *coord.Service // functions that need it
+	// Built with Coord: profiles, messages, iframe sessions and mandates.
+	Profiles *profile.Service
+	Messages *message.Service
+	Iframes  *iframe.Service
+	Mandates *mandate.Service
+	Memory   *memory.Service // nil when no search index is configured (memory tools are then not offered)
+	Queue    queue.Queue     // the embedding queue, with Memory
 
 	// Leaf aggregates' services, built with Coord.
 	Briefings     *briefing.Service
@@ -217,6 +226,11 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		}
 		a.Coord = coord.New(co)
 		a.buildLeaves(signer, co.Index, o.Now)
+		a.Profiles = profile.New(profile.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
+		a.Messages = message.New(message.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Directory: a.Profiles,
+			Search: &search.Writer{Index: co.Index, Logger: a.Log}})
+		a.Iframes = iframe.New(iframe.Options{Store: a.Store, Now: o.Now, Logger: a.Log})
+		a.Mandates = mandate.New(mandate.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
 	}
 	if nd.memory {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {

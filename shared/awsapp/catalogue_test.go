@@ -15,6 +15,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
@@ -35,7 +36,7 @@ func schedulerOnSQLite(t *testing.T, logs *bytes.Buffer) *awsapp.App {
 	t.Cleanup(func() { _ = idx.Close() })
 	log := awsapp.NewLogger(logs, slog.LevelInfo, awsenv.FuncScheduler)
 	return &awsapp.App{Function: awsenv.FuncScheduler, Log: log, Config: awsapp.Config{SearchEndpoint: "https://search.example"},
-		Coord: coord.New(coord.Options{Store: st, Index: idx, Logger: log})}
+		Coord: coord.New(coord.Options{Store: st, Index: idx, Logger: log}), Iframes: iframe.New(iframe.Options{Store: st, Logger: log})}
 }
 
 // TestSchedulerRunsTheCatalogue: the scheduler function's jobs are the

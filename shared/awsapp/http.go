@@ -24,6 +24,7 @@ type HTTPFunc func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (even
 func (a *App) MCPHandler() http.Handler {
 	return httpapi.New(httpapi.Options{
 		MCP: mcpserver.New(mcpserver.Options{Coord: a.Coord, Memory: a.Memory, Version: a.Version,
+			Profiles: a.Profiles, Messages: a.Messages, Iframes: a.Iframes, Mandates: a.Mandates,
 			Logger: a.Log, ToolProfile: a.Config.ToolProfile,
 			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits, Diary: a.Diary}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,

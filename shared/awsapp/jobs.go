@@ -71,10 +71,13 @@ type Scheduled struct {
 func (a *App) jobDeps() jobs.Deps {
 	d := jobs.Deps{Tenants: a.Tenants, Logger: a.Log}
 	if a.Coord != nil {
-		d.Recurring, d.Iframes = a.Coord, a.Coord
+		d.Recurring = a.Coord
 		if a.Config.SearchEndpoint != "" {
 			d.Indexer = a.Coord
 		}
+	}
+	if a.Iframes != nil { // a nil *iframe.Service in the interface would not read as unwired
+		d.Iframes = a.Iframes
 	}
 	return d
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch/opensearchtest"
@@ -198,8 +199,9 @@ func TestScheduledSearchBackfill(t *testing.T) {
 	container := func() *awsapp.App {
 		log := awsapp.NewLogger(&logs, slog.LevelInfo, awsenv.FuncScheduler)
 		return &awsapp.App{Function: awsenv.FuncScheduler, Store: st, Log: log,
-			Config: awsapp.Config{SearchEndpoint: "https://search.example"},
-			Coord:  coord.New(coord.Options{Store: st, Index: idx, Logger: log})}
+			Config:  awsapp.Config{SearchEndpoint: "https://search.example"},
+			Coord:   coord.New(coord.Options{Store: st, Index: idx, Logger: log}),
+			Iframes: iframe.New(iframe.Options{Store: st, Logger: log})}
 	}
 	tick := func(a *awsapp.App, hhmm string) string {
 		t.Helper()

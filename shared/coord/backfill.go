@@ -10,6 +10,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/component"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -135,9 +136,9 @@ type backfillSource struct {
 func backfillSources(tenant string) []backfillSource {
 	const op = "coord.reindex"
 	sources := []backfillSource{
-		{store.Query{Index: store.GSI3, PK: tp(tenant) + "MSGS"}, func(r *ReindexReport) *int { return &r.Messages }, func(it store.Item) (search.Doc, error) {
+		{message.Messages.Query(tenant, store.GSI3, nil), func(r *ReindexReport) *int { return &r.Messages }, func(it store.Item) (search.Doc, error) {
 			m, err := decode[vp.Message](op, it)
-			return messageDoc(tenant, m), err
+			return message.Doc(tenant, m), err
 		}},
 		{briefing.Notes.Query(tenant, store.GSI1, nil), func(r *ReindexReport) *int { return &r.Briefings }, func(it store.Item) (search.Doc, error) {
 			n, err := decode[vp.BriefingNote](op, it)

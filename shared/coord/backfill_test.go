@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
@@ -64,7 +65,7 @@ func seedLegacy(t *testing.T, st store.Store) {
 	old := newSearchService(t, st, nil)
 	alice := as("acme", "alice")
 	for i := range backfillMessages {
-		if _, err := old.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("legacy kestrel note ", i)}); err != nil {
+		if _, err := coord.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy kestrel note ", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,7 +159,7 @@ func (stuckIndex) Upsert(ctx context.Context, _ ...search.Doc) error {
 func TestSearchBoundsItsBackfill(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st := b.Open(t, nil)
-		if _, err := newSearchService(t, st, nil).Send(ctx(), as("acme", "alice"), coord.SendInput{Channel: "bob", Content: "kestrel"}); err != nil {
+		if _, err := coord.MessagesOf(newSearchService(t, st, nil)).Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "bob", Content: "kestrel"}); err != nil {
 			t.Fatal(err)
 		}
 		svc := coord.New(coord.Options{Store: st, Index: stuckIndex{openIndex(t)}, SearchBackfillBudget: 50 * time.Millisecond})

@@ -55,10 +55,24 @@ func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
 	}
 }
 
-func mustProfile(t *testing.T, svc *coord.Service, p vp.Principal, orch string) {
+// pageAll follows nextCursor to the end, checking the envelope on the way.
+func pageAll(t *testing.T, page func(cursor string) (listing.Page[any], error)) []any {
 	t.Helper()
-	if _, err := svc.UpdateProfile(context.Background(), p, coord.ProfileUpdate{Orchestrator: orch}); err != nil {
-		t.Fatal(err)
+	var all []any
+	cursor := ""
+	for i := 0; ; i++ {
+		if i > 1000 {
+			t.Fatal("pagination does not end")
+		}
+		p, err := page(cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, p.Items...)
+		if p.NextCursor == "" {
+			return all
+		}
+		cursor = p.NextCursor
 	}
 }
 
@@ -67,3 +81,6 @@ func ctx() context.Context {
 	_ = cancel // the test process ends first
 	return c
 }
+
+// mandateLimit is a list limit argument.
+func mandateLimit(n int) *int { return &n }

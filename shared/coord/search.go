@@ -9,6 +9,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/component"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -18,7 +19,7 @@ import (
 // Keyword search over messages, tasks, briefing notes and components.
 //
 // Writes index synchronously, after the store write commits, through one
-// document builder per kind (messageDoc, taskDoc, briefing.Doc,
+// document builder per kind (message.Doc, taskDoc, briefing.Doc,
 // component.Doc). The store stays the source of truth: an index failure is
 // logged and does not fail the write, and a search reads every hit back by
 // primary key, drops what is gone and checks the filters again on the
@@ -32,7 +33,7 @@ import (
 
 // Kinds of the coordination documents (search.Doc.Kind).
 const (
-	KindMessage   = "message"
+	KindMessage   = message.Kind
 	KindTask      = "task"
 	KindBriefing  = briefing.Kind
 	KindComponent = component.Kind
@@ -55,11 +56,6 @@ func indexPartition(tenant, kind string) string { return tenant + "/" + kind }
 // index (100k messages: 2.8 s of CPU and ~200 MB per process), and keyword
 // search loads it on first use.
 func IsKeywordPartition(searchTenant string) bool { return strings.Contains(searchTenant, "/") }
-
-func messageDoc(tenant string, m vp.Message) search.Doc {
-	return search.Doc{Tenant: indexPartition(tenant, KindMessage), ID: m.ID, Kind: KindMessage,
-		Type: m.Channel, Owner: m.From, Text: m.Content, CreatedAt: m.CreatedAt}
-}
 
 // taskDoc indexes the title (weighted) and the description and tags; the
 // status, assignee and project are filters.
@@ -152,13 +148,13 @@ func (s *Service) SearchMessages(ctx context.Context, p vp.Principal, in SearchM
 	if err := vp.CheckText(op, "channel", in.Channel, vp.MaxChannelBytes, false); err != nil {
 		return KeywordResult[MessageHit]{}, err
 	}
-	from, channel := vp.NormalizeOrchestrator(in.From), normalizeChannel(in.Channel)
+	from, channel := vp.NormalizeOrchestrator(in.From), message.NormalizeChannel(in.Channel)
 	f := search.Filter{Owner: from}
 	if channel != "" {
 		f.Types = []string{channel}
 	}
 	return keywordSearch(ctx, s, p, keywordQuery[vp.Message, MessageHit]{
-		op: op, kind: KindMessage, query: in.Query, limit: in.Limit, filter: f, key: plainKey(messageKey),
+		op: op, kind: KindMessage, query: in.Query, limit: in.Limit, filter: f, key: plainKey(message.Key),
 		keep: func(m vp.Message) bool {
 			return (from == "" || m.From == from) && (channel == "" || m.Channel == channel)
 		},

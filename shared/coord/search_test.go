@@ -17,6 +17,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -120,7 +121,7 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 			if i%5 == 0 {
 				channel = "dave"
 			}
-			res, err := svc.Send(ctx(), senders[i%2], coord.SendInput{Channel: channel,
+			res, err := coord.MessagesOf(svc).Send(ctx(), senders[i%2], message.SendInput{Channel: channel,
 				Content: fmt.Sprintf("standup %d: the %s report is ready", i, words[i%3])})
 			if err != nil {
 				t.Fatal(err)
@@ -163,7 +164,7 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 			}
 		}
 		// Deleted messages leave the results.
-		if _, err := svc.DeleteMessage(ctx(), senders[0], ids[0], ""); err != nil {
+		if _, err := coord.MessagesOf(svc).DeleteMessage(ctx(), senders[0], ids[0], ""); err != nil {
 			t.Fatal(err)
 		}
 		res, err := svc.SearchMessages(ctx(), as("acme", "erin"), coord.SearchMessagesInput{Query: "zebra", Limit: 50})
@@ -178,7 +179,7 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 		}
 		// Limits: default 10, clamped to 50 (55 messages say "report").
 		for i := range 10 {
-			if _, err := svc.Send(ctx(), senders[0], coord.SendInput{Channel: "carol", Content: fmt.Sprint("extra report ", i)}); err != nil {
+			if _, err := coord.MessagesOf(svc).Send(ctx(), senders[0], message.SendInput{Channel: "carol", Content: fmt.Sprint("extra report ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -489,7 +490,7 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 func TestKeywordSearchWithoutIndex(t *testing.T) {
 	eachBackend(t, func(t *testing.T, svc *coord.Service) {
 		alice := as("acme", "alice")
-		if _, err := svc.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: "hello"}); err != nil {
+		if _, err := coord.MessagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: "hello"}); err != nil {
 			t.Fatalf("writes work without an index: %v", err)
 		}
 		_, err := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "hello"})
@@ -510,7 +511,7 @@ func TestEnsureIndexed(t *testing.T) {
 		for i := range nSeed {
 			mustTask(t, old, alice, coord.CreateTaskInput{Title: fmt.Sprint("legacy pelican task ", i), AssignedTo: "alice", Priority: "low",
 				Status: []string{"", vp.TaskInProgress}[i%2]})
-			if _, err := old.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
+			if _, err := coord.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -520,7 +521,7 @@ func TestEnsureIndexed(t *testing.T) {
 		if _, err := componentsOn(st, nil).RegisterComponent(ctx(), alice, component.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := old.Send(ctx(), as("beta", "x"), coord.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
+		if _, err := coord.MessagesOf(old).Send(ctx(), as("beta", "x"), message.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
 			t.Fatal(err)
 		}
 		idx := openIndex(t)
@@ -576,7 +577,7 @@ func TestEnsureIndexedNoticesAReplacedIndex(t *testing.T) {
 		svc := coord.New(coord.Options{Store: b.Open(t, nil), Index: idx, Now: now})
 		alice := as("acme", "alice")
 		for i := range nSeed {
-			if _, err := svc.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("heron sighting ", i)}); err != nil {
+			if _, err := coord.MessagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("heron sighting ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -114,3 +114,27 @@ func (s *Service) queryAll(ctx context.Context, q store.Query, max int) ([]store
 	}
 	return out, nil
 }
+
+// scan walks a partition in pages, calling fn until it returns false.
+func (s *Service) scan(ctx context.Context, q store.Query, fn func(store.Item) (bool, error)) (int, error) {
+	n := 0
+	for {
+		q.Limit = 100
+		rows, err := s.st.Query(ctx, q)
+		if err != nil {
+			return n, err
+		}
+		for _, it := range rows {
+			n++
+			more, err := fn(it)
+			if err != nil || !more {
+				return n, err
+			}
+		}
+		if len(rows) < q.Limit {
+			return n, nil
+		}
+		pos := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &pos
+	}
+}

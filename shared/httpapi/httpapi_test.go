@@ -18,6 +18,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -44,7 +45,8 @@ func start(t *testing.T) fixture {
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
 	h := httpapi.New(httpapi.Options{
-		MCP:    mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "t"}),
+		MCP: mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}),
+			Profiles: profile.New(profile.Options{Store: st, Cursors: signer}), Version: "t"}),
 		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite",
 	})
 	srv := httptest.NewServer(h)

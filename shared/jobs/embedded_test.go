@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 )
 
@@ -23,9 +24,9 @@ func (f *fakeCoord) FireDue(context.Context, time.Time) (coord.FireReport, error
 	return coord.FireReport{}, nil
 }
 
-func (f *fakeCoord) CleanupIframeSessions(context.Context, time.Time) (coord.IframeCleanupReport, error) {
+func (f *fakeCoord) CleanupIframeSessions(context.Context, time.Time) (iframe.CleanupReport, error) {
 	f.cleaned.Add(1)
-	return coord.IframeCleanupReport{}, nil
+	return iframe.CleanupReport{}, nil
 }
 
 func (f *fakeCoord) EnsureIndexed(context.Context, string) (coord.ReindexReport, error) {

@@ -5,13 +5,13 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 )
 
 // IframeCleaner is the domain call the iframe-session cleanup job makes;
-// *coord.Service implements it.
+// *iframe.Service implements it.
 type IframeCleaner interface {
-	CleanupIframeSessions(ctx context.Context, now time.Time) (coord.IframeCleanupReport, error)
+	CleanupIframeSessions(ctx context.Context, now time.Time) (iframe.CleanupReport, error)
 }
 
 // IframeCleanup deletes the iframe embed sessions of every tenant that

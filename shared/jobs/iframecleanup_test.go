@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -20,10 +20,10 @@ func TestIframeCleanupJob(t *testing.T) {
 	}
 	defer st.Close()
 	start := time.Now()
-	svc := coord.New(coord.Options{Store: st, Now: func() time.Time { return start }})
+	svc := iframe.New(iframe.Options{Store: st, Now: func() time.Time { return start }})
 	p := vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}}
 	for id, ttl := range map[string]time.Duration{"old": time.Minute, "older": time.Second, "live": time.Hour} {
-		if _, err := svc.CreateIframeSession(ctx, p, coord.CreateIframeInput{SessionID: id, Origin: "https://a.example", ExpiresAt: start.Add(ttl).UnixMilli()}); err != nil {
+		if _, err := svc.CreateIframeSession(ctx, p, iframe.CreateInput{SessionID: id, Origin: "https://a.example", ExpiresAt: start.Add(ttl).UnixMilli()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -32,7 +32,7 @@ func TestIframeCleanupJob(t *testing.T) {
 	}
 	for id, want := range map[string]bool{"old": false, "older": false, "live": true} {
 		// Recreating succeeds only when the row is gone.
-		_, err := svc.CreateIframeSession(ctx, p, coord.CreateIframeInput{SessionID: id, Origin: "https://a.example", ExpiresAt: start.Add(2 * time.Hour).UnixMilli()})
+		_, err := svc.CreateIframeSession(ctx, p, iframe.CreateInput{SessionID: id, Origin: "https://a.example", ExpiresAt: start.Add(2 * time.Hour).UnixMilli()})
 		if kept := err != nil; kept != want {
 			t.Errorf("%s: kept=%v, want %v (%v)", id, kept, want, err)
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -31,6 +33,7 @@ func TestReindexCoordJob(t *testing.T) {
 	}
 	defer st.Close()
 	before := coord.New(coord.Options{Store: st})
+	messages := message.New(message.Options{Store: st, Directory: profile.New(profile.Options{Store: st})})
 	tenants := []string{"acme", "beta"}
 	const n = 45
 	for _, tenant := range tenants {
@@ -39,7 +42,7 @@ func TestReindexCoordJob(t *testing.T) {
 			if _, err := before.CreateTask(ctx, p, coord.CreateTaskInput{Title: fmt.Sprintf("%s ibis task %d", tenant, i), AssignedTo: "alice", Priority: "low"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := before.Send(ctx, p, coord.SendInput{Channel: "bob", Content: fmt.Sprintf("%s ibis message %d", tenant, i)}); err != nil {
+			if _, err := messages.Send(ctx, p, message.SendInput{Channel: "bob", Content: fmt.Sprintf("%s ibis message %d", tenant, i)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -59,13 +59,13 @@ type listMandatesIn struct {
 }
 
 func (s *server) addMandateTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Mandates
 	add(s, m, &mcp.Tool{Name: "create_mandate", Annotations: write,
 		Description: "Request a service from another orchestrator with a token budget and optional AP2 spending limits; the mandate starts " +
 			"'requested' and moves requested→accepted→in_progress→delivered→settled. " +
 			"Example: {\"fulfilledBy\":\"alice\",\"service\":\"Build landing page\",\"budget\":100000}"},
 		func(ctx context.Context, p vp.Principal, in createMandateIn) (vp.Mandate, error) {
-			return c.CreateMandate(ctx, p, coord.CreateMandateInput{RequestedBy: in.RequestedBy, FulfilledBy: in.FulfilledBy, Service: in.Service,
+			return c.CreateMandate(ctx, p, mandate.CreateMandateInput{RequestedBy: in.RequestedBy, FulfilledBy: in.FulfilledBy, Service: in.Service,
 				Budget: in.Budget, SpendingLimits: in.SpendingLimits, ApprovedCategories: in.ApprovedCategories})
 		})
 
@@ -80,7 +80,7 @@ func (s *server) addMandateTools(m *mcp.Server) {
 		Description: "Move a mandate along (fulfiller: status in_progress, then delivered) or change its terms (requester: service, budget, " +
 			"limits, categories). Example: {\"mandateId\":\"mnd_01jd...\",\"status\":\"in_progress\"}"},
 		func(ctx context.Context, p vp.Principal, in updateMandateIn) (vp.Mandate, error) {
-			return c.UpdateMandate(ctx, p, coord.UpdateMandateInput{MandateID: in.MandateID, Caller: in.CallerOrchestrator, Status: in.Status,
+			return c.UpdateMandate(ctx, p, mandate.UpdateMandateInput{MandateID: in.MandateID, Caller: in.CallerOrchestrator, Status: in.Status,
 				Service: in.Service, FulfilledBy: in.FulfilledBy, Budget: in.Budget, SpendingLimits: in.SpendingLimits, ApprovedCategories: in.ApprovedCategories})
 		})
 
@@ -94,7 +94,7 @@ func (s *server) addMandateTools(m *mcp.Server) {
 	add(s, m, &mcp.Tool{Name: "validate_mandate_spending", Annotations: readOnly,
 		Description: "Check a spend before making it: refused, with the numbers, when it exceeds the budget, maxPerTransaction or " +
 			"maxPerPeriod, or its category is not approved. Records nothing. Example: {\"mandateId\":\"mnd_01jd...\",\"proposedAmount\":25000}"},
-		func(ctx context.Context, p vp.Principal, in validateSpendingIn) (coord.SpendingVerdict, error) {
+		func(ctx context.Context, p vp.Principal, in validateSpendingIn) (mandate.SpendingVerdict, error) {
 			return c.ValidateMandateSpending(ctx, p, in.MandateID, in.ProposedAmount, in.Category)
 		})
 
@@ -102,7 +102,7 @@ func (s *server) addMandateTools(m *mcp.Server) {
 		Description: "List mandates, newest first, by requester, fulfiller and/or status. Paginated: {items, nextCursor?}. " +
 			"Example: {\"requestedBy\":\"bob\",\"status\":\"in_progress\"}"},
 		func(ctx context.Context, p vp.Principal, in listMandatesIn) (listing.Page[any], error) {
-			return c.ListMandates(ctx, p, coord.ListMandatesInput{RequestedBy: in.RequestedBy, FulfilledBy: in.FulfilledBy, Status: in.Status, Params: in.Params})
+			return c.ListMandates(ctx, p, mandate.ListMandatesInput{RequestedBy: in.RequestedBy, FulfilledBy: in.FulfilledBy, Status: in.Status, Params: in.Params})
 		})
 
 	add(s, m, &mcp.Tool{Name: "get_mandate", Annotations: readOnly,

@@ -51,6 +51,49 @@ func TestMandateTools(t *testing.T) {
 	}
 }
 
+// TestMandateRemedyHints: the mandate errors carry remedies in domain
+// terms; the text a model reads names the tool, as it always has.
+func TestMandateRemedyHints(t *testing.T) {
+	cs := connect(t, auth.MasterPrincipal("acme"))
+	res, text := call(t, cs, "create_mandate", map[string]any{"requestedBy": "bob", "fulfilledBy": "alice", "service": "Build landing page", "budget": 100})
+	if res.IsError {
+		t.Fatal(text)
+	}
+	var m vp.Mandate
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		t.Fatal(err)
+	}
+	wantError := func(tool string, args map[string]any, want string) {
+		t.Helper()
+		res, text := call(t, cs, tool, args)
+		if !res.IsError || text != want {
+			t.Fatalf("%s: got %q, want the error %q", tool, text, want)
+		}
+	}
+	wantError("update_mandate", map[string]any{"mandateId": m.ID, "callerOrchestrator": "system", "status": "accepted"},
+		"invalid_argument: update_mandate: status: use accept_mandate to accept a mandate (it records who accepted)")
+	wantError("update_mandate", map[string]any{"mandateId": m.ID, "callerOrchestrator": "system", "status": "settled"},
+		"invalid_argument: update_mandate: status: use settle_mandate to settle a mandate (it records the final cost)")
+	wantError("settle_mandate", map[string]any{"mandateId": m.ID, "finalCost": 10, "callerOrchestrator": "bob"},
+		"conflict: settle_mandate: status: mandate "+m.ID+" is requested: it cannot move to settled; the only allowed next state is accepted (with accept_mandate)")
+	for _, step := range []struct{ tool, caller, status string }{{"accept_mandate", "alice", ""}, {"update_mandate", "alice", "in_progress"}} {
+		args := map[string]any{"mandateId": m.ID, "callerOrchestrator": step.caller}
+		if step.status != "" {
+			args["status"] = step.status
+		}
+		if res, text := call(t, cs, step.tool, args); res.IsError {
+			t.Fatalf("%s: %s", step.tool, text)
+		}
+	}
+	wantError("settle_mandate", map[string]any{"mandateId": m.ID, "finalCost": 10, "callerOrchestrator": "bob"},
+		"conflict: settle_mandate: status: mandate "+m.ID+" is in_progress: it cannot move to settled; the only allowed next state is delivered (with update_mandate)")
+	if res, text := call(t, cs, "update_mandate", map[string]any{"mandateId": m.ID, "callerOrchestrator": "alice", "status": "delivered"}); res.IsError {
+		t.Fatal(text)
+	}
+	wantError("settle_mandate", map[string]any{"mandateId": m.ID, "finalCost": 150, "callerOrchestrator": "bob"},
+		"invalid_argument: settle_mandate: finalCost: 150 exceeds the budget of mandate "+m.ID+" (100) by 50; raise the budget with update_mandate first, or settle at most 100")
+}
+
 // TestRecurringTools lives here too (the brief gives this capability no
 // test file of its own in this package).
 func TestRecurringTools(t *testing.T) {

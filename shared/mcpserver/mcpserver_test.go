@@ -16,8 +16,12 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
@@ -47,7 +51,17 @@ func withLeaves(o mcpserver.Options, st store.Store, signer *listing.Signer, idx
 	o.Components = component.New(component.Options{Store: st, Cursors: signer, Search: w})
 	o.BusinessUnits = businessunit.New(businessunit.Options{Store: st, Cursors: signer})
 	o.Diary = diary.New(diary.Options{Store: st, Cursors: signer})
+	talkServices(&o, st, signer, idx)
 	return o
+}
+
+// talkServices wires profiles, messages, iframe sessions and mandates into
+// o as the binaries do; idx, when set, makes messages searchable.
+func talkServices(o *mcpserver.Options, st store.Store, signer *listing.Signer, idx search.Index) {
+	o.Profiles = profile.New(profile.Options{Store: st, Cursors: signer})
+	o.Messages = message.New(message.Options{Store: st, Cursors: signer, Directory: o.Profiles, Search: &search.Writer{Index: idx}})
+	o.Iframes = iframe.New(iframe.Options{Store: st})
+	o.Mandates = mandate.New(mandate.Options{Store: st, Cursors: signer})
 }
 
 // clientOf connects a client to server over in-memory transports.
@@ -170,12 +184,12 @@ func TestRoundTripThroughTools(t *testing.T) {
 	if res.IsError {
 		t.Fatal(text)
 	}
-	var sent coord.SendResult
+	var sent message.SendResult
 	if err := json.Unmarshal([]byte(text), &sent); err != nil || sent.MessageID == "" {
 		t.Fatalf("send result %s", text)
 	}
 	_, text = call(t, cs, "check_messages", map[string]any{"recipient": "bob"})
-	var inbox coord.Inbox
+	var inbox message.Inbox
 	if err := json.Unmarshal([]byte(text), &inbox); err != nil || inbox.Count != 1 {
 		t.Fatalf("inbox %s", text)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -53,21 +53,21 @@ type listMessagesIn struct {
 }
 
 func (s *server) addMessageTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Messages
 	add(s, m, &mcp.Tool{Name: "send_message", Annotations: write,
 		Description: "Send a message to peers; each recipient gets its own unread receipt. Channel: an orchestrator id, several comma-separated, " +
 			"an instance id, or 'broadcast' (every orchestrator with a profile but you, resolved now). " +
 			"Example: {\"channel\":\"bob,carol\",\"content\":\"API schema merged, you can rebase\"}"},
-		func(ctx context.Context, p vp.Principal, in sendMessageIn) (coord.SendResult, error) {
-			return c.Send(ctx, p, coord.SendInput{From: in.From, FromInstanceID: in.FromInstanceID, Channel: in.Channel,
+		func(ctx context.Context, p vp.Principal, in sendMessageIn) (message.SendResult, error) {
+			return c.Send(ctx, p, message.SendInput{From: in.From, FromInstanceID: in.FromInstanceID, Channel: in.Channel,
 				Content: in.Content, InstanceID: in.InstanceID, SessionDay: in.SessionDay, TenantLabel: in.TenantID})
 		})
 
 	add(s, m, &mcp.Tool{Name: "check_messages", Annotations: readOnly,
 		Description: "Read your unread messages, oldest first, with their receiptId. Does not mark them read: call mark_as_read after handling them. " +
 			"Poll with since to fetch only new ones. Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
-		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (coord.Inbox, error) {
-			return c.Check(ctx, p, coord.CheckInput{Recipient: in.Recipient, InstanceID: in.RecipientInstanceID,
+		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (message.Inbox, error) {
+			return c.Check(ctx, p, message.CheckInput{Recipient: in.Recipient, InstanceID: in.RecipientInstanceID,
 				Since: in.Since, TenantLabel: in.TenantID, Limit: in.Limit})
 		})
 
@@ -88,7 +88,7 @@ func (s *server) addMessageTools(m *mcp.Server) {
 	add(s, m, &mcp.Tool{Name: "delete_message", Annotations: destructive,
 		Description: "Delete a message you sent, with every recipient's receipt (sender or system only). Cannot be undone. " +
 			"Example: {\"messageId\":\"msg_01jd...\"}"},
-		func(ctx context.Context, p vp.Principal, in deleteMessageIn) (coord.DeleteResult, error) {
+		func(ctx context.Context, p vp.Principal, in deleteMessageIn) (message.DeleteResult, error) {
 			return c.DeleteMessage(ctx, p, in.MessageID, in.CallerOrchestrator)
 		})
 
@@ -96,13 +96,13 @@ func (s *server) addMessageTools(m *mcp.Server) {
 		Description: "Browse message history, newest first, optionally by sender, channel or session day. Paginated: {items, nextCursor?}; " +
 			"pass nextCursor back as cursor. Example: {\"from\":\"alice\",\"limit\":50,\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listMessagesIn) (listing.Page[any], error) {
-			return c.ListMessages(ctx, p, coord.ListMessagesInput{From: in.From, Channel: in.Channel, SessionDay: in.SessionDay, Params: in.Params})
+			return c.ListMessages(ctx, p, message.ListMessagesInput{From: in.From, Channel: in.Channel, SessionDay: in.SessionDay, Params: in.Params})
 		})
 
 	add(s, m, &mcp.Tool{Name: "list_broadcast_status", Annotations: readOnly,
 		Description: "See who has and has not read a message (typically a broadcast): one object with a receipt per recipient. " +
 			"Example: {\"messageId\":\"msg_01jd...\"}"},
-		func(ctx context.Context, p vp.Principal, in messageIDIn) (coord.BroadcastStatus, error) {
+		func(ctx context.Context, p vp.Principal, in messageIDIn) (message.BroadcastStatus, error) {
 			return c.BroadcastStatus(ctx, p, in.MessageID)
 		})
 }

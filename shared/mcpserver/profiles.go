@@ -5,8 +5,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -37,16 +37,16 @@ type setSummaryOut struct {
 type noArgs struct{}
 
 func (s *server) addProfileTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Profiles
 	add(s, m, &mcp.Tool{Name: "whoami", Annotations: readOnly,
 		Description: "Who am I? Returns the tenant, the orchestrator ids your token may act as and its namespace prefixes. " +
 			"Use it at the start of a session to learn your default identity. Example: {}"},
-		func(_ context.Context, p vp.Principal, _ noArgs) (coord.Identity, error) { return c.WhoAmI(p), nil })
+		func(_ context.Context, p vp.Principal, _ noArgs) (profile.Identity, error) { return c.WhoAmI(p), nil })
 
 	add(s, m, &mcp.Tool{Name: "get_profile", Annotations: readOnly,
 		Description: "Read an orchestrator's profile (role, workspace, capabilities, runtime state) with the presence of each of its instances. " +
 			"Use it to learn about a peer before delegating to it. Example: {\"orchestratorId\":\"alice\"}"},
-		func(ctx context.Context, p vp.Principal, in getProfileIn) (coord.ProfileView, error) {
+		func(ctx context.Context, p vp.Principal, in getProfileIn) (profile.View, error) {
 			return c.GetProfile(ctx, p, in.OrchestratorID)
 		})
 
@@ -54,7 +54,7 @@ func (s *server) addProfileTools(m *mcp.Server) {
 		Description: "Create or partially update an orchestrator profile; omitted fields keep their value. Having a profile puts you on the " +
 			"'broadcast' channel. Example: {\"orchestratorId\":\"alice\",\"name\":\"Alice\",\"static\":{\"role\":\"frontend\",\"capabilities\":[\"react\"]}}"},
 		func(ctx context.Context, p vp.Principal, in updateProfileIn) (vp.Profile, error) {
-			return c.UpdateProfile(ctx, p, coord.ProfileUpdate{Orchestrator: in.OrchestratorID, InstanceID: in.InstanceID,
+			return c.UpdateProfile(ctx, p, profile.Update{Orchestrator: in.OrchestratorID, InstanceID: in.InstanceID,
 				Name: in.Name, Static: in.Static, Dynamic: in.Dynamic})
 		})
 

@@ -1,21 +1,36 @@
 package mcpserver
 
-import "github.com/vantagepeers/vantagepeers/shared/vp"
+import (
+	"strings"
 
-// remedies turns a domain remedy (vp.Error.Remedy) into the hint a model
-// reads: the domain says what must happen, this layer says which tool does
-// it. A remedy without an entry adds nothing.
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// remedies names the tool that carries out each domain remedy
+// (vp.Error.Remedy): the domain says what must happen, this layer says
+// which tool does it. A remedy without an entry adds nothing.
 var remedies = map[string]string{
-	"memory.get": "use get_memory", // memory.RemedyGetMemory
+	mandate.RemedyAccept:   "accept_mandate",
+	mandate.RemedyUpdate:   "update_mandate",
+	mandate.RemedySettle:   "settle_mandate",
+	memory.RemedyGetMemory: "get_memory",
 }
 
-// withRemedy appends the hint of err's remedy, if any, to msg. The hint
-// follows the message as its last clause ("…, not an episode: use
-// get_memory"), as the domain wrote these hints before they moved here, so
-// that what a model reads did not change.
+// withRemedy puts the tool of err's remedy, if any, into msg: in place of
+// the remedy's name where the domain's sentence names it ("use
+// mandate.accept to accept a mandate"), else as a last clause (": use
+// get_memory"). Either way the text reads as the domain wrote it before
+// the hints moved here.
 func withRemedy(msg string, err error) string {
-	if hint, ok := remedies[vp.RemedyOf(err)]; ok {
-		return msg + ": " + hint
+	remedy := vp.RemedyOf(err)
+	tool, ok := remedies[remedy]
+	switch {
+	case !ok:
+		return msg
+	case strings.Contains(msg, remedy):
+		return strings.ReplaceAll(msg, remedy, tool)
 	}
-	return msg
+	return msg + ": use " + tool
 }

@@ -21,16 +21,25 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Options configures New.
 type Options struct {
-	Coord   *coord.Service
-	Memory  *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
-	Version string
-	Logger  *slog.Logger
+	Coord *coord.Service
+	// The services of the capabilities split out of coord.
+	Profiles *profile.Service
+	Messages *message.Service
+	Iframes  *iframe.Service
+	Mandates *mandate.Service
+	Memory   *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
+	Version  string
+	Logger   *slog.Logger
 	// LocalPrincipal is the identity of calls that carry no token: set for
 	// stdio, where the process owner is the caller; never for HTTP.
 	LocalPrincipal *vp.Principal

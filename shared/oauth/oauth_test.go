@@ -25,7 +25,9 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
@@ -101,13 +103,15 @@ func newEnv(t *testing.T, st store.Store, c *clock, tweak func(*oauth.Options)) 
 	_, _ = rand.Read(key)
 	signer, _ := listing.NewSigner(key)
 	svc := coord.New(coord.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log})
+	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log})
+	messages := message.New(message.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log, Directory: profiles})
 	e.opts = oauth.Options{Store: st, Tokens: e.tokens, Now: c.Now, Logger: log}
 	if tweak != nil {
 		tweak(&e.opts)
 	}
 	e.oauth = oauth.New(e.opts)
 	h := httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Coord: svc, Version: "test", Logger: log}), Tokens: e.tokens, Version: "test", Logger: log,
+		MCP: mcpserver.New(mcpserver.Options{Coord: svc, Profiles: profiles, Messages: messages, Version: "test", Logger: log}), Tokens: e.tokens, Version: "test", Logger: log,
 		Started: time.Now(), Storage: "test", OAuth: e.oauth,
 	})
 	e.srv = httptest.NewServer(h)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -149,7 +149,7 @@ func TestSeed(t *testing.T) {
 	}
 	defer svc.Close()
 	for _, o := range orchestrators {
-		in, err := svc.coord.Check(ctx, localAdmin(), coord.CheckInput{Recipient: o})
+		in, err := svc.messages.Check(ctx, localAdmin(), message.CheckInput{Recipient: o})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,11 +166,11 @@ func TestSeed(t *testing.T) {
 		t.Errorf("bob has %d unread, want 7", st.Unread[recipient])
 	}
 	// The measured send goes after the seeded history.
-	res, err := svc.coord.Send(ctx, localAdmin(), coord.SendInput{From: sender, Channel: recipient, Content: "hi"})
+	res, err := svc.messages.Send(ctx, localAdmin(), message.SendInput{From: sender, Channel: recipient, Content: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := svc.coord.Check(ctx, localAdmin(), coord.CheckInput{Recipient: recipient})
+	in, err := svc.messages.Check(ctx, localAdmin(), message.CheckInput{Recipient: recipient})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -70,7 +70,7 @@ func startInmemRaw(ctx context.Context, dataDir string, textCopy bool) (target, 
 	if err != nil {
 		return nil, err
 	}
-	c, p := svc.coord, localAdmin()
+	c, p := svc.messages, localAdmin()
 	m := mcp.NewServer(&mcp.Implementation{Name: "vantagepeers-raw", Version: "bench"},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	type sendIn struct {
@@ -79,14 +79,14 @@ func startInmemRaw(ctx context.Context, dataDir string, textCopy bool) (target, 
 		Channel        string `json:"channel"`
 		Content        string `json:"content"`
 	}
-	addRaw(m, "send_message", textCopy, func(ctx context.Context, in sendIn) (coord.SendResult, error) {
-		return c.Send(ctx, p, coord.SendInput{From: in.From, FromInstanceID: in.FromInstanceID, Channel: in.Channel, Content: in.Content})
+	addRaw(m, "send_message", textCopy, func(ctx context.Context, in sendIn) (message.SendResult, error) {
+		return c.Send(ctx, p, message.SendInput{From: in.From, FromInstanceID: in.FromInstanceID, Channel: in.Channel, Content: in.Content})
 	})
 	type checkIn struct {
 		Recipient string `json:"recipient"`
 	}
-	addRaw(m, "check_messages", textCopy, func(ctx context.Context, in checkIn) (coord.Inbox, error) {
-		return c.Check(ctx, p, coord.CheckInput{Recipient: in.Recipient})
+	addRaw(m, "check_messages", textCopy, func(ctx context.Context, in checkIn) (message.Inbox, error) {
+		return c.Check(ctx, p, message.CheckInput{Recipient: in.Recipient})
 	})
 	type markIn struct {
 		ReceiptIDs []string `json:"receiptIds"`
@@ -126,7 +126,7 @@ func startHTTPInproc(ctx context.Context, dataDir, master string) (target, error
 		return nil, err
 	}
 	srv := &http.Server{Handler: httpapi.New(httpapi.Options{
-		MCP:     mcpserver.New(mcpserver.Options{Coord: svc.coord, Version: "bench"}),
+		MCP:     mcpserver.New(svc.mcpOptions(mcpserver.Options{Coord: svc.coord, Version: "bench"})),
 		Tokens:  auth.New(auth.Options{Store: svc.store, MasterHash: auth.Hash(master)}),
 		Version: "bench", Started: time.Now(), Storage: "sqlite",
 	}), ReadHeaderTimeout: 10 * time.Second}

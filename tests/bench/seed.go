@@ -11,7 +11,13 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	peerprofile "github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -66,6 +72,13 @@ type services struct {
 	// through it and backfills the index once at the end, as a server
 	// upgraded to keyword search would.
 	unindexed *coord.Service
+	profiles  *peerprofile.Service
+	iframes   *iframe.Service
+	mandates  *mandate.Service
+	// messages is searchable by keyword; unindexedMessages, like
+	// unindexed, is what seeding writes through.
+	messages          *message.Service
+	unindexedMessages *message.Service
 }
 
 func openServices(ctx context.Context, dataDir string, opts sqlite.Options, now func() time.Time) (*services, error) {
@@ -89,10 +102,23 @@ func openServices(ctx context.Context, dataDir string, opts sqlite.Options, now 
 		_ = st.Close()
 		return nil, err
 	}
+	profiles := peerprofile.New(peerprofile.Options{Store: st, Cursors: signer, Now: now})
 	return &services{store: st, index: idx,
 		coord:     coord.New(coord.Options{Store: st, Cursors: signer, Now: now, Index: idx}),
 		unindexed: coord.New(coord.Options{Store: st, Cursors: signer, Now: now}),
+		profiles:  profiles,
+		iframes:   iframe.New(iframe.Options{Store: st, Now: now}),
+		mandates:  mandate.New(mandate.Options{Store: st, Cursors: signer, Now: now}),
+		messages: message.New(message.Options{Store: st, Cursors: signer, Now: now, Directory: profiles,
+			Search: &search.Writer{Index: idx}}),
+		unindexedMessages: message.New(message.Options{Store: st, Cursors: signer, Now: now, Directory: profiles}),
 	}, nil
+}
+
+// mcpOptions is o with the services split out of coord.
+func (s *services) mcpOptions(o mcpserver.Options) mcpserver.Options {
+	o.Profiles, o.Messages, o.Iframes, o.Mandates = s.profiles, s.messages, s.iframes, s.mandates
+	return o
 }
 
 func (s *services) Close() error { return errors.Join(s.index.Close(), s.store.Close()) }
@@ -145,7 +171,7 @@ func seed(ctx context.Context, cfg seedConfig, progress func(string)) (seedStats
 
 	// Profiles put everyone on the broadcast channel.
 	for _, o := range orchestrators {
-		if _, err := svc.unindexed.SetSummary(ctx, p, o, o+"-main", "working on "+o+"'s backlog"); err != nil {
+		if _, err := svc.profiles.SetSummary(ctx, p, o, o+"-main", "working on "+o+"'s backlog"); err != nil {
 			return seedStats{}, fmt.Errorf("seed profile %s: %w", o, err)
 		}
 	}
@@ -155,7 +181,7 @@ func seed(ctx context.Context, cfg seedConfig, progress func(string)) (seedStats
 	for i := range cfg.Messages {
 		from := orchestrators[rng.IntN(len(orchestrators))]
 		channel := pickChannel(rng, from)
-		res, err := svc.unindexed.Send(ctx, p, coord.SendInput{
+		res, err := svc.unindexedMessages.Send(ctx, p, message.SendInput{
 			From: from, FromInstanceID: from + "-main", Channel: channel, Content: content(rng, i),
 		})
 		if err != nil {
@@ -180,7 +206,7 @@ func seed(ctx context.Context, cfg seedConfig, progress func(string)) (seedStats
 		for len(old) > 0 {
 			batch := old[:min(vp.MaxReceiptIDsPerOp, len(old))]
 			old = old[len(batch):]
-			n, err := svc.unindexed.MarkRead(ctx, p, batch)
+			n, err := svc.unindexedMessages.MarkRead(ctx, p, batch)
 			if err != nil {
 				return seedStats{}, fmt.Errorf("seed mark read for %s: %w", o, err)
 			}
@@ -231,7 +257,7 @@ func pickChannel(rng *rand.Rand, from string) string {
 		}
 		return strings.Join(out, ",")
 	default:
-		return coord.Broadcast
+		return message.Broadcast
 	}
 }
 

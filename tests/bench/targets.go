@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
@@ -131,7 +131,7 @@ type caller interface {
 }
 
 func sendVia(ctx context.Context, c caller) (time.Duration, string, error) {
-	var res coord.SendResult
+	var res message.SendResult
 	d, err := c.call(ctx, "send_message", sendArgs(), &res)
 	if err != nil {
 		return d, "", err
@@ -141,7 +141,7 @@ func sendVia(ctx context.Context, c caller) (time.Duration, string, error) {
 }
 
 func checkVia(ctx context.Context, c caller) (time.Duration, int, error) {
-	var in coord.Inbox
+	var in message.Inbox
 	d, err := c.call(ctx, "check_messages", checkArgs(), &in)
 	return d, in.Count, err
 }
@@ -188,7 +188,7 @@ func (t *mcpTarget) close() error {
 	return err
 }
 
-func receiptOf(res coord.SendResult) (string, error) {
+func receiptOf(res message.SendResult) (string, error) {
 	if len(res.Recipients) != 1 || res.Recipients[0].Orchestrator != recipient || res.Recipients[0].ReceiptID == "" {
 		return "", fmt.Errorf("send_message: unexpected recipients %+v", res.Recipients)
 	}
@@ -348,7 +348,7 @@ func startInmem(ctx context.Context, dataDir string) (target, error) {
 		return nil, err
 	}
 	p := localAdmin()
-	server := mcpserver.New(mcpserver.Options{Coord: svc.coord, Version: "bench", LocalPrincipal: &p})
+	server := mcpserver.New(svc.mcpOptions(mcpserver.Options{Coord: svc.coord, Version: "bench", LocalPrincipal: &p}))
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)
 	if err != nil {
@@ -378,7 +378,7 @@ func startDomain(ctx context.Context, dataDir string) (target, error) {
 
 func (t *domainTarget) send(ctx context.Context) (time.Duration, string, error) {
 	t0 := time.Now()
-	res, err := t.svc.coord.Send(ctx, localAdmin(), coord.SendInput{From: sender, FromInstanceID: sender + "-main",
+	res, err := t.svc.messages.Send(ctx, localAdmin(), message.SendInput{From: sender, FromInstanceID: sender + "-main",
 		Channel: recipient, Content: "API schema merged, you can rebase onto main now."})
 	d := time.Since(t0)
 	if err != nil {
@@ -390,12 +390,12 @@ func (t *domainTarget) send(ctx context.Context) (time.Duration, string, error) 
 
 func (t *domainTarget) check(ctx context.Context) (time.Duration, int, error) {
 	t0 := time.Now()
-	in, err := t.svc.coord.Check(ctx, localAdmin(), coord.CheckInput{Recipient: recipient})
+	in, err := t.svc.messages.Check(ctx, localAdmin(), message.CheckInput{Recipient: recipient})
 	return time.Since(t0), in.Count, err
 }
 
 func (t *domainTarget) markRead(ctx context.Context, ids []string) error {
-	_, err := t.svc.coord.MarkRead(ctx, localAdmin(), ids)
+	_, err := t.svc.messages.MarkRead(ctx, localAdmin(), ids)
 	return err
 }
 

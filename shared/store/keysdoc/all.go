@@ -6,9 +6,13 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
@@ -28,6 +32,10 @@ func All() []table.Doc {
 		component.Tables(),
 		businessunit.Tables(),
 		diary.Tables(),
+		profile.Tables(),
+		message.Tables(),
+		mandate.Tables(),
+		iframe.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

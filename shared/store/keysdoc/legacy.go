@@ -4,17 +4,6 @@ package keysdoc
 // shared/store/table yet. Each one leaves this list when its package
 // declares its table.
 var legacyRows = []string{
-	`| profile of an orchestrator (+ its instances) | table | ` + "`" + `T#t#PROFILE#<orch>` + "`" + ` | ` + "`" + `#` + "`" + ` (profile), ` + "`" + `I#<instance>` + "`" + ` (presence) | get_profile reads the partition |`,
-	`| peers, most recently active first | gsi1 | ` + "`" + `T#t#PEERS` + "`" + ` | ` + "`" + `<updatedAt 13 digits>#<orch>#<instance>` + "`" + ` | list_peers; broadcast resolution |`,
-	`| orchestrators running an instance id | gsi2 | ` + "`" + `T#t#INSTANCE#<instance>` + "`" + ` | ` + "`" + `<orch>` + "`" + ` | channel entry equal to an instance id |`,
-	`| message by id | table | ` + "`" + `T#t#MSG#<msgId>` + "`" + ` | ` + "`" + `MSG` + "`" + ` | |`,
-	`| messages by sender, newest first | gsi1 | ` + "`" + `T#t#MSGFROM#<from>` + "`" + ` | ` + "`" + `<msgId>` + "`" + ` | list_messages ` + "`" + `from` + "`" + ` |`,
-	`| messages by channel | gsi2 | ` + "`" + `T#t#MSGCH#<channel>` + "`" + ` | ` + "`" + `<msgId>` + "`" + ` | list_messages ` + "`" + `channel` + "`" + ` |`,
-	`| all messages of the tenant | gsi3 | ` + "`" + `T#t#MSGS` + "`" + ` | ` + "`" + `<msgId>` + "`" + ` | list_messages without filter |`,
-	`| messages of a session day | gsi4 | ` + "`" + `T#t#MSGDAY#<day>` + "`" + ` | ` + "`" + `<msgId>` + "`" + ` | sparse: only messages with ` + "`" + `sessionDay` + "`" + ` |`,
-	`| receipt by id | table | ` + "`" + `T#t#RCPT#<rcptId>` + "`" + ` | ` + "`" + `RCPT` + "`" + ` | carries a copy of the message: an inbox is one query |`,
-	`| unread receipts of a recipient, oldest first, ` + "`" + `since` + "`" + ` | gsi1 | ` + "`" + `T#t#UNREAD#<recipient>` + "`" + ` | ` + "`" + `<rcptId>` + "`" + ` | sparse: removed when read; ` + "`" + `since` + "`" + ` = sort-key lower bound |`,
-	`| receipts of one message | gsi2 | ` + "`" + `T#t#MSGRCPT#<msgId>` + "`" + ` | ` + "`" + `<recipient>#<instance>` + "`" + ` | list_broadcast_status, delete cascade |`,
 	`| task by id | table | ` + "`" + `T#t#TASK#<taskId>` + "`" + ` | ` + "`" + `TASK` + "`" + ` | carries work segments; every change is IfVersion (checkout: one Put) |`,
 	`| tasks of an assignee in a status, newest-updated first | gsi1 | ` + "`" + `T#t#TASGN#<assignee>#<status>` + "`" + ` | ` + "`" + `<updatedAt 13 digits>#<taskId>` + "`" + ` | key moves on status/assignee change; several statuses = one partition each, merged by sort key |`,
 	`| tasks in a status, tenant-wide | gsi2 | ` + "`" + `T#t#TSTAT#<status>` + "`" + ` | ` + "`" + `<updatedAt 13 digits>#<taskId>` + "`" + ` | list_tasks without assignee/project/creator (all = 6 partitions merged) |`,
@@ -25,14 +14,9 @@ var legacyRows = []string{
 	`| missions by pilot | gsi2 | ` + "`" + `T#t#MPILOT#<pilot>` + "`" + ` | ` + "`" + `<updatedAt 13 digits>#<missionId>` + "`" + ` | |`,
 	`| missions by status | gsi3 | ` + "`" + `T#t#MSTAT#<status>` + "`" + ` | ` + "`" + `<updatedAt 13 digits>#<missionId>` + "`" + ` | one partition per status, merged |`,
 	`| mission template by name | table | ` + "`" + `T#t#MTPL#<name>` + "`" + ` | ` + "`" + `MTPL` + "`" + ` | built-ins seeded IfNotExists on first read/use |`,
-	`| mandate by id | table | ` + "`" + `T#t#MANDATE#<mandateId>` + "`" + ` | ` + "`" + `MANDATE` + "`" + ` | accept/update/settle: one IfVersion write |`,
-	`| mandates, newest first / by status | gsi1 / gsi2 | ` + "`" + `T#t#MANDATES` + "`" + ` / ` + "`" + `T#t#MANDATEST#<status>` + "`" + ` | ` + "`" + `<mandateId>` + "`" + ` | |`,
-	`| mandates by requester / fulfiller (× status) | gsi3 / gsi4 | ` + "`" + `T#t#MANDATEREQ#<orch>` + "`" + ` / ` + "`" + `T#t#MANDATEFUL#<orch>` + "`" + ` | ` + "`" + `<rank>#<mandateId>` + "`" + ` | status = sort-key prefix |`,
 	`| recurring template by id | table | ` + "`" + `T#t#RECUR#<recId>` + "`" + ` | ` + "`" + `RECUR` + "`" + ` | |`,
 	`| recurring templates of the tenant | gsi1 | ` + "`" + `T#t#RECURS` + "`" + ` | ` + "`" + `<recId>` + "`" + ` | |`,
 	`| fired recurring slot | table | ` + "`" + `T#t#RECFIRE#<recId>#<slot 13 digits>` + "`" + ` | ` + "`" + `FIRE` + "`" + ` | TTL 30 days; IfNotExists in the transaction that creates the task and advances the template |`,
 	`| keyword-search backfill checkpoint | table | ` + "`" + `T#t#IDXFILL` + "`" + ` | ` + "`" + `coord-index-v1` + "`" + ` | run id, source, last position; deleted when the backfill finishes |`,
-	`| iframe session by id | table | ` + "`" + `T#t#IFRAME#<sessionId>` + "`" + ` | ` + "`" + `IFRAME` + "`" + ` | TTL = expiry + 30 days as a backstop |`,
 	`| due recurring templates, all tenants | gsi2 | ` + "`" + `RECURRING_DUE` + "`" + ` | ` + "`" + `<nextRunAt 13 digits>#<tenant>#<recId>` + "`" + ` | **server-side only** (the scheduler); sparse while paused; fired tasks use their tenant's keys |`,
-	`| expired iframe sessions | gsi1 | ` + "`" + `IFRAME_EXPIRY` + "`" + ` | ` + "`" + `<expiresAt 13 digits>#<tenant>#<sessionId>` + "`" + ` | server-side cleanup job |`,
 }

@@ -1,16 +1,14 @@
-package coord_test
+package iframe_test
 
 import (
 	"context"
-	"crypto/rand"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
-	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -29,22 +27,19 @@ func (c *iframeClock) add(d time.Duration) {
 }
 
 // eachBackendClock is eachBackend with a service on a test clock.
-func eachBackendClock(t *testing.T, fn func(t *testing.T, svc *coord.Service, clk *iframeClock)) {
+func eachBackendClock(t *testing.T, fn func(t *testing.T, svc *iframe.Service, clk *iframeClock)) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		clk := &iframeClock{t: time.Now().Truncate(time.Millisecond)}
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		signer, _ := listing.NewSigner(key)
-		fn(t, coord.New(coord.Options{Store: b.Open(t, nil), Cursors: signer, Now: clk.now}), clk)
+		fn(t, iframe.New(iframe.Options{Store: b.Open(t, nil), Now: clk.now}), clk)
 	})
 }
 
 func TestIframeSessionLifecycle(t *testing.T) {
-	eachBackendClock(t, func(t *testing.T, svc *coord.Service, clk *iframeClock) {
+	eachBackendClock(t, func(t *testing.T, svc *iframe.Service, clk *iframeClock) {
 		p := as("acme", "alice")
 		p.TokenID = "tok_1"
 		exp := clk.now().Add(30 * time.Minute).UnixMilli()
-		in := coord.CreateIframeInput{SessionID: "4b6f1c1e-7d7a-4a53-9f1e-0c1d2e3f4a5b", Origin: "https://App.Example.com", TenantID: "workspace-1", UserID: "user_2abc", ExpiresAt: exp}
+		in := iframe.CreateInput{SessionID: "4b6f1c1e-7d7a-4a53-9f1e-0c1d2e3f4a5b", Origin: "https://App.Example.com", TenantID: "workspace-1", UserID: "user_2abc", ExpiresAt: exp}
 		is, err := svc.CreateIframeSession(ctx(), p, in)
 		if err != nil {
 			t.Fatal(err)
@@ -123,27 +118,27 @@ func TestIframeSessionLifecycle(t *testing.T) {
 
 func TestIframeSessionValidation(t *testing.T) {
 	clk := &iframeClock{t: time.Now()}
-	svc := coord.New(coord.Options{Store: teststores.All[0].Open(t, nil), Now: clk.now})
+	svc := iframe.New(iframe.Options{Store: teststores.All[0].Open(t, nil), Now: clk.now})
 	p := as("acme", "alice")
-	ok := coord.CreateIframeInput{SessionID: "s1", Origin: "https://app.example.com", ExpiresAt: clk.now().Add(time.Hour).UnixMilli()}
+	ok := iframe.CreateInput{SessionID: "s1", Origin: "https://app.example.com", ExpiresAt: clk.now().Add(time.Hour).UnixMilli()}
 	cases := []struct {
 		name  string
-		mod   func(*coord.CreateIframeInput)
+		mod   func(*iframe.CreateInput)
 		kind  vp.Kind
 		field string
 	}{
-		{"no session id", func(in *coord.CreateIframeInput) { in.SessionID = "" }, vp.KindInvalid, "sessionId"},
-		{"session id with #", func(in *coord.CreateIframeInput) { in.SessionID = "a#b" }, vp.KindInvalid, "sessionId"},
-		{"long session id", func(in *coord.CreateIframeInput) { in.SessionID = strings.Repeat("a", 65) }, vp.KindTooLarge, "sessionId"},
-		{"no origin", func(in *coord.CreateIframeInput) { in.Origin = "" }, vp.KindInvalid, "origin"},
-		{"origin with a path", func(in *coord.CreateIframeInput) { in.Origin = "https://app.example.com/embed" }, vp.KindInvalid, "origin"},
-		{"origin with a query", func(in *coord.CreateIframeInput) { in.Origin = "https://app.example.com?x=1" }, vp.KindInvalid, "origin"},
-		{"ftp origin", func(in *coord.CreateIframeInput) { in.Origin = "ftp://app.example.com" }, vp.KindInvalid, "origin"},
-		{"http origin", func(in *coord.CreateIframeInput) { in.Origin = "http://app.example.com" }, vp.KindInvalid, "origin"},
-		{"not a URL", func(in *coord.CreateIframeInput) { in.Origin = "app.example.com" }, vp.KindInvalid, "origin"},
-		{"expiry in the past", func(in *coord.CreateIframeInput) { in.ExpiresAt = clk.now().Add(-time.Second).UnixMilli() }, vp.KindInvalid, "expiresAt"},
-		{"expiry too far", func(in *coord.CreateIframeInput) { in.ExpiresAt = clk.now().Add(31 * 24 * time.Hour).UnixMilli() }, vp.KindInvalid, "expiresAt"},
-		{"user id with a comma", func(in *coord.CreateIframeInput) { in.UserID = "a,b" }, vp.KindInvalid, "userId"},
+		{"no session id", func(in *iframe.CreateInput) { in.SessionID = "" }, vp.KindInvalid, "sessionId"},
+		{"session id with #", func(in *iframe.CreateInput) { in.SessionID = "a#b" }, vp.KindInvalid, "sessionId"},
+		{"long session id", func(in *iframe.CreateInput) { in.SessionID = strings.Repeat("a", 65) }, vp.KindTooLarge, "sessionId"},
+		{"no origin", func(in *iframe.CreateInput) { in.Origin = "" }, vp.KindInvalid, "origin"},
+		{"origin with a path", func(in *iframe.CreateInput) { in.Origin = "https://app.example.com/embed" }, vp.KindInvalid, "origin"},
+		{"origin with a query", func(in *iframe.CreateInput) { in.Origin = "https://app.example.com?x=1" }, vp.KindInvalid, "origin"},
+		{"ftp origin", func(in *iframe.CreateInput) { in.Origin = "ftp://app.example.com" }, vp.KindInvalid, "origin"},
+		{"http origin", func(in *iframe.CreateInput) { in.Origin = "http://app.example.com" }, vp.KindInvalid, "origin"},
+		{"not a URL", func(in *iframe.CreateInput) { in.Origin = "app.example.com" }, vp.KindInvalid, "origin"},
+		{"expiry in the past", func(in *iframe.CreateInput) { in.ExpiresAt = clk.now().Add(-time.Second).UnixMilli() }, vp.KindInvalid, "expiresAt"},
+		{"expiry too far", func(in *iframe.CreateInput) { in.ExpiresAt = clk.now().Add(31 * 24 * time.Hour).UnixMilli() }, vp.KindInvalid, "expiresAt"},
+		{"user id with a comma", func(in *iframe.CreateInput) { in.UserID = "a,b" }, vp.KindInvalid, "userId"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -163,12 +158,12 @@ func TestIframeSessionValidation(t *testing.T) {
 }
 
 func TestIframeCleanup(t *testing.T) {
-	eachBackendClock(t, func(t *testing.T, svc *coord.Service, clk *iframeClock) {
+	eachBackendClock(t, func(t *testing.T, svc *iframe.Service, clk *iframeClock) {
 		a, b := as("tenant-a", "alice"), as("tenant-b", "bob")
 		start := clk.now()
 		mk := func(p vp.Principal, id string, ttl time.Duration) {
 			t.Helper()
-			if _, err := svc.CreateIframeSession(ctx(), p, coord.CreateIframeInput{SessionID: id, Origin: "https://x.example", ExpiresAt: start.Add(ttl).UnixMilli()}); err != nil {
+			if _, err := svc.CreateIframeSession(ctx(), p, iframe.CreateInput{SessionID: id, Origin: "https://x.example", ExpiresAt: start.Add(ttl).UnixMilli()}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -205,9 +200,9 @@ func TestIframeCleanup(t *testing.T) {
 }
 
 func TestIframeTouchRace(t *testing.T) {
-	eachBackendClock(t, func(t *testing.T, svc *coord.Service, clk *iframeClock) {
+	eachBackendClock(t, func(t *testing.T, svc *iframe.Service, clk *iframeClock) {
 		p := as("acme", "alice")
-		if _, err := svc.CreateIframeSession(ctx(), p, coord.CreateIframeInput{SessionID: "s", Origin: "https://x.example", ExpiresAt: clk.now().Add(time.Hour).UnixMilli()}); err != nil {
+		if _, err := svc.CreateIframeSession(ctx(), p, iframe.CreateInput{SessionID: "s", Origin: "https://x.example", ExpiresAt: clk.now().Add(time.Hour).UnixMilli()}); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup

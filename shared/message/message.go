@@ -1,17 +1,65 @@
-package coord
+// Package message holds agent messaging: a message and one receipt per
+// recipient written in one transaction, inboxes of unread receipts, read
+// marks, message history and its keyword documents.
+package message
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
+
+// Directory is what sending needs from profiles and presence to resolve a
+// channel (profile.Service provides it). Errors are the store's.
+type Directory interface {
+	// Orchestrators returns the distinct orchestrators of the tenant with a
+	// profile or presence row: who "broadcast" reaches.
+	Orchestrators(ctx context.Context, tenant string) ([]string, error)
+	// InstanceOwners returns the orchestrators that run an instance with
+	// this id: a channel entry equal to a known instance id targets it.
+	InstanceOwners(ctx context.Context, tenant, instance string) ([]string, error)
+}
+
+// Options configures a Service.
+type Options struct {
+	Store     store.Store
+	Cursors   *listing.Signer
+	Now       func() time.Time
+	Logger    *slog.Logger
+	Directory Directory
+	// Search, when set, keeps messages searchable by keyword.
+	Search *search.Writer
+}
+
+// Service is the messaging domain.
+type Service struct {
+	st      store.Store
+	cursors *listing.Signer
+	now     func() time.Time
+	ids     *vp.IDs
+	dir     Directory
+	search  *search.Writer
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), dir: o.Directory, search: o.Search}
+}
+
+func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
 
 // Broadcast is the channel that reaches every orchestrator with a profile
 // except the sender, resolved when the message is sent.
@@ -79,15 +127,12 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 	msgID, now := s.ids.NewTimed("msg")
 	msg := vp.Message{
 		ID: msgID, CreationTime: now, From: from, FromInstanceID: in.FromInstanceID,
-		Channel: normalizeChannel(in.Channel), Content: in.Content, InstanceID: in.InstanceID,
+		Channel: NormalizeChannel(in.Channel), Content: in.Content, InstanceID: in.InstanceID,
 		SessionDay: in.SessionDay, TenantLabel: in.TenantLabel, Recipients: len(targets), CreatedAt: now,
 	}
-	mi := store.Item{Key: messageKey(tenant, msg.ID), Data: encode(op, msg)}
-	mi.GSI[0] = store.Key{PK: tp(tenant) + "MSGFROM#" + from, SK: msg.ID}
-	mi.GSI[1] = store.Key{PK: tp(tenant) + "MSGCH#" + msg.Channel, SK: msg.ID}
-	mi.GSI[2] = store.Key{PK: tp(tenant) + "MSGS", SK: msg.ID}
-	if in.SessionDay != nil {
-		mi.GSI[3] = store.Key{PK: tp(tenant) + "MSGDAY#" + itoa64(*in.SessionDay), SK: msg.ID}
+	mi, err := Messages.Item(op, tenant, msg)
+	if err != nil {
+		return SendResult{}, err
 	}
 	ops := []store.Op{store.Put(mi, store.IfNotExists)}
 	res := SendResult{MessageID: msg.ID, CreatedAt: now, Recipients: make([]Recipient, 0, len(targets))}
@@ -97,24 +142,25 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 			From: from, FromInstanceID: in.FromInstanceID, Channel: msg.Channel, Content: in.Content,
 			TenantLabel: in.TenantLabel, CreatedAt: now,
 		}
-		ri := store.Item{Key: receiptKey(tenant, r.ID), Data: encode(op, r)}
-		ri.GSI[0] = store.Key{PK: unreadPK(tenant, r.Recipient), SK: r.ID}
-		ri.GSI[1] = store.Key{PK: messageReceiptsPK(tenant, msg.ID), SK: r.Recipient + "#" + r.RecipientInstanceID}
+		ri, err := receipts.Item(op, tenant, r)
+		if err != nil {
+			return SendResult{}, err
+		}
 		ops = append(ops, store.Put(ri, store.IfNotExists))
 		t.ReceiptID = r.ID
 		res.Recipients = append(res.Recipients, t)
 	}
 	if err := s.st.Write(ctx, ops...); err != nil {
-		return SendResult{}, storeErr(op, err)
+		return SendResult{}, records.Err(op, err)
 	}
-	s.index(ctx, op, messageDoc(tenant, msg))
+	s.search.Upsert(ctx, op, Doc(tenant, msg))
 	return res, nil
 }
 
-// normalizeChannel folds each entry like an orchestrator id (so that "Alice"
+// NormalizeChannel folds each entry like an orchestrator id (so that "Alice"
 // and "alice" are one channel, for delivery and for list_messages alike) and
 // drops empty and repeated entries.
-func normalizeChannel(ch string) string {
+func NormalizeChannel(ch string) string {
 	var out []string
 	for _, part := range strings.Split(ch, ",") {
 		if part = vp.NormalizeOrchestrator(part); part != "" && !slices.Contains(out, part) {
@@ -135,7 +181,7 @@ func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel,
 			out = append(out, r)
 		}
 	}
-	for _, entry := range strings.Split(normalizeChannel(channel), ",") {
+	for _, entry := range strings.Split(NormalizeChannel(channel), ",") {
 		if entry == "" {
 			continue
 		}
@@ -146,9 +192,9 @@ func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel,
 			return nil, vp.E(op, vp.KindInvalid, "channel", "\"*\" is not a channel; use \"broadcast\" to reach everyone")
 		}
 		if entry == Broadcast {
-			all, err := s.orchestrators(ctx, tenant)
+			all, err := s.dir.Orchestrators(ctx, tenant)
 			if err != nil {
-				return nil, storeErr(op, err)
+				return nil, records.Err(op, err)
 			}
 			for _, o := range all {
 				if o != from {
@@ -157,9 +203,9 @@ func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel,
 			}
 			continue
 		}
-		owners, err := s.instanceOwners(ctx, tenant, entry)
+		owners, err := s.dir.InstanceOwners(ctx, tenant, entry)
 		if err != nil {
-			return nil, storeErr(op, err)
+			return nil, records.Err(op, err)
 		}
 		if len(owners) > 0 {
 			for _, o := range owners {
@@ -226,13 +272,13 @@ func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inb
 		limit = defaultInboxLimit
 	}
 	limit = min(limit, maxInboxLimit)
-	q := store.Query{Index: store.GSI1, PK: unreadPK(tenant, recipient)}
+	q := receipts.Query(tenant, store.GSI1, table.Values{"unreadRecipient": recipient})
 	if in.Since != nil {
 		q.SKFrom = vp.IDFloor("rcp", time.UnixMilli(*in.Since+1))
 	}
 	inbox := Inbox{Messages: []vp.Receipt{}}
 	_, err = s.scan(ctx, q, func(it store.Item) (bool, error) {
-		r, err := decode[vp.Receipt](op, it)
+		r, err := records.Decode[vp.Receipt](op, it)
 		if err != nil {
 			return false, err
 		}
@@ -254,7 +300,7 @@ func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inb
 		return true, nil
 	})
 	if err != nil {
-		return Inbox{}, storeErr(op, err)
+		return Inbox{}, records.Err(op, err)
 	}
 	inbox.Count = len(inbox.Messages)
 	return inbox, nil
@@ -313,7 +359,7 @@ func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (i
 			continue
 		}
 		seen[id] = true
-		r, it, err := get[vp.Receipt](ctx, s, op, "receiptIds", id, receiptKey(tenant, id))
+		r, it, err := receipts.Get(ctx, s.st, op, "receiptIds", id, receiptKey(tenant, id))
 		if err != nil {
 			return 0, err
 		}
@@ -334,9 +380,10 @@ func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (i
 	for i, t := range todo {
 		r := t.r
 		r.ReadAt = &now
-		next := t.it
-		next.GSI[0] = store.Key{} // leave the unread index
-		next.Data = encode(op, r)
+		next, err := receipts.Item(op, tenant, r) // read: out of the unread index
+		if err != nil {
+			return 0, err
+		}
 		ops[i] = store.Put(next, store.IfVersion(t.it.Version))
 	}
 	err = s.st.Write(ctx, ops...)
@@ -344,11 +391,11 @@ func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (i
 		return len(todo), nil
 	}
 	if !errors.Is(err, store.ErrConditionFailed) {
-		return 0, storeErr(op, err)
+		return 0, records.Err(op, err)
 	}
 	marked := 0
 	for _, t := range todo {
-		ok, err := s.markOne(ctx, op, t.r, t.it)
+		ok, err := s.markOne(ctx, op, tenant, t.r, t.it)
 		if err != nil {
 			return marked, err
 		}
@@ -361,28 +408,29 @@ func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (i
 
 // markOne sets ReadAt with a conditional write; when another caller marks
 // the same receipt concurrently exactly one of them counts it.
-func (s *Service) markOne(ctx context.Context, op string, r vp.Receipt, it store.Item) (bool, error) {
+func (s *Service) markOne(ctx context.Context, op, tenant string, r vp.Receipt, it store.Item) (bool, error) {
 	for {
 		now := s.nowMS()
 		r.ReadAt = &now
-		next := it
-		next.GSI[0] = store.Key{} // leave the unread index
-		next.Data = encode(op, r)
-		err := s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+		next, err := receipts.Item(op, tenant, r) // read: out of the unread index
+		if err != nil {
+			return false, err
+		}
+		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
 		if err == nil {
 			return true, nil
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {
-			return false, storeErr(op, err)
+			return false, records.Err(op, err)
 		}
 		cur, err := s.st.Get(ctx, it.Key)
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil // deleted meanwhile
 		}
 		if err != nil {
-			return false, storeErr(op, err)
+			return false, records.Err(op, err)
 		}
-		if r, err = decode[vp.Receipt](op, cur); err != nil {
+		if r, err = records.Decode[vp.Receipt](op, cur); err != nil {
 			return false, err
 		}
 		if r.ReadAt != nil {
@@ -402,7 +450,7 @@ func (s *Service) GetMessage(ctx context.Context, p vp.Principal, id string) (vp
 	if err := vp.CheckName(op, "messageId", id, true); err != nil {
 		return vp.Message{}, err
 	}
-	m, _, err := get[vp.Message](ctx, s, op, "messageId", id, messageKey(tenant, id))
+	m, _, err := Messages.Get(ctx, s.st, op, "messageId", id, Key(tenant, id))
 	return m, err
 }
 
@@ -427,25 +475,25 @@ func (s *Service) DeleteMessage(ctx context.Context, p vp.Principal, id, caller 
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	m, mi, err := get[vp.Message](ctx, s, op, "messageId", id, messageKey(tenant, id))
+	m, mi, err := Messages.Get(ctx, s.st, op, "messageId", id, Key(tenant, id))
 	if err != nil {
 		return DeleteResult{}, err
 	}
 	if who != m.From && who != vp.SystemCaller {
 		return DeleteResult{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the sender (%q) or system may delete this message", m.From)
 	}
-	rows, err := s.queryAll(ctx, store.Query{Index: store.GSI2, PK: messageReceiptsPK(tenant, id)}, store.MaxTransactOps-1)
+	rows, err := records.QueryAll(ctx, s.st, receiptsOf(tenant, id), store.MaxTransactOps-1)
 	if err != nil {
-		return DeleteResult{}, storeErr(op, err)
+		return DeleteResult{}, records.Err(op, err)
 	}
 	ops := []store.Op{store.Delete(mi.Key, store.IfVersion(mi.Version))}
 	for _, r := range rows {
 		ops = append(ops, store.Delete(r.Key, store.Always))
 	}
 	if err := s.st.Write(ctx, ops...); err != nil {
-		return DeleteResult{}, storeErr(op, err)
+		return DeleteResult{}, records.Err(op, err)
 	}
-	s.unindex(ctx, op, tenant, KindMessage, id)
+	s.search.Delete(ctx, op, tenant, Kind, id)
 	return DeleteResult{Deleted: true, ReceiptsDeleted: len(rows)}, nil
 }
 
@@ -471,16 +519,17 @@ func (s *Service) ListMessages(ctx context.Context, p vp.Principal, in ListMessa
 		return listing.Page[any]{}, err
 	}
 	from := vp.NormalizeOrchestrator(in.From)
-	channel := normalizeChannel(in.Channel)
-	q := store.Query{Index: store.GSI3, PK: tp(tenant) + "MSGS", Reverse: true}
+	channel := NormalizeChannel(in.Channel)
+	q := Messages.Query(tenant, store.GSI3, nil)
 	switch {
 	case from != "":
-		q.Index, q.PK = store.GSI1, tp(tenant)+"MSGFROM#"+from
+		q = Messages.Query(tenant, store.GSI1, table.Values{"from": from})
 	case channel != "":
-		q.Index, q.PK = store.GSI2, tp(tenant)+"MSGCH#"+channel
+		q = Messages.Query(tenant, store.GSI2, table.Values{"channel": channel})
 	case in.SessionDay != nil:
-		q.Index, q.PK = store.GSI4, tp(tenant)+"MSGDAY#"+itoa64(*in.SessionDay)
+		q = Messages.Query(tenant, store.GSI4, table.Values{"day": itoa64(*in.SessionDay)})
 	}
+	q.Reverse = true
 	binding := op + "\x00" + from + "\x00" + channel
 	if in.SessionDay != nil {
 		binding += "\x00" + itoa64(*in.SessionDay)
@@ -489,7 +538,7 @@ func (s *Service) ListMessages(ctx context.Context, p vp.Principal, in ListMessa
 		Op: op, Tenant: tenant, Binding: binding, Params: in.Params, Query: q,
 		LiteKeys: []string{"from", "channel", "createdAt"},
 	}, func(it store.Item) (vp.Message, bool, error) {
-		m, err := decode[vp.Message](op, it)
+		m, err := records.Decode[vp.Message](op, it)
 		if err != nil {
 			return m, false, err
 		}
@@ -525,13 +574,13 @@ func (s *Service) BroadcastStatus(ctx context.Context, p vp.Principal, id string
 	if err != nil {
 		return BroadcastStatus{}, vp.Wrap(op, vp.KindOf(err), err)
 	}
-	rows, err := s.queryAll(ctx, store.Query{Index: store.GSI2, PK: messageReceiptsPK(p.Tenant, id)}, 1000)
+	rows, err := records.QueryAll(ctx, s.st, receiptsOf(p.Tenant, id), 1000)
 	if err != nil {
-		return BroadcastStatus{}, storeErr(op, err)
+		return BroadcastStatus{}, records.Err(op, err)
 	}
 	st := BroadcastStatus{MessageID: m.ID, From: m.From, Channel: m.Channel, CreatedAt: m.CreatedAt, Receipts: []ReceiptStatus{}}
 	for _, it := range rows {
-		r, err := decode[vp.Receipt](op, it)
+		r, err := records.Decode[vp.Receipt](op, it)
 		if err != nil {
 			return BroadcastStatus{}, err
 		}
@@ -544,5 +593,3 @@ func (s *Service) BroadcastStatus(ctx context.Context, p vp.Principal, id string
 	}
 	return st, nil
 }
-
-func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

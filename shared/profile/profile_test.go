@@ -1,24 +1,24 @@
-package coord_test
+package profile_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func TestProfilesAndPresence(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *profile.Service) {
 		alice := as("acme", "alice")
 		name := "Alice"
-		if _, err := svc.UpdateProfile(ctx(), alice, coord.ProfileUpdate{Name: &name,
+		if _, err := svc.UpdateProfile(ctx(), alice, profile.Update{Name: &name,
 			Static: &vp.ProfileStatic{Role: "frontend", Capabilities: []string{"react"}}}); err != nil {
 			t.Fatal(err)
 		}
 		// A partial update keeps what it does not name.
-		if _, err := svc.UpdateProfile(ctx(), alice, coord.ProfileUpdate{Dynamic: &vp.ProfileDyn{SessionCount: 3}}); err != nil {
+		if _, err := svc.UpdateProfile(ctx(), alice, profile.Update{Dynamic: &vp.ProfileDyn{SessionCount: 3}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.SetSummary(ctx(), alice, "", "alice-main", "migrating HeroSection"); err != nil {
@@ -44,7 +44,7 @@ func TestProfilesAndPresence(t *testing.T) {
 }
 
 func TestListPeers(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *profile.Service) {
 		const n = 47
 		root := admin("acme")
 		for i := 0; i < n; i++ {

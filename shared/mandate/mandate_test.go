@@ -1,4 +1,4 @@
-package coord_test
+package mandate_test
 
 import (
 	"encoding/json"
@@ -7,16 +7,16 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/listing/listingtest"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // newMandate creates a mandate from bob to alice in tenant acme.
-func newMandate(t *testing.T, svc *coord.Service, budget float64) vp.Mandate {
+func newMandate(t *testing.T, svc *mandate.Service, budget float64) vp.Mandate {
 	t.Helper()
-	m, err := svc.CreateMandate(ctx(), as("acme", "bob"), coord.CreateMandateInput{FulfilledBy: "alice", Service: "Build landing page", Budget: budget})
+	m, err := svc.CreateMandate(ctx(), as("acme", "bob"), mandate.CreateMandateInput{FulfilledBy: "alice", Service: "Build landing page", Budget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func newMandate(t *testing.T, svc *coord.Service, budget float64) vp.Mandate {
 }
 
 // mandateAt returns a mandate driven (as system) to status.
-func mandateAt(t *testing.T, svc *coord.Service, status string) vp.Mandate {
+func mandateAt(t *testing.T, svc *mandate.Service, status string) vp.Mandate {
 	t.Helper()
 	m := newMandate(t, svc, 100000)
 	root := admin("acme")
@@ -34,9 +34,9 @@ func mandateAt(t *testing.T, svc *coord.Service, status string) vp.Mandate {
 		case vp.MandateRequested:
 			m, err = svc.AcceptMandate(ctx(), root, m.ID, "system")
 		case vp.MandateAccepted:
-			m, err = svc.UpdateMandate(ctx(), root, coord.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: vp.MandateInProgress})
+			m, err = svc.UpdateMandate(ctx(), root, mandate.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: vp.MandateInProgress})
 		case vp.MandateInProgress:
-			m, err = svc.UpdateMandate(ctx(), root, coord.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: vp.MandateDelivered})
+			m, err = svc.UpdateMandate(ctx(), root, mandate.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: vp.MandateDelivered})
 		case vp.MandateDelivered:
 			m, err = svc.SettleMandate(ctx(), root, m.ID, 85000, "system")
 		default:
@@ -50,10 +50,10 @@ func mandateAt(t *testing.T, svc *coord.Service, status string) vp.Mandate {
 }
 
 func TestMandateLifecycle(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *mandate.Service) {
 		bob, alice := as("acme", "bob"), as("acme", "alice")
 		limits := &vp.SpendingLimits{MaxPerTransaction: 50000, MaxPerPeriod: 200000, PeriodDays: 30}
-		m, err := svc.CreateMandate(ctx(), bob, coord.CreateMandateInput{FulfilledBy: "Alice", Service: "Build landing page",
+		m, err := svc.CreateMandate(ctx(), bob, mandate.CreateMandateInput{FulfilledBy: "Alice", Service: "Build landing page",
 			Budget: 100000, SpendingLimits: limits, ApprovedCategories: []string{"seo", "development"}})
 		if err != nil {
 			t.Fatal(err)
@@ -70,19 +70,19 @@ func TestMandateLifecycle(t *testing.T) {
 			t.Fatalf("accept: %+v %v", m, err)
 		}
 		// Progress is the fulfiller's; the terms are the requester's.
-		_, err = svc.UpdateMandate(ctx(), bob, coord.UpdateMandateInput{MandateID: m.ID, Status: vp.MandateInProgress})
+		_, err = svc.UpdateMandate(ctx(), bob, mandate.UpdateMandateInput{MandateID: m.ID, Status: vp.MandateInProgress})
 		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
 		budget := 120000.0
-		_, err = svc.UpdateMandate(ctx(), alice, coord.UpdateMandateInput{MandateID: m.ID, Budget: &budget})
+		_, err = svc.UpdateMandate(ctx(), alice, mandate.UpdateMandateInput{MandateID: m.ID, Budget: &budget})
 		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
-		if m, err = svc.UpdateMandate(ctx(), bob, coord.UpdateMandateInput{MandateID: m.ID, Budget: &budget}); err != nil || m.Budget != budget {
+		if m, err = svc.UpdateMandate(ctx(), bob, mandate.UpdateMandateInput{MandateID: m.ID, Budget: &budget}); err != nil || m.Budget != budget {
 			t.Fatalf("raise budget: %+v %v", m, err)
 		}
 		newFul := "carol"
-		_, err = svc.UpdateMandate(ctx(), bob, coord.UpdateMandateInput{MandateID: m.ID, FulfilledBy: &newFul})
+		_, err = svc.UpdateMandate(ctx(), bob, mandate.UpdateMandateInput{MandateID: m.ID, FulfilledBy: &newFul})
 		wantKind(t, err, vp.KindConflict, "fulfilledBy")
 		for _, st := range []string{vp.MandateInProgress, vp.MandateDelivered} {
-			if m, err = svc.UpdateMandate(ctx(), alice, coord.UpdateMandateInput{MandateID: m.ID, Status: st}); err != nil || m.Status != st {
+			if m, err = svc.UpdateMandate(ctx(), alice, mandate.UpdateMandateInput{MandateID: m.ID, Status: st}); err != nil || m.Status != st {
 				t.Fatalf("to %s: %+v %v", st, m, err)
 			}
 		}
@@ -102,7 +102,7 @@ func TestMandateLifecycle(t *testing.T) {
 			t.Fatalf("get: %+v %v", got, err)
 		}
 		// Closed: terms are frozen.
-		_, err = svc.UpdateMandate(ctx(), bob, coord.UpdateMandateInput{MandateID: m.ID, Budget: &budget})
+		_, err = svc.UpdateMandate(ctx(), bob, mandate.UpdateMandateInput{MandateID: m.ID, Budget: &budget})
 		wantKind(t, err, vp.KindConflict, "settled")
 		// Another tenant sees nothing.
 		_, err = svc.GetMandate(ctx(), admin("other"), m.ID)
@@ -120,7 +120,7 @@ func TestMandateTransitions(t *testing.T) {
 		vp.MandateRequested: vp.MandateAccepted, vp.MandateAccepted: vp.MandateInProgress,
 		vp.MandateInProgress: vp.MandateDelivered, vp.MandateDelivered: vp.MandateSettled,
 	}
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *mandate.Service) {
 		root := admin("acme")
 		move := func(m vp.Mandate, to string) (vp.Mandate, error) {
 			switch to {
@@ -129,7 +129,7 @@ func TestMandateTransitions(t *testing.T) {
 			case vp.MandateSettled:
 				return svc.SettleMandate(ctx(), root, m.ID, 1, "system")
 			}
-			return svc.UpdateMandate(ctx(), root, coord.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: to})
+			return svc.UpdateMandate(ctx(), root, mandate.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: to})
 		}
 		for _, from := range vp.MandateStatuses {
 			for _, to := range vp.MandateStatuses {
@@ -165,7 +165,7 @@ func TestMandateTransitions(t *testing.T) {
 // TestAcceptMandateRace: 50 callers accept the same mandate at once; exactly
 // one wins and every other is refused because it is already accepted.
 func TestAcceptMandateRace(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *mandate.Service) {
 		m := newMandate(t, svc, 1000)
 		const n = 50
 		var (
@@ -212,34 +212,34 @@ func TestAcceptMandateRace(t *testing.T) {
 }
 
 func TestMandateValidation(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *mandate.Service) {
 		bob := as("acme", "bob")
-		ok := coord.CreateMandateInput{FulfilledBy: "alice", Service: "x", Budget: 10}
+		ok := mandate.CreateMandateInput{FulfilledBy: "alice", Service: "x", Budget: 10}
 		cases := []struct {
 			name  string
-			edit  func(*coord.CreateMandateInput)
+			edit  func(*mandate.CreateMandateInput)
 			kind  vp.Kind
 			field string
 		}{
-			{"no fulfiller", func(in *coord.CreateMandateInput) { in.FulfilledBy = "" }, vp.KindInvalid, "fulfilledBy"},
-			{"bad fulfiller", func(in *coord.CreateMandateInput) { in.FulfilledBy = "a#b" }, vp.KindInvalid, "fulfilledBy"},
-			{"no service", func(in *coord.CreateMandateInput) { in.Service = " " }, vp.KindInvalid, "service"},
-			{"long service", func(in *coord.CreateMandateInput) { in.Service = strings.Repeat("x", 600) }, vp.KindTooLarge, "service"},
-			{"zero budget", func(in *coord.CreateMandateInput) { in.Budget = 0 }, vp.KindInvalid, "budget"},
-			{"negative budget", func(in *coord.CreateMandateInput) { in.Budget = -5 }, vp.KindInvalid, "budget"},
-			{"huge budget", func(in *coord.CreateMandateInput) { in.Budget = 1e18 }, vp.KindTooLarge, "budget"},
-			{"impersonation", func(in *coord.CreateMandateInput) { in.RequestedBy = "carol" }, vp.KindForbidden, "requestedBy"},
-			{"zero per-transaction", func(in *coord.CreateMandateInput) {
+			{"no fulfiller", func(in *mandate.CreateMandateInput) { in.FulfilledBy = "" }, vp.KindInvalid, "fulfilledBy"},
+			{"bad fulfiller", func(in *mandate.CreateMandateInput) { in.FulfilledBy = "a#b" }, vp.KindInvalid, "fulfilledBy"},
+			{"no service", func(in *mandate.CreateMandateInput) { in.Service = " " }, vp.KindInvalid, "service"},
+			{"long service", func(in *mandate.CreateMandateInput) { in.Service = strings.Repeat("x", 600) }, vp.KindTooLarge, "service"},
+			{"zero budget", func(in *mandate.CreateMandateInput) { in.Budget = 0 }, vp.KindInvalid, "budget"},
+			{"negative budget", func(in *mandate.CreateMandateInput) { in.Budget = -5 }, vp.KindInvalid, "budget"},
+			{"huge budget", func(in *mandate.CreateMandateInput) { in.Budget = 1e18 }, vp.KindTooLarge, "budget"},
+			{"impersonation", func(in *mandate.CreateMandateInput) { in.RequestedBy = "carol" }, vp.KindForbidden, "requestedBy"},
+			{"zero per-transaction", func(in *mandate.CreateMandateInput) {
 				in.SpendingLimits = &vp.SpendingLimits{MaxPerPeriod: 10, PeriodDays: 1}
 			}, vp.KindInvalid, "spendingLimits.maxPerTransaction"},
-			{"fractional period", func(in *coord.CreateMandateInput) {
+			{"fractional period", func(in *mandate.CreateMandateInput) {
 				in.SpendingLimits = &vp.SpendingLimits{MaxPerTransaction: 1, MaxPerPeriod: 10, PeriodDays: 1.5}
 			}, vp.KindInvalid, "spendingLimits.periodDays"},
-			{"transaction over period", func(in *coord.CreateMandateInput) {
+			{"transaction over period", func(in *mandate.CreateMandateInput) {
 				in.SpendingLimits = &vp.SpendingLimits{MaxPerTransaction: 20, MaxPerPeriod: 10, PeriodDays: 7}
 			}, vp.KindInvalid, "maxPerTransaction"},
-			{"empty category", func(in *coord.CreateMandateInput) { in.ApprovedCategories = []string{""} }, vp.KindInvalid, "approvedCategories"},
-			{"too many categories", func(in *coord.CreateMandateInput) { in.ApprovedCategories = make([]string, 51) }, vp.KindTooLarge, "approvedCategories"},
+			{"empty category", func(in *mandate.CreateMandateInput) { in.ApprovedCategories = []string{""} }, vp.KindInvalid, "approvedCategories"},
+			{"too many categories", func(in *mandate.CreateMandateInput) { in.ApprovedCategories = make([]string, 51) }, vp.KindTooLarge, "approvedCategories"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -250,14 +250,16 @@ func TestMandateValidation(t *testing.T) {
 			})
 		}
 		m := newMandate(t, svc, 10)
-		_, err := svc.UpdateMandate(ctx(), bob, coord.UpdateMandateInput{MandateID: m.ID})
+		_, err := svc.UpdateMandate(ctx(), bob, mandate.UpdateMandateInput{MandateID: m.ID})
 		wantKind(t, err, vp.KindInvalid, "nothing to update")
-		_, err = svc.UpdateMandate(ctx(), bob, coord.UpdateMandateInput{MandateID: m.ID, Status: "done"})
+		_, err = svc.UpdateMandate(ctx(), bob, mandate.UpdateMandateInput{MandateID: m.ID, Status: "done"})
 		wantKind(t, err, vp.KindInvalid, "in_progress")
-		_, err = svc.UpdateMandate(ctx(), admin("acme"), coord.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: vp.MandateAccepted})
-		wantKind(t, err, vp.KindInvalid, "accept_mandate")
-		_, err = svc.UpdateMandate(ctx(), admin("acme"), coord.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: vp.MandateSettled})
-		wantKind(t, err, vp.KindInvalid, "settle_mandate")
+		_, err = svc.UpdateMandate(ctx(), admin("acme"), mandate.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: vp.MandateAccepted})
+		wantKind(t, err, vp.KindInvalid, "status")
+		wantRemedy(t, err, mandate.RemedyAccept)
+		_, err = svc.UpdateMandate(ctx(), admin("acme"), mandate.UpdateMandateInput{MandateID: m.ID, Caller: "system", Status: vp.MandateSettled})
+		wantKind(t, err, vp.KindInvalid, "status")
+		wantRemedy(t, err, mandate.RemedySettle)
 		_, err = svc.SettleMandate(ctx(), bob, m.ID, -1, "")
 		wantKind(t, err, vp.KindInvalid, "finalCost")
 		_, err = svc.GetMandate(ctx(), bob, "mnd_nope")
@@ -268,9 +270,9 @@ func TestMandateValidation(t *testing.T) {
 }
 
 func TestValidateMandateSpending(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *mandate.Service) {
 		bob := as("acme", "bob")
-		m, err := svc.CreateMandate(ctx(), bob, coord.CreateMandateInput{FulfilledBy: "alice", Service: "SEO audit", Budget: 100000,
+		m, err := svc.CreateMandate(ctx(), bob, mandate.CreateMandateInput{FulfilledBy: "alice", Service: "SEO audit", Budget: 100000,
 			SpendingLimits: &vp.SpendingLimits{MaxPerTransaction: 50000, MaxPerPeriod: 80000, PeriodDays: 30}, ApprovedCategories: []string{"seo", "content"}})
 		if err != nil {
 			t.Fatal(err)
@@ -317,7 +319,7 @@ func TestValidateMandateSpending(t *testing.T) {
 }
 
 func TestListMandatesContract(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *mandate.Service) {
 		const n = 45
 		root := admin("acme")
 		for i := 0; i < n; i++ {
@@ -325,7 +327,7 @@ func TestListMandatesContract(t *testing.T) {
 			if i%3 == 0 {
 				req = "bob"
 			}
-			m, err := svc.CreateMandate(ctx(), root, coord.CreateMandateInput{RequestedBy: req, FulfilledBy: "alice", Service: fmt.Sprint("s", i), Budget: 10})
+			m, err := svc.CreateMandate(ctx(), root, mandate.CreateMandateInput{RequestedBy: req, FulfilledBy: "alice", Service: fmt.Sprint("s", i), Budget: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -335,13 +337,13 @@ func TestListMandatesContract(t *testing.T) {
 				}
 			}
 		}
-		list := func(in coord.ListMandatesInput) []any {
+		list := func(in mandate.ListMandatesInput) []any {
 			return pageAll(t, func(cursor string) (listing.Page[any], error) {
 				in.Params = listing.Params{Cursor: cursor, Limit: mandateLimit(20)}
 				return svc.ListMandates(ctx(), root, in)
 			})
 		}
-		all := list(coord.ListMandatesInput{})
+		all := list(mandate.ListMandatesInput{})
 		ids := map[string]bool{}
 		for _, it := range all {
 			ids[it.(vp.Mandate).ID] = true
@@ -354,16 +356,16 @@ func TestListMandatesContract(t *testing.T) {
 		}
 		for _, c := range []struct {
 			name string
-			in   coord.ListMandatesInput
+			in   mandate.ListMandatesInput
 			want int
 		}{
-			{"by requester", coord.ListMandatesInput{RequestedBy: "bob"}, 15},
-			{"by status", coord.ListMandatesInput{Status: vp.MandateAccepted}, 9},
-			{"by requester and status", coord.ListMandatesInput{RequestedBy: "Carol", Status: vp.MandateAccepted}, 6},
-			{"by fulfiller", coord.ListMandatesInput{FulfilledBy: "alice"}, n},
-			{"by fulfiller and status", coord.ListMandatesInput{FulfilledBy: "alice", Status: vp.MandateRequested}, 36},
-			{"both parties", coord.ListMandatesInput{RequestedBy: "bob", FulfilledBy: "alice"}, 15},
-			{"unknown party", coord.ListMandatesInput{FulfilledBy: "zed"}, 0},
+			{"by requester", mandate.ListMandatesInput{RequestedBy: "bob"}, 15},
+			{"by status", mandate.ListMandatesInput{Status: vp.MandateAccepted}, 9},
+			{"by requester and status", mandate.ListMandatesInput{RequestedBy: "Carol", Status: vp.MandateAccepted}, 6},
+			{"by fulfiller", mandate.ListMandatesInput{FulfilledBy: "alice"}, n},
+			{"by fulfiller and status", mandate.ListMandatesInput{FulfilledBy: "alice", Status: vp.MandateRequested}, 36},
+			{"both parties", mandate.ListMandatesInput{RequestedBy: "bob", FulfilledBy: "alice"}, 15},
+			{"unknown party", mandate.ListMandatesInput{FulfilledBy: "zed"}, 0},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				got := list(c.in)
@@ -379,25 +381,25 @@ func TestListMandatesContract(t *testing.T) {
 			})
 		}
 		// A party's listing shows mandates waiting on someone first.
-		byAlice := list(coord.ListMandatesInput{FulfilledBy: "alice"})
+		byAlice := list(mandate.ListMandatesInput{FulfilledBy: "alice"})
 		if byAlice[0].(vp.Mandate).Status != vp.MandateRequested || byAlice[n-1].(vp.Mandate).Status != vp.MandateAccepted {
 			t.Fatalf("party listing order: first %s, last %s", byAlice[0].(vp.Mandate).Status, byAlice[n-1].(vp.Mandate).Status)
 		}
-		big, err := svc.ListMandates(ctx(), root, coord.ListMandatesInput{Params: listing.Params{Limit: mandateLimit(500)}})
+		big, err := svc.ListMandates(ctx(), root, mandate.ListMandatesInput{Params: listing.Params{Limit: mandateLimit(500)}})
 		if err != nil || len(big.Items) > 200 || len(big.Items) != n || big.NextCursor != "" {
 			t.Fatalf("limit 500: %d rows, cursor %q, %v", len(big.Items), big.NextCursor, err)
 		}
-		first, _ := svc.ListMandates(ctx(), root, coord.ListMandatesInput{})
+		first, _ := svc.ListMandates(ctx(), root, mandate.ListMandatesInput{})
 		tampered := listingtest.Tamper(first.NextCursor)
-		_, err = svc.ListMandates(ctx(), root, coord.ListMandatesInput{Params: listing.Params{Cursor: tampered}})
+		_, err = svc.ListMandates(ctx(), root, mandate.ListMandatesInput{Params: listing.Params{Cursor: tampered}})
 		wantKind(t, err, vp.KindInvalid, "cursor")
-		_, err = svc.ListMandates(ctx(), root, coord.ListMandatesInput{Status: vp.MandateAccepted, Params: listing.Params{Cursor: first.NextCursor}})
+		_, err = svc.ListMandates(ctx(), root, mandate.ListMandatesInput{Status: vp.MandateAccepted, Params: listing.Params{Cursor: first.NextCursor}})
 		wantKind(t, err, vp.KindInvalid, "cursor")
-		_, err = svc.ListMandates(ctx(), admin("other"), coord.ListMandatesInput{Params: listing.Params{Cursor: first.NextCursor}})
+		_, err = svc.ListMandates(ctx(), admin("other"), mandate.ListMandatesInput{Params: listing.Params{Cursor: first.NextCursor}})
 		wantKind(t, err, vp.KindInvalid, "cursor")
-		_, err = svc.ListMandates(ctx(), root, coord.ListMandatesInput{Status: "open"})
+		_, err = svc.ListMandates(ctx(), root, mandate.ListMandatesInput{Status: "open"})
 		wantKind(t, err, vp.KindInvalid, "requested, accepted")
-		lite, _ := svc.ListMandates(ctx(), root, coord.ListMandatesInput{Params: listing.Params{Fields: "lite"}})
+		lite, _ := svc.ListMandates(ctx(), root, mandate.ListMandatesInput{Params: listing.Params{Fields: "lite"}})
 		row, _ := lite.Items[0].(map[string]json.RawMessage)
 		if row == nil || row["status"] == nil || row["_id"] == nil {
 			t.Fatalf("lite row %v", lite.Items[0])
@@ -405,7 +407,7 @@ func TestListMandatesContract(t *testing.T) {
 		if _, has := row["budget"]; has {
 			t.Fatalf("lite row carries budget: %v", row)
 		}
-		other, _ := svc.ListMandates(ctx(), admin("other"), coord.ListMandatesInput{})
+		other, _ := svc.ListMandates(ctx(), admin("other"), mandate.ListMandatesInput{})
 		if len(other.Items) != 0 {
 			t.Fatalf("another tenant lists %d mandates", len(other.Items))
 		}

@@ -1,44 +1,83 @@
-package coord
+// Package mandate holds mandates: a requester asks a fulfiller for a
+// service under a budget and AP2 spending limits, and the mandate moves
+// requested → accepted → in_progress → delivered → settled, each step taken
+// by the party it belongs to, each a single conditional write.
+package mandate
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Mandate keys (KEYS.md). A mandate is one item, indexed four ways: all
-// mandates, by status, and by each party. The party indexes sort by
-// lifecycle rank then id, so that a status filter on a party is a prefix
-// query and an unfiltered party listing (read in reverse) shows the
-// mandates waiting on someone first: requested, accepted, in_progress,
-// delivered, then settled, newest first within each.
+// A mandate is one item, indexed four ways: all mandates, by status, and by
+// each party. The party indexes sort by lifecycle rank then id, so that a
+// status filter on a party is a prefix query and an unfiltered party
+// listing (read in reverse) shows the mandates waiting on someone first:
+// requested, accepted, in_progress, delivered, then settled, newest first
+// within each.
+var mandates = table.Declare(table.Schema[vp.Mandate]{
+	Entity:  "mandate",
+	Primary: table.Key{PK: "MANDATE#{mandateId}", SK: "MANDATE", Pattern: "mandate by id", Note: "accept/update/settle: one IfVersion write"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "MANDATES", SK: "{mandateId}", Pattern: "mandates, newest first"},
+		{Index: store.GSI2, PK: "MANDATEST#{status}", SK: "{mandateId}", Pattern: "mandates by status"},
+		{Index: store.GSI3, PK: "MANDATEREQ#{requestedBy}", SK: "{rank}#{mandateId}", Pattern: "mandates by requester (× status)", Note: "status = sort-key prefix"},
+		{Index: store.GSI4, PK: "MANDATEFUL#{fulfilledBy}", SK: "{rank}#{mandateId}", Pattern: "mandates by fulfiller (× status)", Note: "status = sort-key prefix"},
+	},
+	Fields: func(m vp.Mandate) table.Values {
+		return table.Values{"mandateId": m.ID, "status": m.Status, "requestedBy": m.RequestedBy, "fulfilledBy": m.FulfilledBy,
+			"rank": strconv.Itoa(mandateRank[m.Status])}
+	},
+})
+
+// Tables documents the keys of this package (shared/store/KEYS.md).
+func Tables() []table.Doc { return []table.Doc{mandates.Doc()} }
 
 func mandateKey(tenant, id string) store.Key {
-	return store.Key{PK: tp(tenant) + "MANDATE#" + id, SK: "MANDATE"}
+	return mandates.KeyOf(tenant, table.Values{"mandateId": id})
 }
 
-func mandatesPK(tenant string) string               { return tp(tenant) + "MANDATES" }
-func mandateStatusPK(tenant, status string) string  { return tp(tenant) + "MANDATEST#" + status }
-func mandateRequesterPK(tenant, orch string) string { return tp(tenant) + "MANDATEREQ#" + orch }
-func mandateFulfillerPK(tenant, orch string) string { return tp(tenant) + "MANDATEFUL#" + orch }
-func mandateRankPrefix(status string) string        { return strconv.Itoa(mandateRank[status]) + "#" }
-
-// mandateItem is the stored mandate with its index keys.
-func mandateItem(op, tenant string, m vp.Mandate) store.Item {
-	it := store.Item{Key: mandateKey(tenant, m.ID), Data: encode(op, m)}
-	it.GSI[0] = store.Key{PK: mandatesPK(tenant), SK: m.ID}
-	it.GSI[1] = store.Key{PK: mandateStatusPK(tenant, m.Status), SK: m.ID}
-	it.GSI[2] = store.Key{PK: mandateRequesterPK(tenant, m.RequestedBy), SK: mandateRankPrefix(m.Status) + m.ID}
-	it.GSI[3] = store.Key{PK: mandateFulfillerPK(tenant, m.FulfilledBy), SK: mandateRankPrefix(m.Status) + m.ID}
-	return it
+func mandateRankPrefix(status string) string {
+	return mandates.SK(store.GSI3, table.Values{"rank": strconv.Itoa(mandateRank[status])})
 }
+
+// Options configures a Service.
+type Options struct {
+	Store   store.Store
+	Cursors *listing.Signer
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+// Service is the mandate domain.
+type Service struct {
+	st      store.Store
+	cursors *listing.Signer
+	now     func() time.Time
+	ids     *vp.IDs
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now)}
+}
+
+func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
 
 // mandateRank orders statuses in the party indexes: higher sorts later, and
 // those indexes are read in reverse.
@@ -46,13 +85,21 @@ var mandateRank = map[string]int{
 	vp.MandateSettled: 0, vp.MandateDelivered: 1, vp.MandateInProgress: 2, vp.MandateAccepted: 3, vp.MandateRequested: 4,
 }
 
+// Remedies: the actions that move a mandate on, named where an error tells
+// the caller to take one; the MCP layer names the tool in their place.
+const (
+	RemedyAccept = "mandate.accept"
+	RemedyUpdate = "mandate.update"
+	RemedySettle = "mandate.settle"
+)
+
 // mandateNext is the lifecycle: each status has exactly one next status, and
-// the tool that performs the transition.
-var mandateNext = map[string]struct{ status, tool string }{
-	vp.MandateRequested:  {vp.MandateAccepted, "accept_mandate"},
-	vp.MandateAccepted:   {vp.MandateInProgress, "update_mandate"},
-	vp.MandateInProgress: {vp.MandateDelivered, "update_mandate"},
-	vp.MandateDelivered:  {vp.MandateSettled, "settle_mandate"},
+// the action that performs the transition.
+var mandateNext = map[string]struct{ status, remedy string }{
+	vp.MandateRequested:  {vp.MandateAccepted, RemedyAccept},
+	vp.MandateAccepted:   {vp.MandateInProgress, RemedyUpdate},
+	vp.MandateInProgress: {vp.MandateDelivered, RemedyUpdate},
+	vp.MandateDelivered:  {vp.MandateSettled, RemedySettle},
 }
 
 // Limits on mandate inputs.
@@ -71,7 +118,8 @@ func checkMandateTransition(op string, m vp.Mandate, to string) error {
 		return vp.Errorf(op, vp.KindConflict, "status", "mandate %s is %s: it is closed and allows no further transition (to %s refused)", m.ID, m.Status, to)
 	}
 	if to != next.status {
-		return vp.Errorf(op, vp.KindConflict, "status", "mandate %s is %s: it cannot move to %s; the only allowed next state is %s (with %s)", m.ID, m.Status, to, next.status, next.tool)
+		return vp.Errorf(op, vp.KindConflict, "status", "mandate %s is %s: it cannot move to %s; the only allowed next state is %s (with %s)",
+			m.ID, m.Status, to, next.status, next.remedy).WithRemedy(next.remedy)
 	}
 	return nil
 }
@@ -179,8 +227,12 @@ func (s *Service) CreateMandate(ctx context.Context, p vp.Principal, in CreateMa
 		Service: in.Service, Budget: in.Budget, SpendingLimits: in.SpendingLimits, ApprovedCategories: in.ApprovedCategories,
 		Status: vp.MandateRequested, UpdatedAt: now,
 	}
-	if err := s.st.Write(ctx, store.Put(mandateItem(op, tenant, m), store.IfNotExists)); err != nil {
-		return vp.Mandate{}, storeErr(op, err)
+	it, err := mandates.Item(op, tenant, m)
+	if err != nil {
+		return vp.Mandate{}, err
+	}
+	if err := s.st.Write(ctx, store.Put(it, store.IfNotExists)); err != nil {
+		return vp.Mandate{}, records.Err(op, err)
 	}
 	return m, nil
 }
@@ -195,7 +247,7 @@ func (s *Service) GetMandate(ctx context.Context, p vp.Principal, id string) (vp
 	if err := vp.CheckName(op, "mandateId", id, true); err != nil {
 		return vp.Mandate{}, err
 	}
-	m, _, err := get[vp.Mandate](ctx, s, op, "mandateId", id, mandateKey(tenant, id))
+	m, _, err := mandates.Get(ctx, s.st, op, "mandateId", id, mandateKey(tenant, id))
 	return m, err
 }
 
@@ -212,7 +264,7 @@ func (s *Service) changeMandate(ctx context.Context, op string, p vp.Principal, 
 		return vp.Mandate{}, err
 	}
 	for attempt := 0; attempt < maxMandateUpdateRetries; attempt++ {
-		m, it, err := get[vp.Mandate](ctx, s, op, "mandateId", id, mandateKey(tenant, id))
+		m, it, err := mandates.Get(ctx, s.st, op, "mandateId", id, mandateKey(tenant, id))
 		if err != nil {
 			return vp.Mandate{}, err
 		}
@@ -220,12 +272,16 @@ func (s *Service) changeMandate(ctx context.Context, op string, p vp.Principal, 
 			return vp.Mandate{}, err
 		}
 		m.UpdatedAt = s.nowMS()
-		err = s.st.Write(ctx, store.Put(mandateItem(op, tenant, m), store.IfVersion(it.Version)))
+		next, err := mandates.Item(op, tenant, m)
+		if err != nil {
+			return vp.Mandate{}, err
+		}
+		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
 		}
 		if err != nil {
-			return vp.Mandate{}, storeErr(op, err)
+			return vp.Mandate{}, records.Err(op, err)
 		}
 		return m, nil
 	}
@@ -292,9 +348,9 @@ func (s *Service) UpdateMandate(ctx context.Context, p vp.Principal, in UpdateMa
 		}
 		switch in.Status {
 		case vp.MandateAccepted:
-			return vp.Mandate{}, vp.E(op, vp.KindInvalid, "status", "use accept_mandate to accept a mandate (it records who accepted)")
+			return vp.Mandate{}, vp.E(op, vp.KindInvalid, "status", "use "+RemedyAccept+" to accept a mandate (it records who accepted)").WithRemedy(RemedyAccept)
 		case vp.MandateSettled:
-			return vp.Mandate{}, vp.E(op, vp.KindInvalid, "status", "use settle_mandate to settle a mandate (it records the final cost)")
+			return vp.Mandate{}, vp.E(op, vp.KindInvalid, "status", "use "+RemedySettle+" to settle a mandate (it records the final cost)").WithRemedy(RemedySettle)
 		}
 	}
 	if in.Service != nil {
@@ -372,7 +428,7 @@ func (s *Service) UpdateMandate(ctx context.Context, p vp.Principal, in UpdateMa
 
 // SettleMandate records the final cost of a delivered mandate and closes it.
 // Only the requester (or system) settles, and the cost may not exceed the
-// budget: raise the budget with update_mandate first if the work cost more.
+// budget: raise the budget with an update first if the work cost more.
 func (s *Service) SettleMandate(ctx context.Context, p vp.Principal, id string, finalCost float64, caller string) (vp.Mandate, error) {
 	const op = "settle_mandate"
 	if err := vp.CheckName(op, "callerOrchestrator", caller, false); err != nil {
@@ -393,8 +449,8 @@ func (s *Service) SettleMandate(ctx context.Context, p vp.Principal, id string, 
 			return err
 		}
 		if finalCost > m.Budget {
-			return vp.Errorf(op, vp.KindInvalid, "finalCost", "%s exceeds the budget of mandate %s (%s) by %s; raise the budget with update_mandate first, or settle at most %s",
-				fmtMandateAmount(finalCost), m.ID, fmtMandateAmount(m.Budget), fmtMandateAmount(finalCost-m.Budget), fmtMandateAmount(m.Budget))
+			return vp.Errorf(op, vp.KindInvalid, "finalCost", "%s exceeds the budget of mandate %s (%s) by %s; raise the budget with %s first, or settle at most %s",
+				fmtMandateAmount(finalCost), m.ID, fmtMandateAmount(m.Budget), fmtMandateAmount(finalCost-m.Budget), RemedyUpdate, fmtMandateAmount(m.Budget)).WithRemedy(RemedyUpdate)
 		}
 		m.Status, m.FinalCost, m.SettledBy, m.SettledAt = vp.MandateSettled, &finalCost, who, s.nowMS()
 		return nil
@@ -501,15 +557,16 @@ func (s *Service) ListMandates(ctx context.Context, p vp.Principal, in ListManda
 		}
 	}
 	req, ful := vp.NormalizeOrchestrator(in.RequestedBy), vp.NormalizeOrchestrator(in.FulfilledBy)
-	q := store.Query{Index: store.GSI1, PK: mandatesPK(tenant), Reverse: true}
+	q := mandates.Query(tenant, store.GSI1, nil)
 	switch {
 	case req != "":
-		q.Index, q.PK = store.GSI3, mandateRequesterPK(tenant, req)
+		q = mandates.Query(tenant, store.GSI3, table.Values{"requestedBy": req})
 	case ful != "":
-		q.Index, q.PK = store.GSI4, mandateFulfillerPK(tenant, ful)
+		q = mandates.Query(tenant, store.GSI4, table.Values{"fulfilledBy": ful})
 	case in.Status != "":
-		q.Index, q.PK = store.GSI2, mandateStatusPK(tenant, in.Status)
+		q = mandates.Query(tenant, store.GSI2, table.Values{"status": in.Status})
 	}
+	q.Reverse = true
 	if (req != "" || ful != "") && in.Status != "" {
 		q.SKPrefix = mandateRankPrefix(in.Status)
 	}
@@ -517,7 +574,7 @@ func (s *Service) ListMandates(ctx context.Context, p vp.Principal, in ListManda
 		Op: op, Tenant: tenant, Binding: op + "\x00" + req + "\x00" + ful + "\x00" + in.Status, Params: in.Params, Query: q,
 		LiteKeys: []string{"service", "status", "requestedBy", "fulfilledBy"},
 	}, func(it store.Item) (vp.Mandate, bool, error) {
-		m, err := decode[vp.Mandate](op, it)
+		m, err := records.Decode[vp.Mandate](op, it)
 		if err != nil {
 			return m, false, err
 		}

@@ -1,47 +1,82 @@
-package coord
+// Package iframe holds the authenticated Gen UI iframe embed sessions
+// (SEP-1865) and the job that deletes expired ones.
+package iframe
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Iframe embed session keys. A session is addressed by its client-generated
-// id inside the tenant; a global sparse index sorted by expiry lets the
-// cleanup job find expired rows without scanning any tenant.
-//
-//	table  T#t#IFRAME#<sessionId>  IFRAME                                  get/touch/revoke
-//	gsi1   IFRAME_EXPIRY           <expiresAt 13 digits>#<tenant>#<sessionId>  cleanup of expired rows
+// A session is addressed by its client-generated id inside the tenant; a
+// global sparse index sorted by expiry lets the cleanup job find expired
+// rows without scanning any tenant.
+var sessions = table.Declare(table.Schema[Session]{
+	Entity: "iframe session",
+	Primary: table.Key{PK: "IFRAME#{sessionId}", SK: "IFRAME", Pattern: "iframe session by id",
+		Note: "TTL = expiry + 30 days as a backstop"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "IFRAME_EXPIRY", SK: "{expiresAt}#{tenant}#{sessionId}", Global: true,
+			Pattern: "expired iframe sessions", Note: "server-side cleanup job; expiresAt: 13 digits"},
+	},
+	Fields: func(is Session) table.Values {
+		return table.Values{"sessionId": is.SessionID, "expiresAt": table.Millis(is.ExpiresAt)}
+	},
+})
 
-func iframeKey(tenant, sessionID string) store.Key {
-	return store.Key{PK: tp(tenant) + "IFRAME#" + sessionID, SK: "IFRAME"}
+// Tables documents the keys of this package (shared/store/KEYS.md).
+func Tables() []table.Doc { return []table.Doc{sessions.Doc()} }
+
+func sessionKey(tenant, sessionID string) store.Key {
+	return sessions.KeyOf(tenant, table.Values{"sessionId": sessionID})
 }
 
-const iframeExpiryPK = "IFRAME_EXPIRY"
-
-func iframeExpiryIndex(tenant, sessionID string, expiresAt int64) store.Key {
-	return store.Key{PK: iframeExpiryPK, SK: ms13(expiresAt) + "#" + tenant + "#" + sessionID}
+// Options configures a Service.
+type Options struct {
+	Store  store.Store
+	Now    func() time.Time
+	Logger *slog.Logger
 }
+
+// Service is the iframe session domain.
+type Service struct {
+	st  store.Store
+	now func() time.Time
+	ids *vp.IDs
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{st: o.Store, now: o.Now, ids: vp.NewIDs(o.Now)}
+}
+
+func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
 
 // Limits of an iframe session.
 const (
-	MaxIframeSessionTTL = 30 * 24 * time.Hour
-	MaxIframeOrigin     = 2048
-	// iframeRetention keeps an expired row readable by the store for a
+	MaxSessionTTL = 30 * 24 * time.Hour
+	MaxOrigin     = 2048
+	// retention keeps an expired row readable by the store for a
 	// while (the cleanup job normally removes it first).
-	iframeRetention = 30 * 24 * time.Hour
+	retention = 30 * 24 * time.Hour
 )
 
-// IframeSession is one authenticated Gen UI iframe embed (SEP-1865): one
+// Session is one authenticated Gen UI iframe embed (SEP-1865): one
 // connection from an origin. TenantID is the caller's routing label only;
 // the tenant the row lives in is the token's.
-type IframeSession struct {
+type Session struct {
 	ID           string `json:"_id"`
 	CreationTime int64  `json:"_creationTime"`
 	SessionID    string `json:"sessionId"`
@@ -56,8 +91,8 @@ type IframeSession struct {
 	CreatedBy    string `json:"createdBy,omitempty"` // the token that created it
 }
 
-// CreateIframeInput is create_iframe_session's arguments.
-type CreateIframeInput struct {
+// CreateInput is create_iframe_session's arguments.
+type CreateInput struct {
 	SessionID string
 	TenantID  string
 	Origin    string
@@ -65,51 +100,54 @@ type CreateIframeInput struct {
 	ExpiresAt int64 // Unix ms
 }
 
-func (s *Service) iframeItem(tenant string, is IframeSession) store.Item {
-	it := store.Item{Key: iframeKey(tenant, is.SessionID), Data: encode("iframe_session", is),
-		ExpiresAt: is.ExpiresAt/1000 + int64(iframeRetention.Seconds())}
-	it.GSI[0] = iframeExpiryIndex(tenant, is.SessionID, is.ExpiresAt)
-	return it
+func item(tenant string, is Session) (store.Item, error) {
+	it, err := sessions.Item("iframe_session", tenant, is)
+	it.ExpiresAt = is.ExpiresAt/1000 + int64(retention.Seconds())
+	return it, err
 }
 
 // CreateIframeSession records a new embed session; the session id is the
 // client's (crypto.randomUUID()) and must be new in the tenant.
-func (s *Service) CreateIframeSession(ctx context.Context, p vp.Principal, in CreateIframeInput) (IframeSession, error) {
+func (s *Service) CreateIframeSession(ctx context.Context, p vp.Principal, in CreateInput) (Session, error) {
 	const op = "create_iframe_session"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
-		return IframeSession{}, err
+		return Session{}, err
 	}
 	if err := vp.CheckName(op, "sessionId", in.SessionID, true); err != nil {
-		return IframeSession{}, err
+		return Session{}, err
 	}
 	if err := vp.CheckName(op, "tenantId", in.TenantID, false); err != nil {
-		return IframeSession{}, err
+		return Session{}, err
 	}
 	if err := vp.CheckName(op, "userId", in.UserID, false); err != nil {
-		return IframeSession{}, err
+		return Session{}, err
 	}
 	origin, err := checkOrigin(op, in.Origin)
 	if err != nil {
-		return IframeSession{}, err
+		return Session{}, err
 	}
 	now := s.nowMS()
 	switch {
 	case in.ExpiresAt <= now:
-		return IframeSession{}, vp.Errorf(op, vp.KindInvalid, "expiresAt", "must be in the future (Unix ms; now is %d), e.g. now + 30 minutes", now)
-	case in.ExpiresAt > now+MaxIframeSessionTTL.Milliseconds():
-		return IframeSession{}, vp.Errorf(op, vp.KindInvalid, "expiresAt", "is more than %d days ahead; the limit is %d days", int(MaxIframeSessionTTL.Hours()/24), int(MaxIframeSessionTTL.Hours()/24))
+		return Session{}, vp.Errorf(op, vp.KindInvalid, "expiresAt", "must be in the future (Unix ms; now is %d), e.g. now + 30 minutes", now)
+	case in.ExpiresAt > now+MaxSessionTTL.Milliseconds():
+		return Session{}, vp.Errorf(op, vp.KindInvalid, "expiresAt", "is more than %d days ahead; the limit is %d days", int(MaxSessionTTL.Hours()/24), int(MaxSessionTTL.Hours()/24))
 	}
-	is := IframeSession{
+	is := Session{
 		ID: s.ids.New("ifs"), CreationTime: now, SessionID: in.SessionID, TenantID: in.TenantID, Origin: origin, UserID: in.UserID,
 		CreatedAt: now, LastSeenAt: now, ExpiresAt: in.ExpiresAt, CreatedBy: p.TokenID,
 	}
-	err = s.st.Write(ctx, store.Put(s.iframeItem(tenant, is), store.IfNotExists))
+	it, err := item(tenant, is)
+	if err != nil {
+		return Session{}, err
+	}
+	err = s.st.Write(ctx, store.Put(it, store.IfNotExists))
 	if errors.Is(err, store.ErrConditionFailed) {
-		return IframeSession{}, vp.Errorf(op, vp.KindConflict, "sessionId", "session %q already exists; generate a new id (crypto.randomUUID())", in.SessionID)
+		return Session{}, vp.Errorf(op, vp.KindConflict, "sessionId", "session %q already exists; generate a new id (crypto.randomUUID())", in.SessionID)
 	}
 	if err != nil {
-		return IframeSession{}, storeErr(op, err)
+		return Session{}, records.Err(op, err)
 	}
 	return is, nil
 }
@@ -118,7 +156,7 @@ func (s *Service) CreateIframeSession(ctx context.Context, p vp.Principal, in Cr
 // normalised: https, or http for a loopback host; no path, query or
 // fragment.
 func checkOrigin(op, origin string) (string, error) {
-	if err := vp.CheckText(op, "origin", origin, MaxIframeOrigin, true); err != nil {
+	if err := vp.CheckText(op, "origin", origin, MaxOrigin, true); err != nil {
 		return "", err
 	}
 	u, err := url.Parse(strings.TrimSpace(origin))
@@ -147,7 +185,7 @@ func checkOrigin(op, origin string) (string, error) {
 // GetIframeSession returns the live session, or nil when there is none, it
 // has expired (expiresAt <= now) or it was revoked: callers treat nil as
 // non-existent.
-func (s *Service) GetIframeSession(ctx context.Context, p vp.Principal, sessionID string) (*IframeSession, error) {
+func (s *Service) GetIframeSession(ctx context.Context, p vp.Principal, sessionID string) (*Session, error) {
 	const op = "get_iframe_session"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
@@ -160,18 +198,18 @@ func (s *Service) GetIframeSession(ctx context.Context, p vp.Principal, sessionI
 	return is, nil
 }
 
-func (s *Service) loadIframe(ctx context.Context, op, tenant, sessionID string) (*IframeSession, store.Item, error) {
+func (s *Service) loadIframe(ctx context.Context, op, tenant, sessionID string) (*Session, store.Item, error) {
 	if err := vp.CheckName(op, "sessionId", sessionID, true); err != nil {
 		return nil, store.Item{}, err
 	}
-	it, err := s.st.Get(ctx, iframeKey(tenant, sessionID))
+	it, err := s.st.Get(ctx, sessionKey(tenant, sessionID))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, it, nil
 	}
 	if err != nil {
-		return nil, it, storeErr(op, err)
+		return nil, it, records.Err(op, err)
 	}
-	is, err := decode[IframeSession](op, it)
+	is, err := records.Decode[Session](op, it)
 	return &is, it, err
 }
 
@@ -179,7 +217,7 @@ func (s *Service) loadIframe(ctx context.Context, op, tenant, sessionID string) 
 // false when the session does not exist, was revoked or has expired.
 func (s *Service) TouchIframeSession(ctx context.Context, p vp.Principal, sessionID string) (bool, error) {
 	const op = "touch_iframe_session"
-	return s.updateIframe(ctx, p, op, sessionID, func(is *IframeSession, now int64) bool {
+	return s.updateIframe(ctx, p, op, sessionID, func(is *Session, now int64) bool {
 		if is.Revoked || is.ExpiresAt <= now {
 			return false
 		}
@@ -193,7 +231,7 @@ func (s *Service) TouchIframeSession(ctx context.Context, p vp.Principal, sessio
 // when the session does not exist (revoking twice is true).
 func (s *Service) RevokeIframeSession(ctx context.Context, p vp.Principal, sessionID string) (bool, error) {
 	const op = "revoke_iframe_session"
-	return s.updateIframe(ctx, p, op, sessionID, func(is *IframeSession, now int64) bool {
+	return s.updateIframe(ctx, p, op, sessionID, func(is *Session, now int64) bool {
 		if !is.Revoked {
 			is.Revoked, is.RevokedAt = true, now
 		}
@@ -201,14 +239,17 @@ func (s *Service) RevokeIframeSession(ctx context.Context, p vp.Principal, sessi
 	})
 }
 
+// maxUpdateAttempts bounds the optimistic-concurrency loop of an update.
+const maxUpdateAttempts = 40
+
 // updateIframe is the read-modify-write of one session; change reports
 // whether the session qualifies (and is then written).
-func (s *Service) updateIframe(ctx context.Context, p vp.Principal, op, sessionID string, change func(*IframeSession, int64) bool) (bool, error) {
+func (s *Service) updateIframe(ctx context.Context, p vp.Principal, op, sessionID string, change func(*Session, int64) bool) (bool, error) {
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
 		return false, err
 	}
-	for try := 0; try < maxUpsertAttempts; try++ {
+	for range maxUpdateAttempts {
 		is, it, err := s.loadIframe(ctx, op, tenant, sessionID)
 		if err != nil || is == nil {
 			return false, err
@@ -220,37 +261,42 @@ func (s *Service) updateIframe(ctx context.Context, p vp.Principal, op, sessionI
 		if *is == before {
 			return true, nil
 		}
-		err = s.st.Write(ctx, store.Put(s.iframeItem(tenant, *is), store.IfVersion(it.Version)))
+		next, err := item(tenant, *is)
+		if err != nil {
+			return false, err
+		}
+		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
 		}
 		if err != nil {
-			return false, storeErr(op, err)
+			return false, records.Err(op, err)
 		}
 		return true, nil
 	}
 	return false, vp.E(op, vp.KindConflict, "sessionId", "the session kept changing underneath; retry")
 }
 
-// IframeCleanupReport is what one cleanup run did.
-type IframeCleanupReport struct {
+// CleanupReport is what one cleanup run did.
+type CleanupReport struct {
 	Deleted int  `json:"deleted"`
 	More    bool `json:"more"` // stopped at the bound with expired rows left
 }
 
-// maxIframeCleanup bounds one cleanup run.
-const maxIframeCleanup = 10_000
+// maxCleanup bounds one cleanup run.
+const maxCleanup = 10_000
 
 // CleanupIframeSessions deletes the sessions of every tenant that expired
 // at or before now (revoked or not), through the global expiry index.
-func (s *Service) CleanupIframeSessions(ctx context.Context, now time.Time) (IframeCleanupReport, error) {
+func (s *Service) CleanupIframeSessions(ctx context.Context, now time.Time) (CleanupReport, error) {
 	const op = "iframe_sessions.cleanup"
-	var rep IframeCleanupReport
-	q := store.Query{Index: store.GSI1, PK: iframeExpiryPK, SKTo: ms13(now.UnixMilli()) + "$", Limit: store.MaxTransactOps} // '$' sorts just after '#'
-	for rep.Deleted < maxIframeCleanup {
+	var rep CleanupReport
+	q := sessions.Query("", store.GSI1, nil)
+	q.SKTo, q.Limit = table.Millis(now.UnixMilli())+"$", store.MaxTransactOps // '$' sorts just after '#'
+	for rep.Deleted < maxCleanup {
 		rows, err := s.st.Query(ctx, q)
 		if err != nil {
-			return rep, storeErr(op, err)
+			return rep, records.Err(op, err)
 		}
 		if len(rows) == 0 {
 			return rep, nil
@@ -260,7 +306,7 @@ func (s *Service) CleanupIframeSessions(ctx context.Context, now time.Time) (Ifr
 			ops = append(ops, store.Delete(it.Key, store.Always))
 		}
 		if err := s.st.Write(ctx, ops...); err != nil {
-			return rep, storeErr(op, fmt.Errorf("deleting %d expired sessions: %w", len(ops), err))
+			return rep, records.Err(op, fmt.Errorf("deleting %d expired sessions: %w", len(ops), err))
 		}
 		rep.Deleted += len(rows)
 		if len(rows) < q.Limit {

@@ -1,4 +1,4 @@
-package coord_test
+package message_test
 
 import (
 	"encoding/json"
@@ -9,23 +9,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func TestSendCheckMark(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		alice, bob := as("acme", "alice"), as("acme", "bob")
-		res, err := svc.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: "schema merged"})
+		res, err := svc.Send(ctx(), alice, message.SendInput{Channel: "bob", Content: "schema merged"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res.Recipients) != 1 || res.Recipients[0].Orchestrator != "bob" {
 			t.Fatalf("recipients %+v", res.Recipients)
 		}
-		in, err := svc.Check(ctx(), bob, coord.CheckInput{})
+		in, err := svc.Check(ctx(), bob, message.CheckInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +34,7 @@ func TestSendCheckMark(t *testing.T) {
 			t.Fatalf("inbox %+v", in)
 		}
 		// Reading someone else's inbox needs their identity.
-		_, err = svc.Check(ctx(), alice, coord.CheckInput{Recipient: "bob"})
+		_, err = svc.Check(ctx(), alice, message.CheckInput{Recipient: "bob"})
 		wantKind(t, err, vp.KindForbidden, "recipient")
 		// Marking someone else's receipt likewise, and nothing changes.
 		_, err = svc.MarkRead(ctx(), alice, []string{in.Messages[0].ID})
@@ -46,7 +47,7 @@ func TestSendCheckMark(t *testing.T) {
 		if err != nil || n != 0 {
 			t.Fatalf("second mark counted %d (%v), want 0", n, err)
 		}
-		in, _ = svc.Check(ctx(), bob, coord.CheckInput{})
+		in, _ = svc.Check(ctx(), bob, message.CheckInput{})
 		if in.Count != 0 {
 			t.Fatalf("read message still unread: %+v", in)
 		}
@@ -56,30 +57,30 @@ func TestSendCheckMark(t *testing.T) {
 }
 
 func TestCheckSinceAndOrder(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		alice, bob := as("acme", "alice"), as("acme", "bob")
 		var created []int64
 		for i := 0; i < 5; i++ {
-			r, err := svc.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("m", i)})
+			r, err := svc.Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("m", i)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			created = append(created, r.CreatedAt)
 		}
-		in, _ := svc.Check(ctx(), bob, coord.CheckInput{})
+		in, _ := svc.Check(ctx(), bob, message.CheckInput{})
 		for i, m := range in.Messages {
 			if m.Content != fmt.Sprint("m", i) {
 				t.Fatalf("message %d is %q: not chronological", i, m.Content)
 			}
 		}
 		since := created[4]
-		in, _ = svc.Check(ctx(), bob, coord.CheckInput{Since: &since})
+		in, _ = svc.Check(ctx(), bob, message.CheckInput{Since: &since})
 		for _, m := range in.Messages {
 			if m.CreatedAt <= since {
 				t.Fatalf("since=%d returned a message created at %d", since, m.CreatedAt)
 			}
 		}
-		in, _ = svc.Check(ctx(), bob, coord.CheckInput{Limit: 2})
+		in, _ = svc.Check(ctx(), bob, message.CheckInput{Limit: 2})
 		if in.Count != 2 || !in.HasMore {
 			t.Fatalf("limit 2: count %d hasMore %v", in.Count, in.HasMore)
 		}
@@ -87,12 +88,12 @@ func TestCheckSinceAndOrder(t *testing.T) {
 }
 
 func TestBroadcastResolvesAtSendTime(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		root := admin("acme")
 		for _, o := range []string{"alice", "bob", "carol"} {
 			mustProfile(t, svc, root, o)
 		}
-		res, err := svc.Send(ctx(), as("acme", "alice"), coord.SendInput{Channel: "broadcast", Content: "standup in 5"})
+		res, err := svc.Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "broadcast", Content: "standup in 5"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func TestBroadcastResolvesAtSendTime(t *testing.T) {
 			t.Fatalf("broadcast reached %v, want bob and carol (not the sender)", got)
 		}
 		mustProfile(t, svc, root, "dave") // joins after the send
-		in, _ := svc.Check(ctx(), as("acme", "dave"), coord.CheckInput{})
+		in, _ := svc.Check(ctx(), as("acme", "dave"), message.CheckInput{})
 		if in.Count != 0 {
 			t.Fatalf("a profile created after the broadcast received it")
 		}
@@ -121,7 +122,7 @@ func TestBroadcastResolvesAtSendTime(t *testing.T) {
 }
 
 func TestChannelListAndInstances(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		root := admin("acme")
 		if _, err := svc.SetSummary(ctx(), root, "tau", "tau-laptop", "on it"); err != nil {
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func TestChannelListAndInstances(t *testing.T) {
 		if _, err := svc.SetSummary(ctx(), root, "tau", "tau-vps", "idle"); err != nil {
 			t.Fatal(err)
 		}
-		res, err := svc.Send(ctx(), as("acme", "alice"), coord.SendInput{Channel: " pi, phi,pi,tau-laptop", Content: "x"})
+		res, err := svc.Send(ctx(), as("acme", "alice"), message.SendInput{Channel: " pi, phi,pi,tau-laptop", Content: "x"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,17 +138,17 @@ func TestChannelListAndInstances(t *testing.T) {
 			t.Fatalf("recipients %+v, want pi, phi and tau@tau-laptop", res.Recipients)
 		}
 		tau := as("acme", "tau")
-		laptop, _ := svc.Check(ctx(), tau, coord.CheckInput{InstanceID: "tau-laptop"})
-		vps, _ := svc.Check(ctx(), tau, coord.CheckInput{InstanceID: "tau-vps"})
+		laptop, _ := svc.Check(ctx(), tau, message.CheckInput{InstanceID: "tau-laptop"})
+		vps, _ := svc.Check(ctx(), tau, message.CheckInput{InstanceID: "tau-vps"})
 		if laptop.Count != 1 || vps.Count != 0 {
 			t.Fatalf("instance targeting: laptop %d, vps %d; want 1 and 0", laptop.Count, vps.Count)
 		}
 		// The instanceId argument restricts a role-wide send to one instance.
-		if _, err := svc.Send(ctx(), as("acme", "alice"), coord.SendInput{Channel: "tau", InstanceID: "tau-vps", Content: "y"}); err != nil {
+		if _, err := svc.Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "tau", InstanceID: "tau-vps", Content: "y"}); err != nil {
 			t.Fatal(err)
 		}
-		vps, _ = svc.Check(ctx(), tau, coord.CheckInput{InstanceID: "tau-vps"})
-		laptop, _ = svc.Check(ctx(), tau, coord.CheckInput{InstanceID: "tau-laptop"})
+		vps, _ = svc.Check(ctx(), tau, message.CheckInput{InstanceID: "tau-vps"})
+		laptop, _ = svc.Check(ctx(), tau, message.CheckInput{InstanceID: "tau-laptop"})
 		if vps.Count != 1 || laptop.Count != 1 {
 			t.Fatalf("instanceId argument: vps %d laptop %d; want 1 and 1", vps.Count, laptop.Count)
 		}
@@ -155,24 +156,24 @@ func TestChannelListAndInstances(t *testing.T) {
 }
 
 func TestSendValidation(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		alice := as("acme", "alice")
 		cases := []struct {
 			name  string
-			in    coord.SendInput
+			in    message.SendInput
 			kind  vp.Kind
 			field string
 		}{
-			{"empty content", coord.SendInput{Channel: "bob"}, vp.KindInvalid, "content"},
-			{"empty channel", coord.SendInput{Content: "x"}, vp.KindInvalid, "channel"},
-			{"only commas", coord.SendInput{Channel: " , ,", Content: "x"}, vp.KindInvalid, "channel"},
-			{"oversize", coord.SendInput{Channel: "bob", Content: strings.Repeat("x", vp.MaxMessageBytes+1)}, vp.KindTooLarge, "65536"},
-			{"invalid utf-8", coord.SendInput{Channel: "bob", Content: "\xff\xfe"}, vp.KindInvalid, "UTF-8"},
-			{"hash in name", coord.SendInput{Channel: "bob#x", Content: "x"}, vp.KindInvalid, "channel"},
-			{"impersonation", coord.SendInput{From: "bob", Channel: "carol", Content: "x"}, vp.KindForbidden, "from"},
-			{"system needs admin", coord.SendInput{From: "system", Channel: "carol", Content: "x"}, vp.KindForbidden, "from"},
-			{"broadcast to nobody", coord.SendInput{Channel: "broadcast", Content: "x"}, vp.KindInvalid, "broadcast"},
-			{"wildcard channel", coord.SendInput{Channel: "bob,*", Content: "x"}, vp.KindInvalid, "channel"},
+			{"empty content", message.SendInput{Channel: "bob"}, vp.KindInvalid, "content"},
+			{"empty channel", message.SendInput{Content: "x"}, vp.KindInvalid, "channel"},
+			{"only commas", message.SendInput{Channel: " , ,", Content: "x"}, vp.KindInvalid, "channel"},
+			{"oversize", message.SendInput{Channel: "bob", Content: strings.Repeat("x", vp.MaxMessageBytes+1)}, vp.KindTooLarge, "65536"},
+			{"invalid utf-8", message.SendInput{Channel: "bob", Content: "\xff\xfe"}, vp.KindInvalid, "UTF-8"},
+			{"hash in name", message.SendInput{Channel: "bob#x", Content: "x"}, vp.KindInvalid, "channel"},
+			{"impersonation", message.SendInput{From: "bob", Channel: "carol", Content: "x"}, vp.KindForbidden, "from"},
+			{"system needs admin", message.SendInput{From: "system", Channel: "carol", Content: "x"}, vp.KindForbidden, "from"},
+			{"broadcast to nobody", message.SendInput{Channel: "broadcast", Content: "x"}, vp.KindInvalid, "broadcast"},
+			{"wildcard channel", message.SendInput{Channel: "bob,*", Content: "x"}, vp.KindInvalid, "channel"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -180,40 +181,40 @@ func TestSendValidation(t *testing.T) {
 				wantKind(t, err, c.kind, c.field)
 			})
 		}
-		page, err := svc.ListMessages(ctx(), admin("acme"), coord.ListMessagesInput{})
+		page, err := svc.ListMessages(ctx(), admin("acme"), message.ListMessagesInput{})
 		if err != nil || len(page.Items) != 0 {
 			t.Fatalf("refused sends stored %d messages (%v)", len(page.Items), err)
 		}
 		// Case and Unicode normalisation: "Alice" is alice.
-		if _, err := svc.Send(ctx(), alice, coord.SendInput{From: "ALICE", Channel: "Bob", Content: "x"}); err != nil {
+		if _, err := svc.Send(ctx(), alice, message.SendInput{From: "ALICE", Channel: "Bob", Content: "x"}); err != nil {
 			t.Fatalf("case-folded identity refused: %v", err)
 		}
-		in, _ := svc.Check(ctx(), as("acme", "bob"), coord.CheckInput{})
+		in, _ := svc.Check(ctx(), as("acme", "bob"), message.CheckInput{})
 		if in.Count != 1 || in.Messages[0].From != "alice" {
 			t.Fatalf("normalised delivery: %+v", in)
 		}
 		// The channel filter folds case like delivery does.
-		page, _ = svc.ListMessages(ctx(), admin("acme"), coord.ListMessagesInput{Channel: "BOB"})
+		page, _ = svc.ListMessages(ctx(), admin("acme"), message.ListMessagesInput{Channel: "BOB"})
 		if len(page.Items) != 1 {
 			t.Fatalf("channel filter BOB found %d messages sent to Bob, want 1", len(page.Items))
 		}
 		// Reserved words are not orchestrators.
 		for _, id := range []string{"broadcast", "BROADCAST", "*"} {
-			_, err := svc.UpdateProfile(ctx(), admin("acme"), coord.ProfileUpdate{Orchestrator: id})
+			_, err := svc.UpdateProfile(ctx(), admin("acme"), profile.Update{Orchestrator: id})
 			wantKind(t, err, vp.KindInvalid, "orchestratorId")
-			_, err = svc.Send(ctx(), admin("acme"), coord.SendInput{From: id, Channel: "bob", Content: "x"})
+			_, err = svc.Send(ctx(), admin("acme"), message.SendInput{From: id, Channel: "bob", Content: "x"})
 			wantKind(t, err, vp.KindInvalid, "from")
 		}
 	})
 }
 
 func TestDeleteMessageCascades(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		root := admin("acme")
 		for _, o := range []string{"alice", "bob", "carol"} {
 			mustProfile(t, svc, root, o)
 		}
-		res, err := svc.Send(ctx(), as("acme", "alice"), coord.SendInput{Channel: "broadcast", Content: "oops"})
+		res, err := svc.Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "broadcast", Content: "oops"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,14 +225,14 @@ func TestDeleteMessageCascades(t *testing.T) {
 			t.Fatalf("delete: %+v %v", del, err)
 		}
 		for _, o := range []string{"bob", "carol"} {
-			if in, _ := svc.Check(ctx(), as("acme", o), coord.CheckInput{}); in.Count != 0 {
+			if in, _ := svc.Check(ctx(), as("acme", o), message.CheckInput{}); in.Count != 0 {
 				t.Fatalf("%s still sees a deleted message", o)
 			}
 		}
 		_, err = svc.GetMessage(ctx(), root, res.MessageID)
 		wantKind(t, err, vp.KindNotFound, "messageId")
 		// system (admin only) may delete anyone's message.
-		res, _ = svc.Send(ctx(), as("acme", "alice"), coord.SendInput{Channel: "bob", Content: "x"})
+		res, _ = svc.Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "bob", Content: "x"})
 		if _, err := svc.DeleteMessage(ctx(), root, res.MessageID, "system"); err != nil {
 			t.Fatalf("system delete: %v", err)
 		}
@@ -239,7 +240,7 @@ func TestDeleteMessageCascades(t *testing.T) {
 }
 
 func TestListMessagesContract(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		const n = 45
 		alice, bob := as("acme", "alice"), as("acme", "bob")
 		for i := 0; i < n; i++ {
@@ -247,13 +248,13 @@ func TestListMessagesContract(t *testing.T) {
 			if i%3 == 0 {
 				from = bob
 			}
-			if _, err := svc.Send(ctx(), from, coord.SendInput{Channel: "carol", Content: fmt.Sprint("m", i)}); err != nil {
+			if _, err := svc.Send(ctx(), from, message.SendInput{Channel: "carol", Content: fmt.Sprint("m", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		root := admin("acme")
 		all := pageAll(t, func(cursor string) (listing.Page[any], error) {
-			return svc.ListMessages(ctx(), root, coord.ListMessagesInput{Params: listing.Params{Cursor: cursor}})
+			return svc.ListMessages(ctx(), root, message.ListMessagesInput{Params: listing.Params{Cursor: cursor}})
 		})
 		if len(all) != n {
 			t.Fatalf("paged %d messages, want %d", len(all), n)
@@ -262,24 +263,24 @@ func TestListMessagesContract(t *testing.T) {
 			t.Fatalf("not newest first: %v", all[0])
 		}
 		fromBob := pageAll(t, func(cursor string) (listing.Page[any], error) {
-			return svc.ListMessages(ctx(), root, coord.ListMessagesInput{From: "bob", Params: listing.Params{Cursor: cursor}})
+			return svc.ListMessages(ctx(), root, message.ListMessagesInput{From: "bob", Params: listing.Params{Cursor: cursor}})
 		})
 		if len(fromBob) != 15 {
 			t.Fatalf("from bob: %d, want 15", len(fromBob))
 		}
 		byChannel := pageAll(t, func(cursor string) (listing.Page[any], error) {
-			return svc.ListMessages(ctx(), root, coord.ListMessagesInput{Channel: "carol", Params: listing.Params{Cursor: cursor}})
+			return svc.ListMessages(ctx(), root, message.ListMessagesInput{Channel: "carol", Params: listing.Params{Cursor: cursor}})
 		})
 		if len(byChannel) != n {
 			t.Fatalf("by channel: %d, want %d", len(byChannel), n)
 		}
 		// A cursor is bound to its filters and its tenant.
-		first, _ := svc.ListMessages(ctx(), root, coord.ListMessagesInput{})
-		_, err := svc.ListMessages(ctx(), root, coord.ListMessagesInput{From: "bob", Params: listing.Params{Cursor: first.NextCursor}})
+		first, _ := svc.ListMessages(ctx(), root, message.ListMessagesInput{})
+		_, err := svc.ListMessages(ctx(), root, message.ListMessagesInput{From: "bob", Params: listing.Params{Cursor: first.NextCursor}})
 		wantKind(t, err, vp.KindInvalid, "cursor")
-		_, err = svc.ListMessages(ctx(), admin("other"), coord.ListMessagesInput{Params: listing.Params{Cursor: first.NextCursor}})
+		_, err = svc.ListMessages(ctx(), admin("other"), message.ListMessagesInput{Params: listing.Params{Cursor: first.NextCursor}})
 		wantKind(t, err, vp.KindInvalid, "cursor")
-		lite, _ := svc.ListMessages(ctx(), root, coord.ListMessagesInput{Params: listing.Params{Fields: "lite"}})
+		lite, _ := svc.ListMessages(ctx(), root, message.ListMessagesInput{Params: listing.Params{Fields: "lite"}})
 		row, _ := lite.Items[0].(map[string]json.RawMessage)
 		if len(lite.Items) != 20 || row == nil {
 			t.Fatalf("lite page: %d rows", len(lite.Items))
@@ -287,7 +288,7 @@ func TestListMessagesContract(t *testing.T) {
 		if _, has := row["content"]; has {
 			t.Fatalf("lite row carries content: %v", row)
 		}
-		_, err = svc.ListMessages(ctx(), root, coord.ListMessagesInput{Params: listing.Params{Fields: "medium"}})
+		_, err = svc.ListMessages(ctx(), root, message.ListMessagesInput{Params: listing.Params{Fields: "medium"}})
 		wantKind(t, err, vp.KindInvalid, "fields")
 	})
 }
@@ -314,17 +315,17 @@ func pageAll(t *testing.T, page func(cursor string) (listing.Page[any], error)) 
 }
 
 func TestTenantIsolation(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		a, b := admin("tenant-a"), admin("tenant-b")
 		mustProfile(t, svc, a, "alice")
 		mustProfile(t, svc, a, "bob")
-		res, err := svc.Send(ctx(), a, coord.SendInput{From: "alice", Channel: "bob", Content: "secret"})
+		res, err := svc.Send(ctx(), a, message.SendInput{From: "alice", Channel: "bob", Content: "secret"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		peers, _ := svc.ListPeers(ctx(), b, listing.Params{})
-		msgs, _ := svc.ListMessages(ctx(), b, coord.ListMessagesInput{})
-		inbox, _ := svc.Check(ctx(), b, coord.CheckInput{Recipient: "bob"})
+		msgs, _ := svc.ListMessages(ctx(), b, message.ListMessagesInput{})
+		inbox, _ := svc.Check(ctx(), b, message.CheckInput{Recipient: "bob"})
 		if len(peers.Items)+len(msgs.Items)+inbox.Count != 0 {
 			t.Fatalf("tenant b sees %d peers, %d messages, %d unread of tenant a", len(peers.Items), len(msgs.Items), inbox.Count)
 		}
@@ -338,7 +339,7 @@ func TestTenantIsolation(t *testing.T) {
 		wantKind(t, err, vp.KindNotFound, "orchestratorId")
 		// Broadcast in b reaches nobody of a.
 		mustProfile(t, svc, b, "zed")
-		out, err := svc.Send(ctx(), b, coord.SendInput{From: "yan", Channel: "broadcast", Content: "hi"})
+		out, err := svc.Send(ctx(), b, message.SendInput{From: "yan", Channel: "broadcast", Content: "hi"})
 		if err != nil || len(out.Recipients) != 1 || out.Recipients[0].Orchestrator != "zed" {
 			t.Fatalf("broadcast in b: %+v %v", out, err)
 		}
@@ -348,7 +349,7 @@ func TestTenantIsolation(t *testing.T) {
 // TestConcurrentAgents: 16 agents each send 200 messages to the others
 // while polling and marking; every recipient gets every message exactly once.
 func TestConcurrentAgents(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *services) {
 		const agents, perAgent = 16, 200
 		name := func(i int) string { return fmt.Sprintf("agent%02d", i) }
 		var sent sync.WaitGroup
@@ -367,7 +368,7 @@ func TestConcurrentAgents(t *testing.T) {
 				me := as("acme", name(i))
 				for k := 0; k < perAgent; k++ {
 					to := name((i + 1 + k%(agents-1)) % agents)
-					if _, err := svc.Send(ctx(), me, coord.SendInput{Channel: to, Content: fmt.Sprintf("%s>%s#%d", name(i), to, k)}); err != nil {
+					if _, err := svc.Send(ctx(), me, message.SendInput{Channel: to, Content: fmt.Sprintf("%s>%s#%d", name(i), to, k)}); err != nil {
 						errs <- err
 						return
 					}
@@ -378,7 +379,7 @@ func TestConcurrentAgents(t *testing.T) {
 				me := as("acme", name(i))
 				for {
 					done := sendersDone.Load() == agents
-					in, err := svc.Check(ctx(), me, coord.CheckInput{Limit: 500})
+					in, err := svc.Check(ctx(), me, message.CheckInput{Limit: 500})
 					if err != nil {
 						errs <- err
 						return
@@ -445,18 +446,18 @@ func TestCheckSinceWhenTheClockTicksMidSend(t *testing.T) {
 			clock = clock.Add(time.Millisecond)
 			return clock
 		}
-		svc := coord.New(coord.Options{Store: b.Open(t, nil), Now: tick})
+		svc := newServices(t, b.Open(t, nil), tick)
 		alice, bob := as("acme", "alice"), as("acme", "bob")
 		var created []int64
 		for i := range 3 {
-			r, err := svc.Send(ctx(), alice, coord.SendInput{Channel: "bob", Content: fmt.Sprint("m", i)})
+			r, err := svc.Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("m", i)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			created = append(created, r.CreatedAt)
 		}
 		for i, since := range created {
-			in, err := svc.Check(ctx(), bob, coord.CheckInput{Since: &since})
+			in, err := svc.Check(ctx(), bob, message.CheckInput{Since: &since})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,87 @@
+package message_test
+
+import (
+	"context"
+	"crypto/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// services is messaging wired to profiles as the binaries wire them; the
+// tests call both through it (their method names do not overlap).
+type services struct {
+	*messages
+	*profiles
+}
+
+// Aliases name the embedded fields (both types are called Service).
+type (
+	messages = message.Service
+	profiles = profile.Service
+)
+
+// eachBackend runs fn once per backend with fresh services.
+func eachBackend(t *testing.T, fn func(t *testing.T, svc *services)) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		fn(t, newServices(t, b.Open(t, nil), nil))
+	})
+}
+
+func newServices(t *testing.T, st store.Store, now func() time.Time) *services {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	signer, err := listing.NewSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := profile.New(profile.Options{Store: st, Cursors: signer, Now: now})
+	return &services{
+		messages: message.New(message.Options{Store: st, Cursors: signer, Now: now, Directory: dir}),
+		profiles: dir,
+	}
+}
+
+func as(tenant string, orchs ...string) vp.Principal {
+	return vp.Principal{Tenant: tenant, Orchestrators: orchs, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
+}
+
+func admin(tenant string) vp.Principal {
+	return vp.Principal{Tenant: tenant, Orchestrators: []string{"*"}, Admin: true}
+}
+
+func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s on %q", kind, field)
+	}
+	if vp.KindOf(err) != kind {
+		t.Fatalf("got %v (kind %s), want kind %s", err, vp.KindOf(err), kind)
+	}
+	if field != "" && !strings.Contains(err.Error(), field) {
+		t.Fatalf("error %q does not name field %q", err, field)
+	}
+}
+
+func mustProfile(t *testing.T, svc *services, p vp.Principal, orch string) {
+	t.Helper()
+	if _, err := svc.UpdateProfile(context.Background(), p, profile.Update{Orchestrator: orch}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ctx() context.Context {
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	_ = cancel // the test process ends first
+	return c
+}
