@@ -9,7 +9,8 @@
 //
 // A template is literal text with {field} placeholders, for example
 // "TASGN#{assignedTo}#{status}". The entity's Fields function supplies the
-// values. Tenant data is prefixed with "T#<tenant>#" by the table itself,
+// values; {tenant} is the tenant the item is written for, unless Fields
+// sets it. Tenant data is prefixed with "T#<tenant>#" by the table itself,
 // which is what keeps tenant isolation structural: domain code never writes
 // a partition key by hand. An index whose key would have an empty
 // placeholder is left out of the item (a sparse index).
@@ -19,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/records"
@@ -41,6 +43,10 @@ type Key struct {
 	// Note says anything a reader of KEYS.md must know (sparse, moved on
 	// update, TTL ...).
 	Note string
+	// Global marks an index entry of tenant data kept under a partition
+	// without the tenant prefix: a server-side job's index over every
+	// tenant, whose sort key names the tenant (see {tenant} below).
+	Global bool
 }
 
 // Schema declares an entity.
@@ -67,6 +73,7 @@ type Table[T any] struct {
 	primPK, primSK tmpl
 	pk, sk         [store.NumGSI]tmpl
 	has            [store.NumGSI]bool
+	global         [store.NumGSI]bool
 }
 
 // Declare checks a schema and returns its table. A malformed declaration
@@ -88,7 +95,7 @@ func Declare[T any](s Schema[T]) *Table[T] {
 		if t.has[g] {
 			panic(fmt.Sprintf("table %s: %v declared twice", s.Entity, k.Index))
 		}
-		t.has[g] = true
+		t.has[g], t.global[g] = true, k.Global
 		t.pk[g], t.sk[g] = parse(k.PK), parse(k.SK)
 	}
 	return t
@@ -136,8 +143,15 @@ func (t *Table[T]) PK(tenant string, idx store.Index, vals Values) string {
 		return pk
 	}
 	t.mustHave(idx)
-	pk, _ := t.pk[idx-1].render(t.prefix(tenant), vals)
+	pk, _ := t.pk[idx-1].render(t.indexPrefix(int(idx)-1, tenant), vals)
 	return pk
+}
+
+func (t *Table[T]) indexPrefix(g int, tenant string) string {
+	if t.global[g] {
+		return ""
+	}
+	return t.prefix(tenant)
 }
 
 // SK renders the sort key of idx with vals (for range bounds).
@@ -179,13 +193,19 @@ func (t *Table[T]) Item(op, tenant string, v T) (store.Item, error) {
 	if err != nil {
 		return store.Item{}, err
 	}
+	if _, set := vals["tenant"]; !set {
+		vals = maps.Clone(vals)
+		if vals == nil {
+			vals = Values{}
+		}
+		vals["tenant"] = tenant
+	}
 	it := store.Item{Key: t.KeyOf(tenant, vals), Data: data}
-	p := t.prefix(tenant)
 	for g := range store.NumGSI {
 		if !t.has[g] {
 			continue
 		}
-		pk, ok1 := t.pk[g].render(p, vals)
+		pk, ok1 := t.pk[g].render(t.indexPrefix(g, tenant), vals)
 		sk, ok2 := t.sk[g].render("", vals)
 		if ok1 && ok2 {
 			it.GSI[g] = store.Key{PK: pk, SK: sk}

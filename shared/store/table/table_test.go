@@ -153,3 +153,28 @@ func TestUpdateMissingAndChangeError(t *testing.T) {
 		t.Fatalf("change error = %v, want it returned unchanged", err)
 	}
 }
+
+// due is a widget's entry in a server-side index over every tenant: its
+// partition has no tenant prefix and its sort key names the tenant.
+var dueWidgets = table.Declare(table.Schema[widget]{
+	Entity:  "due widget",
+	Primary: table.Key{PK: "W#{id}", SK: "W", Pattern: "widget by id"},
+	Indexes: []table.Key{
+		{Index: store.GSI2, PK: "WDUE", SK: "{at}#{tenant}#{id}", Pattern: "due widgets, all tenants", Global: true},
+	},
+	Fields: func(w widget) table.Values { return table.Values{"id": w.ID, "at": table.Millis(w.At)} },
+})
+
+func TestGlobalIndexNamesItsTenant(t *testing.T) {
+	it, err := dueWidgets.Item("op", "acme", widget{ID: "w1", At: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.Key{PK: "WDUE", SK: "0000000000005#acme#w1"}
+	if it.Key != (store.Key{PK: "T#acme#W#w1", SK: "W"}) || it.GSI[1] != want {
+		t.Fatalf("keys = %+v %+v, want the tenant's primary key and %+v", it.Key, it.GSI, want)
+	}
+	if got := dueWidgets.PK("acme", store.GSI2, nil); got != "WDUE" {
+		t.Fatalf("PK = %q, want the global partition", got)
+	}
+}
