@@ -21,7 +21,7 @@ func Render(docs []table.Doc) string {
 	b.WriteString("\n| access pattern | index | partition key | sort key | notes |\n|---|---|---|---|---|\n")
 	for _, d := range docs {
 		for _, k := range d.Keys {
-			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | %s |\n", k.Pattern, indexName(k.Index), keyText(d.Global || k.Global, k.PK), keyText(false, k.SK), k.Note)
+			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | %s |\n", k.Pattern, indexName(k.Index), keyText(d.Global || k.Global, k.PK), keyText(true, k.SK), k.Note)
 		}
 	}
 	for _, r := range legacyRows {
