@@ -17,9 +17,13 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -31,8 +35,12 @@ type app struct {
 	queue  *storequeue.Queue
 	tokens *auth.Tokens
 	coord  *coord.Service
-	memory *memory.Service
-	log    *slog.Logger
+	tasks  *task.Service
+	// missions and recurring are built on tasks.
+	missions  *mission.Service
+	recurring *recurring.Service
+	memory    *memory.Service
+	log       *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -75,12 +83,17 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		return nil, err
 	}
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
+	tasks := task.New(task.Options{Store: st, Cursors: signer, Logger: log, Search: &search.Writer{Index: idx, Logger: log}})
+	missions := mission.New(mission.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks})
+	tasks.UseMissions(missions)
 	return &app{
 		store:  st,
 		index:  idx,
 		queue:  q,
 		tokens: auth.New(auth.Options{Store: st, MasterHash: masterHash}),
 		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
+		tasks:  tasks, missions: missions,
+		recurring: recurring.New(recurring.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
 		log:       log,
@@ -92,7 +105,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 // of token-less calls (stdio only).
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
-		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
+		Coord: a.coord, Tasks: a.tasks, Missions: a.missions, Recurring: a.recurring, Memory: a.memory, Version: version, Logger: a.log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 	})
 }

@@ -23,7 +23,7 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	// Several processes on one data dir (serve plus stdio hosts) are safe:
 	// each recurring slot fires once, whoever gets there first.
 	run(func() {
-		jobs.RunEvery(ctx, log, "recurring-tasks", time.Minute, jobs.RecurringTasks(a.coord, log))
+		jobs.RunEvery(ctx, log, "recurring-tasks", time.Minute, jobs.RecurringTasks(a.recurring, log))
 	})
 	run(func() {
 		jobs.RunEvery(ctx, log, "iframe-cleanup", time.Hour, jobs.IframeCleanup(a.coord, log))

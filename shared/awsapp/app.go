@@ -31,10 +31,14 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/embed/openai"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
 // The functions, as named in functions/<name> and in the CDK stack.
@@ -97,9 +101,13 @@ type App struct {
 	Store  *dynamo.Store
 	Tokens *auth.Tokens // functions that check bearer tokens
 	Keys   Keys
-	Coord  *coord.Service  // functions that need it
-	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
-	Queue  queue.Queue     // the embedding queue, with Memory
+	Coord  *coord.Service // functions that need it
+	// Tasks, Missions and Recurring are built with Coord.
+	Tasks     *task.Service
+	Missions  *mission.Service
+	Recurring *recurring.Service
+	Memory    *memory.Service // nil when no search index is configured (memory tools are then not offered)
+	Queue     queue.Queue     // the embedding queue, with Memory
 
 	loaded time.Time // when Load returned
 }
@@ -205,6 +213,14 @@ func Load(ctx context.Context, o Options) (*App, error) {
 			co.Index = idx
 		}
 		a.Coord = coord.New(co)
+		tasks := task.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
+		if idx != nil {
+			tasks.Search = &search.Writer{Index: idx, Logger: a.Log}
+		}
+		a.Tasks = task.New(tasks)
+		a.Missions = mission.New(mission.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
+		a.Tasks.UseMissions(a.Missions)
+		a.Recurring = recurring.New(recurring.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
 	}
 	if nd.memory {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {

@@ -23,7 +23,7 @@ type HTTPFunc func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (even
 // embedded binary serves (shared/httpapi), on the DynamoDB store.
 func (a *App) MCPHandler() http.Handler {
 	return httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Coord: a.Coord, Memory: a.Memory, Version: a.Version,
+		MCP: mcpserver.New(mcpserver.Options{Coord: a.Coord, Tasks: a.Tasks, Missions: a.Missions, Recurring: a.Recurring, Memory: a.Memory, Version: a.Version,
 			Logger: a.Log, ToolProfile: a.Config.ToolProfile}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL,

@@ -77,7 +77,7 @@ type Scheduled struct {
 // filters them.
 func (a *App) ScheduledJobs() []Scheduled {
 	js := []Scheduled{
-		{Name: "recurring-tasks", Every: time.Minute, Run: jobs.RecurringTasks(a.Coord, a.Log)},
+		{Name: "recurring-tasks", Every: time.Minute, Run: jobs.RecurringTasks(a.Recurring, a.Log)},
 		{Name: "iframe-session-cleanup", Every: time.Hour, Run: jobs.IframeCleanup(a.Coord, a.Log)},
 	}
 	if a.Config.SearchEndpoint != "" { // Load gave the coordination service the index

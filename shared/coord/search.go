@@ -9,13 +9,14 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Keyword search over messages, tasks, briefing notes and components.
 //
 // Writes index synchronously, after the store write commits, through one
-// document builder per kind (messageDoc, taskDoc, briefingDoc,
+// document builder per kind (messageDoc, task.Doc, briefingDoc,
 // componentDoc). The store stays the source of truth: an index failure is
 // logged and does not fail the write, and a search reads every hit back by
 // primary key, drops what is gone and checks the filters again on the
@@ -30,7 +31,7 @@ import (
 // Kinds of the coordination documents (search.Doc.Kind).
 const (
 	KindMessage   = "message"
-	KindTask      = "task"
+	KindTask      = task.Kind
 	KindBriefing  = "briefing"
 	KindComponent = "component"
 )
@@ -56,17 +57,6 @@ func IsKeywordPartition(searchTenant string) bool { return strings.Contains(sear
 func messageDoc(tenant string, m vp.Message) search.Doc {
 	return search.Doc{Tenant: indexPartition(tenant, KindMessage), ID: m.ID, Kind: KindMessage,
 		Type: m.Channel, Owner: m.From, Text: m.Content, CreatedAt: m.CreatedAt}
-}
-
-// taskDoc indexes the title (weighted) and the description and tags; the
-// status, assignee and project are filters.
-func taskDoc(tenant string, t vp.Task) search.Doc {
-	text := t.Description
-	if len(t.Tags) > 0 {
-		text += "\n" + strings.Join(t.Tags, " ")
-	}
-	return search.Doc{Tenant: indexPartition(tenant, KindTask), ID: t.ID, Kind: KindTask, Namespace: t.Project,
-		Type: t.Status, Owner: t.AssignedTo, Title: t.Title, Text: text, CreatedAt: t.CreationTime}
 }
 
 func briefingDoc(tenant string, n vp.BriefingNote) search.Doc {
@@ -139,14 +129,6 @@ func (s *Service) unindex(ctx context.Context, op, tenant, kind string, ids ...s
 	if err := s.idx.Delete(ctx, indexPartition(tenant, kind), ids...); err != nil {
 		s.log.WarnContext(ctx, "search index not updated after a delete; the delete stands", "op", op, "kind", kind, "err", err)
 	}
-}
-
-func (s *Service) indexTasks(ctx context.Context, op, tenant string, ts ...vp.Task) {
-	docs := make([]search.Doc, len(ts))
-	for i, t := range ts {
-		docs[i] = taskDoc(tenant, t)
-	}
-	s.index(ctx, op, docs...)
 }
 
 // ---- searches
@@ -229,7 +211,7 @@ func (s *Service) SearchTasks(ctx context.Context, p vp.Principal, in SearchTask
 	var statuses []string
 	if in.Status != nil {
 		var err error
-		if statuses, err = vp.ParseStatuses(op, in.Status, vp.TaskStatuses, taskStatusAliases); err != nil {
+		if statuses, err = vp.ParseStatuses(op, in.Status, vp.TaskStatuses, task.StatusAliases()); err != nil {
 			return KeywordResult[TaskHit]{}, err
 		}
 	}
@@ -248,7 +230,7 @@ func (s *Service) SearchTasks(ctx context.Context, p vp.Principal, in SearchTask
 		f.Namespaces = []string{in.Project}
 	}
 	return keywordSearch(ctx, s, p, keywordQuery[vp.Task, TaskHit]{
-		op: op, kind: KindTask, query: in.Query, limit: in.Limit, filter: f, key: plainKey(taskKey),
+		op: op, kind: KindTask, query: in.Query, limit: in.Limit, filter: f, key: plainKey(task.Key),
 		keep: func(t vp.Task) bool {
 			return (statuses == nil || slices.Contains(statuses, t.Status)) && (assignee == "" || t.AssignedTo == assignee) &&
 				(in.Project == "" || t.Project == in.Project) && (in.MissionID == "" || t.MissionID == in.MissionID)

@@ -30,7 +30,7 @@ func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
 	t.Cleanup(func() { _ = st.Close() })
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
-	return clientOf(t, mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}))
+	return clientOf(t, mcpserver.New(withTasks(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}, st, signer, nil)))
 }
 
 // clientOf connects a client to server over in-memory transports.

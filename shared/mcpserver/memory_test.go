@@ -44,8 +44,8 @@ func connectMemory(t *testing.T, p vp.Principal) (*mcp.ClientSession, func()) {
 	signer, _ := listing.NewSigner(key)
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
 	mem := memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}), Queue: q, Cursors: signer})
-	cs := clientOf(t, mcpserver.New(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer, Index: idx}),
-		Memory: mem, Version: "test", LocalPrincipal: &p}))
+	cs := clientOf(t, mcpserver.New(withTasks(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer, Index: idx}),
+		Memory: mem, Version: "test", LocalPrincipal: &p}, st, signer, idx)))
 	drain := func() {
 		for {
 			n, err := jobs.ProcessEmbedJobs(ctx, jobs.EmbedderOptions{Queue: q, Memory: mem})

@@ -17,15 +17,23 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Options configures New.
 type Options struct {
-	Coord   *coord.Service
-	Memory  *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
-	Version string
-	Logger  *slog.Logger
+	Coord *coord.Service
+	// Tasks, Missions and Recurring serve the task, mission and recurring
+	// task tools.
+	Tasks     *task.Service
+	Missions  *mission.Service
+	Recurring *recurring.Service
+	Memory    *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
+	Version   string
+	Logger    *slog.Logger
 	// LocalPrincipal is the identity of calls that carry no token: set for
 	// stdio, where the process owner is the caller; never for HTTP.
 	LocalPrincipal *vp.Principal

@@ -7,7 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -41,6 +47,20 @@ func TestTaskAndMissionToolsAreRegistered(t *testing.T) {
 	t.Logf("task and mission tools: %d, %d bytes, ~%d tokens of tools/list", len(taskMissionTools), size, size/4)
 }
 
+// withTasks adds to o the tasks, missions and recurring capabilities on
+// st, wired as main wires them (idx, when set, indexes the tasks).
+func withTasks(o mcpserver.Options, st store.Store, signer *listing.Signer, idx search.Index) mcpserver.Options {
+	var w *search.Writer
+	if idx != nil {
+		w = &search.Writer{Index: idx}
+	}
+	o.Tasks = task.New(task.Options{Store: st, Cursors: signer, Search: w})
+	o.Missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: o.Tasks})
+	o.Tasks.UseMissions(o.Missions)
+	o.Recurring = recurring.New(recurring.Options{Store: st, Cursors: signer, Tasks: o.Tasks})
+	return o
+}
+
 func decodeAs[T any](t *testing.T, text string) T {
 	t.Helper()
 	var v T
@@ -56,20 +76,20 @@ func TestTasksThroughTools(t *testing.T) {
 	if res.IsError {
 		t.Fatal(text)
 	}
-	task := decodeAs[vp.Task](t, text)
-	res, text = call(t, cs, "checkout_task", map[string]any{"taskId": task.ID, "callerInstance": "alice-main"})
-	if co := decodeAs[coord.CheckoutResult](t, text); res.IsError || !co.Claimed || co.Task.AssignedTo != "alice" {
+	tk := decodeAs[vp.Task](t, text)
+	res, text = call(t, cs, "checkout_task", map[string]any{"taskId": tk.ID, "callerInstance": "alice-main"})
+	if co := decodeAs[task.CheckoutResult](t, text); res.IsError || !co.Claimed || co.Task.AssignedTo != "alice" {
 		t.Fatalf("checkout: %s", text)
 	}
-	res, text = call(t, cs, "complete_task", map[string]any{"taskId": task.ID, "completionNote": ""})
+	res, text = call(t, cs, "complete_task", map[string]any{"taskId": tk.ID, "completionNote": ""})
 	if !res.IsError || !strings.Contains(text, "completionNote") {
 		t.Fatalf("empty note accepted: %s", text)
 	}
-	res, text = call(t, cs, "complete_task", map[string]any{"taskId": task.ID, "completionNote": "Fixed in PR #47, tests pass"})
+	res, text = call(t, cs, "complete_task", map[string]any{"taskId": tk.ID, "completionNote": "Fixed in PR #47, tests pass"})
 	if res.IsError || decodeAs[vp.Task](t, text).Status != vp.TaskDone {
 		t.Fatalf("complete: %s", text)
 	}
-	res, text = call(t, cs, "start_task", map[string]any{"taskId": task.ID})
+	res, text = call(t, cs, "start_task", map[string]any{"taskId": tk.ID})
 	if !res.IsError || !strings.Contains(text, "conflict") || !strings.Contains(text, "done") {
 		t.Fatalf("start of a done task: %s", text)
 	}
@@ -78,11 +98,11 @@ func TestTasksThroughTools(t *testing.T) {
 		t.Fatalf("numeric priority: %s", text)
 	}
 	_, text = call(t, cs, "list_tasks", map[string]any{"status": []string{"done"}, "fields": "lite"})
-	if !strings.Contains(text, task.ID) || strings.Contains(text, "completionNote") || strings.Contains(text, "nextCursor") {
+	if !strings.Contains(text, tk.ID) || strings.Contains(text, "completionNote") || strings.Contains(text, "nextCursor") {
 		t.Fatalf("list: %s", text)
 	}
 	_, text = call(t, cs, "validate_task_payload", map[string]any{"tool": "create_task", "arguments": map[string]any{"title": "x", "priority": 1}})
-	rep := decodeAs[coord.PayloadReport](t, text)
+	rep := decodeAs[task.PayloadReport](t, text)
 	if rep.Valid || len(rep.Failures) != 2 || rep.Corrected["priority"] != "high" {
 		t.Fatalf("validate: %s", text)
 	}
@@ -101,11 +121,11 @@ func TestMissionsThroughTools(t *testing.T) {
 	m := decodeAs[vp.Mission](t, text)
 	res, text = call(t, cs, "instantiate_template_into_mission", map[string]any{"templateName": "issue-resolution-v2", "missionId": m.ID,
 		"titlePrefix": "[#142]", "context": map[string]any{"issueNumber": "142", "repo": "vantage-memory"}})
-	if res.IsError || decodeAs[coord.InstantiateResult](t, text).Count != 14 {
+	if res.IsError || decodeAs[mission.InstantiateResult](t, text).Count != 14 {
 		t.Fatalf("instantiate: %s", text)
 	}
 	_, text = call(t, cs, "get_mission", map[string]any{"missionId": m.ID})
-	view := decodeAs[coord.MissionView](t, text)
+	view := decodeAs[mission.MissionView](t, text)
 	if len(view.Tasks) != 14 || view.Tasks[6].Title != "[#142] T6 — Write Missing Tests" {
 		t.Fatalf("mission view: %d tasks", len(view.Tasks))
 	}
