@@ -138,3 +138,51 @@ func TestMissionsThroughTools(t *testing.T) {
 		t.Fatalf("list_missions: %s", text)
 	}
 }
+
+// TestTaskRemedyHints: the domain names a remedy, the tool error names the
+// tool, in the words the tools always used.
+func TestTaskRemedyHints(t *testing.T) {
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}})
+	_, text := call(t, cs, "create_task", map[string]any{"title": "Hint me", "assignedTo": "alice", "priority": "low"})
+	tk := decodeAs[vp.Task](t, text)
+	for _, tool := range []string{"start_task", "pause_task"} {
+		if res, text := call(t, cs, tool, map[string]any{"taskId": tk.ID}); res.IsError {
+			t.Fatalf("%s: %s", tool, text)
+		}
+	}
+	cases := []struct{ tool, want string }{
+		{"start_task", "conflict: start_task: taskId: task " + tk.ID + " is paused: use resume_task to reopen it"},
+		{"update_task", "conflict: update_task: status: task " + tk.ID + " is paused: use resume_task to reopen it"},
+	}
+	for _, c := range cases {
+		args := map[string]any{"taskId": tk.ID}
+		if c.tool == "update_task" {
+			args["status"] = vp.TaskInProgress
+		}
+		if res, text := call(t, cs, c.tool, args); !res.IsError || text != c.want {
+			t.Errorf("%s: %q, want %q", c.tool, text, c.want)
+		}
+	}
+	if res, text := call(t, cs, "resume_task", map[string]any{"taskId": tk.ID}); res.IsError {
+		t.Fatal(text)
+	}
+	res, text := call(t, cs, "start_task", map[string]any{"taskId": tk.ID})
+	if !res.IsError || !strings.HasSuffix(text, ". Use pause_task to step away or complete_task to finish") {
+		t.Errorf("start of a started task: %s", text)
+	}
+	res, text = call(t, cs, "resume_task", map[string]any{"taskId": tk.ID})
+	if !res.IsError || !strings.HasSuffix(text, "is not paused (it is in_progress): resume_task only reopens a task paused with pause_task; use start_task") {
+		t.Errorf("resume of a running task: %s", text)
+	}
+	_, text = call(t, cs, "create_mission", map[string]any{"name": "m", "project": "p", "priority": "low"})
+	m := decodeAs[vp.Mission](t, text)
+	res, text = call(t, cs, "update_mission_status", map[string]any{"missionId": m.ID, "status": "cancelled"})
+	want := `invalid_argument: update_mission_status: status: cancelling needs a reason and the creator: use update_mission {"missionId":...,"status":"cancelled","cancelReason":"..."}`
+	if !res.IsError || text != want {
+		t.Errorf("cancel through update_mission_status: %q, want %q", text, want)
+	}
+	res, text = call(t, cs, "get_mission_template", map[string]any{"name": "no-such-template"})
+	if !res.IsError || !strings.HasSuffix(text, "); create one with update_mission_template") {
+		t.Errorf("missing template: %s", text)
+	}
+}

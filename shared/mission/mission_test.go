@@ -114,7 +114,10 @@ func TestMissionTransitions(t *testing.T) {
 		}
 		m := missionIn(t, svc, vp.MissionPlan)
 		_, err := svc.UpdateMissionStatus(ctx(), alice, mission.MissionStatusInput{MissionID: m.ID, Status: vp.MissionCancelled})
-		wantKind(t, err, vp.KindInvalid, "update_mission")
+		wantKind(t, err, vp.KindInvalid, "status")
+		if vp.RemedyOf(err) != "mission.cancel" {
+			t.Fatalf("cancelling through update_mission_status should point to update_mission: %v", err)
+		}
 		_, err = svc.UpdateMissionStatus(ctx(), alice, mission.MissionStatusInput{MissionID: m.ID, Status: "blocked"})
 		wantKind(t, err, vp.KindInvalid, "status")
 		// Cancelling: the creator (or system) only, with a reason.

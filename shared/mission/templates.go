@@ -111,7 +111,7 @@ func (s *Service) loadTemplate(ctx context.Context, op, tenant, field, name stri
 		}
 		b, ok := builtinTemplates()[name]
 		if !ok {
-			return vp.MissionTemplate{}, vp.Errorf(op, vp.KindNotFound, field, "no mission template %q in this tenant (built-in: %s); create one with update_mission_template", name, strings.Join(BuiltinTemplateNames(), ", "))
+			return vp.MissionTemplate{}, vp.Errorf(op, vp.KindNotFound, field, "no mission template %q in this tenant (built-in: %s)", name, strings.Join(BuiltinTemplateNames(), ", ")).WithRemedy("mission.template.create")
 		}
 		now := s.nowMS()
 		b.ID, b.CreationTime, b.UpdatedAt = s.ids.New("tpl"), now, now

@@ -162,7 +162,7 @@ func (s *Service) UpdateMissionStatus(ctx context.Context, p vp.Principal, in Mi
 		return vp.Mission{}, err
 	}
 	if in.Status == vp.MissionCancelled {
-		return vp.Mission{}, vp.E(op, vp.KindInvalid, "status", "cancelling needs a reason and the creator: use update_mission {\"missionId\":...,\"status\":\"cancelled\",\"cancelReason\":\"...\"}")
+		return vp.Mission{}, vp.E(op, vp.KindInvalid, "status", "cancelling needs a reason and the creator").WithRemedy("mission.cancel")
 	}
 	if err := vp.CheckEnum(op, "status", in.Status, append(slices.Clone(openStages), vp.MissionComplete), true); err != nil {
 		return vp.Mission{}, err

@@ -38,7 +38,7 @@ func moveTask(op string, t *vp.Task, to string, now int64, keepMinutes bool) err
 		return refused(op, "status", *t, to)
 	}
 	if t.Paused && to == vp.TaskInProgress {
-		return vp.Errorf(op, vp.KindConflict, "taskId", "task %s is paused: its owner (%s) restarts it with resume_task", t.ID, t.AssignedTo)
+		return vp.Errorf(op, vp.KindConflict, "taskId", "task %s is paused: its owner (%s) restarts it", t.ID, t.AssignedTo).WithRemedy("task.resume_by_owner")
 	}
 	if to == vp.TaskInProgress && len(t.WorkSegments) >= vp.MaxWorkSegments {
 		return vp.Errorf(op, vp.KindTooLarge, "taskId", "task %s already has %d work segments, the limit; complete it or split the remaining work into a new task", t.ID, vp.MaxWorkSegments)

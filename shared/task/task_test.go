@@ -154,8 +154,8 @@ func TestTaskStatusTransitions(t *testing.T) {
 					if !allowed {
 						wantKind(t, err, vp.KindConflict, "status")
 						if from == "paused" && to == vp.TaskInProgress {
-							if !strings.Contains(err.Error(), "resume_task") {
-								t.Fatalf("paused → in_progress should name resume_task: %v", err)
+							if vp.RemedyOf(err) != "task.resume" {
+								t.Fatalf("paused → in_progress should point to resuming: %v", err)
 							}
 							return
 						}
@@ -243,8 +243,8 @@ func TestTaskVerbs(t *testing.T) {
 						}
 						switch {
 						case v.name == "start_task" && from == "paused":
-							if !strings.Contains(err.Error(), "resume_task") {
-								t.Fatalf("start on a paused task should name resume_task: %v", err)
+							if vp.RemedyOf(err) != "task.resume" {
+								t.Fatalf("start on a paused task should point to resuming: %v", err)
 							}
 						case v.name == "start_task" && from == vp.TaskInProgress:
 							if !strings.Contains(err.Error(), "already in progress") {
@@ -294,7 +294,7 @@ func TestTaskWorkSegments(t *testing.T) {
 		}
 		clock.Advance(2 * time.Hour) // idle: never billed
 		_, err = svc.StartTask(ctx(), alice, ref)
-		if vp.KindOf(err) != vp.KindConflict || !strings.Contains(err.Error(), "resume_task") {
+		if vp.KindOf(err) != vp.KindConflict || vp.RemedyOf(err) != "task.resume" {
 			t.Fatalf("start on a paused task: %v", err)
 		}
 		res, err := svc.CheckoutTask(ctx(), as("acme", "bob"), task.CheckoutInput{TaskID: tk.ID})

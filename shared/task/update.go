@@ -164,7 +164,7 @@ func (s *Service) UpdateTask(ctx context.Context, p vp.Principal, in UpdateTaskI
 				return nil, refused(op, "status", *t, to)
 			}
 			if t.Paused && to == vp.TaskInProgress {
-				return nil, vp.Errorf(op, vp.KindConflict, "status", "task %s is paused: use resume_task to reopen it", t.ID)
+				return nil, vp.Errorf(op, vp.KindConflict, "status", "task %s is paused", t.ID).WithRemedy("task.resume")
 			}
 			if to == vp.TaskDone && strings.TrimSpace(t.CompletionNote) == "" {
 				return nil, vp.E(op, vp.KindInvalid, "completionNote", "is required to mark a task done: say what was done and the proof (commit, PR, test run)")
@@ -215,7 +215,7 @@ func (s *Service) DeleteTask(ctx context.Context, p vp.Principal, ref TaskRef) (
 			return DeleteResultTask{}, err
 		}
 		if caller != vp.SystemCaller && caller != t.CreatedBy {
-			return DeleteResultTask{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the task's creator (%s) or system may delete task %s; %s may not (cancel it with update_task instead)", t.CreatedBy, t.ID, caller)
+			return DeleteResultTask{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the task's creator (%s) or system may delete task %s; %s may not", t.CreatedBy, t.ID, caller).WithRemedy("task.cancel")
 		}
 		ops := []store.Op{store.Delete(it.Key, store.IfVersion(it.Version))}
 		if t.MissionID != "" {

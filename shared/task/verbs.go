@@ -38,11 +38,11 @@ func (s *Service) StartTask(ctx context.Context, p vp.Principal, ref TaskRef) (v
 			return err
 		}
 		if i := t.OpenSegment(); t.Status == vp.TaskInProgress && i >= 0 {
-			return vp.Errorf(op, vp.KindConflict, "taskId", "task %s is already in progress: its work segment has been open since %s. Use pause_task to step away or complete_task to finish",
-				t.ID, time.UnixMilli(t.WorkSegments[i].Start).UTC().Format(time.RFC3339))
+			return vp.Errorf(op, vp.KindConflict, "taskId", "task %s is already in progress: its work segment has been open since %s.",
+				t.ID, time.UnixMilli(t.WorkSegments[i].Start).UTC().Format(time.RFC3339)).WithRemedy("task.pause_or_complete")
 		}
 		if t.Paused {
-			return vp.Errorf(op, vp.KindConflict, "taskId", "task %s is paused: use resume_task to reopen it", t.ID)
+			return vp.Errorf(op, vp.KindConflict, "taskId", "task %s is paused", t.ID).WithRemedy("task.resume")
 		}
 		if !slices.Contains(lifecycle[t.Status], vp.TaskInProgress) {
 			return refused(op, "taskId", *t, vp.TaskInProgress)
@@ -83,7 +83,7 @@ func (s *Service) ResumeTask(ctx context.Context, p vp.Principal, ref TaskRef) (
 			return vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the owner of paused task %s (%s) or system may resume it; %s may not", t.ID, t.AssignedTo, caller)
 		}
 		if !t.Paused {
-			return vp.Errorf(op, vp.KindConflict, "taskId", "task %s is not paused (it is %s): resume_task only reopens a task paused with pause_task; use start_task", t.ID, t.Status)
+			return vp.Errorf(op, vp.KindConflict, "taskId", "task %s is not paused (it is %s)", t.ID, t.Status).WithRemedy("task.start")
 		}
 		if err := s.checkDeps(ctx, op, p.Tenant, *t); err != nil {
 			return err
