@@ -14,7 +14,7 @@ import (
 
 // CreateTaskInput is create_task's arguments.
 type CreateTaskInput struct {
-	Title              string   `json:"title" jsonschema:"#NNN in the title links the GitHub issue on completion"`
+	Title              string   `json:"title"`
 	Description        string   `json:"description,omitempty"`
 	Project            string   `json:"project,omitempty"`
 	Tags               []string `json:"tags,omitempty"`
