@@ -14,7 +14,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// ---- bulk_complete_tasks
+// bulk_complete_tasks closes many open tasks at once, all or nothing.
 
 // Bulk completion limits and codes (the seed's error codes).
 const (

@@ -10,7 +10,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// ---- create / get
+// create_task and get_task.
 
 // CreateTaskInput is create_task's arguments.
 type CreateTaskInput struct {

@@ -13,7 +13,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// ---- lifecycle
+// The task lifecycle: transitions, work segments, prerequisites, and the
+// read-modify-write every change of a task goes through.
 
 // refused reports a transition the lifecycle does not allow, naming the
 // current status and the allowed next ones.
@@ -171,28 +172,3 @@ func (s *Service) changeTask(ctx context.Context, op, tenant, id string, change 
 	s.missions.TaskChanged(ctx, op, tenant, &old, &t)
 	return t, old, nil
 }
-
-// TaskRef names a task and the caller acting on it.
-type TaskRef struct {
-	TaskID             string `json:"taskId"`
-	CallerOrchestrator string `json:"callerOrchestrator,omitempty" jsonschema:"defaults to you"`
-}
-
-func (in TaskRef) check(op string, p vp.Principal) vp.Errs {
-	var errs vp.Errs
-	errs.Add(vp.CheckName(op, "taskId", in.TaskID, true))
-	errs.Add(checkCaller(op, p, in.CallerOrchestrator))
-	return errs
-}
-
-func checkCaller(op string, p vp.Principal, caller string) error {
-	if err := vp.CheckName(op, "callerOrchestrator", caller, false); err != nil {
-		return err
-	}
-	_, err := p.ActAs(op, "callerOrchestrator", caller)
-	return err
-}
-
-// verb runs a lifecycle verb: it refuses the payload's failures (checked
-// by the caller with the same function validate_task_payload uses),
-// resolves the caller, then changes the task.

@@ -13,7 +13,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// ---- lists
+// list_tasks and list_tasks_by_mission.
 
 // ListTasksInput is list_tasks' filters.
 type ListTasksInput struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// ---- validate_task_payload
+// validate_task_payload lints a would-be call of a task write tool.
 
 // PayloadInput is validate_task_payload's arguments: a would-be call.
 type PayloadInput struct {

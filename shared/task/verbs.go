@@ -13,6 +13,30 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
+// TaskRef names a task and the caller acting on it.
+type TaskRef struct {
+	TaskID             string `json:"taskId"`
+	CallerOrchestrator string `json:"callerOrchestrator,omitempty" jsonschema:"defaults to you"`
+}
+
+func (in TaskRef) check(op string, p vp.Principal) vp.Errs {
+	var errs vp.Errs
+	errs.Add(vp.CheckName(op, "taskId", in.TaskID, true))
+	errs.Add(checkCaller(op, p, in.CallerOrchestrator))
+	return errs
+}
+
+func checkCaller(op string, p vp.Principal, caller string) error {
+	if err := vp.CheckName(op, "callerOrchestrator", caller, false); err != nil {
+		return err
+	}
+	_, err := p.ActAs(op, "callerOrchestrator", caller)
+	return err
+}
+
+// verb runs a lifecycle verb: it refuses the payload's failures (checked
+// by the caller with the same function validate_task_payload uses),
+// resolves the caller, then changes the task.
 func (s *Service) verb(ctx context.Context, op string, p vp.Principal, ref TaskRef, failures vp.Errs, change func(t *vp.Task, caller string, now int64) error) (vp.Task, error) {
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
