@@ -1,3 +1,7 @@
+// Package recurring is the recurring tasks capability: templates on a cron
+// schedule, and the scheduler job that fires each due slot once, building
+// its task with the tasks capability (task.Service.Build) in the same
+// transaction as the fired-slot marker and the template advance.
 package recurring
 
 import (
