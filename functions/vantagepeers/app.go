@@ -23,11 +23,14 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/tenants"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -47,7 +50,11 @@ type app struct {
 	messages *message.Service
 	iframes  *iframe.Service
 	mandates *mandate.Service
-	log      *slog.Logger
+	tasks    *task.Service
+	// missions and recurring are built on tasks.
+	missions  *mission.Service
+	recurring *recurring.Service
+	log       *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -92,12 +99,17 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
 	indexed := &search.Writer{Index: idx, Logger: log}
 	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Logger: log})
+	tasks := task.New(task.Options{Store: st, Cursors: signer, Logger: log, Search: indexed})
+	missions := mission.New(mission.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks})
+	tasks.UseMissions(missions)
 	return &app{
 		store:  st,
 		index:  idx,
 		queue:  q,
 		tokens: auth.New(auth.Options{Store: st, MasterHash: masterHash}),
 		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
+		tasks:  tasks, missions: missions,
+		recurring: recurring.New(recurring.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
 		leaves: leaves{
@@ -120,7 +132,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 // of token-less calls (stdio only).
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
-		Coord: a.coord, Memory: a.memory, Version: version, Logger: a.log,
+		Coord: a.coord, Tasks: a.tasks, Missions: a.missions, Recurring: a.recurring, Memory: a.memory, Version: version, Logger: a.log,
 		Profiles: a.profiles, Messages: a.messages, Iframes: a.iframes, Mandates: a.mandates,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,

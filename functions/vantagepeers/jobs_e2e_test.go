@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/testproc"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -75,21 +76,22 @@ func TestJobsCommandsEndToEnd(t *testing.T) {
 	// its first slot has passed, so it is due now.
 	ctx := context.Background()
 	p := auth.MasterPrincipal(vp.DefaultTenant)
-	withStore := func(now func() time.Time, fn func(*coord.Service)) {
+	withStore := func(now func() time.Time, fn func(*recurring.Service, *task.Service)) {
 		t.Helper()
 		st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dataDir, "vantagepeers.db"), Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		fn(coord.New(coord.Options{Store: st, Now: now}))
+		tasks := task.New(task.Options{Store: st, Now: now})
+		fn(recurring.New(recurring.Options{Store: st, Now: now, Tasks: tasks}), tasks)
 	}
 	if _, _, err := vpRun("token", "list"); err != nil { // creates the data dir as the binary does
 		t.Fatal(err)
 	}
 	var recID string
-	withStore(func() time.Time { return time.Now().Add(-2 * time.Minute) }, func(c *coord.Service) {
-		r, err := c.CreateRecurringTask(ctx, p, coord.CreateRecurringInput{Title: "Rotate the logs", AssignedTo: "alice",
+	withStore(func() time.Time { return time.Now().Add(-2 * time.Minute) }, func(c *recurring.Service, _ *task.Service) {
+		r, err := c.CreateRecurringTask(ctx, p, recurring.CreateRecurringInput{Title: "Rotate the logs", AssignedTo: "alice",
 			Priority: "low", CronExpression: "* * * * *", Timezone: "UTC", CreatedBy: "alice"})
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +106,7 @@ func TestJobsCommandsEndToEnd(t *testing.T) {
 	if !strings.Contains(out, "fired=1") || !strings.Contains(out, "recurring-tasks: done in") {
 		t.Errorf("jobs run printed:\n%s\nwant the fired task and the done line", out)
 	}
-	withStore(nil, func(c *coord.Service) {
+	withStore(nil, func(c *recurring.Service, tasks *task.Service) {
 		r, err := c.GetRecurringTask(ctx, p, recID)
 		if err != nil {
 			t.Fatal(err)
@@ -112,9 +114,9 @@ func TestJobsCommandsEndToEnd(t *testing.T) {
 		if r.FiredCount != 1 || r.LastTaskID == "" {
 			t.Fatalf("after the run: fired %d, last task %q; want 1 task", r.FiredCount, r.LastTaskID)
 		}
-		task, err := c.GetTask(ctx, p, coord.TaskRef{TaskID: r.LastTaskID})
-		if err != nil || task.Title != "Rotate the logs" || task.AssignedTo != "alice" {
-			t.Errorf("the fired task: %+v, %v", task, err)
+		tk, err := tasks.GetTask(ctx, p, task.TaskRef{TaskID: r.LastTaskID})
+		if err != nil || tk.Title != "Rotate the logs" || tk.AssignedTo != "alice" {
+			t.Errorf("the fired task: %+v, %v", tk, err)
 		}
 	})
 

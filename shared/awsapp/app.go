@@ -38,12 +38,15 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
 // The functions, as named in functions/<name> and in the CDK stack.
@@ -107,13 +110,16 @@ type App struct {
 	Tokens *auth.Tokens // functions that check bearer tokens
 	Keys   Keys
 	Coord  *coord.Service // functions that need it
-	// Built with Coord: profiles, messages, iframe sessions and mandates.
-	Profiles *profile.Service
-	Messages *message.Service
-	Iframes  *iframe.Service
-	Mandates *mandate.Service
-	Memory   *memory.Service // nil when no search index is configured (memory tools are then not offered)
-	Queue    queue.Queue     // the embedding queue, with Memory
+	// Tasks, Missions and Recurring are built with Coord.
+	Tasks     *task.Service
+	Missions  *mission.Service
+	Recurring *recurring.Service
+	Profiles  *profile.Service
+	Messages  *message.Service
+	Iframes   *iframe.Service
+	Mandates  *mandate.Service
+	Memory    *memory.Service // nil when no search index is configured (memory tools are then not offered)
+	Queue     queue.Queue     // the embedding queue, with Memory
 
 	// Leaf aggregates' services, built with Coord.
 	Briefings     *briefing.Service
@@ -231,6 +237,14 @@ func Load(ctx context.Context, o Options) (*App, error) {
 			Search: &search.Writer{Index: co.Index, Logger: a.Log}})
 		a.Iframes = iframe.New(iframe.Options{Store: a.Store, Now: o.Now, Logger: a.Log})
 		a.Mandates = mandate.New(mandate.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
+		tasks := task.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
+		if idx != nil {
+			tasks.Search = &search.Writer{Index: idx, Logger: a.Log}
+		}
+		a.Tasks = task.New(tasks)
+		a.Missions = mission.New(mission.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
+		a.Tasks.UseMissions(a.Missions)
+		a.Recurring = recurring.New(recurring.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
 	}
 	if nd.memory {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {

@@ -17,8 +17,10 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
 func schedulerOnSQLite(t *testing.T, logs *bytes.Buffer) *awsapp.App {
@@ -36,7 +38,8 @@ func schedulerOnSQLite(t *testing.T, logs *bytes.Buffer) *awsapp.App {
 	t.Cleanup(func() { _ = idx.Close() })
 	log := awsapp.NewLogger(logs, slog.LevelInfo, awsenv.FuncScheduler)
 	return &awsapp.App{Function: awsenv.FuncScheduler, Log: log, Config: awsapp.Config{SearchEndpoint: "https://search.example"},
-		Coord: coord.New(coord.Options{Store: st, Index: idx, Logger: log}), Iframes: iframe.New(iframe.Options{Store: st, Logger: log})}
+		Coord: coord.New(coord.Options{Store: st, Index: idx, Logger: log}), Iframes: iframe.New(iframe.Options{Store: st, Logger: log}),
+		Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})})}
 }
 
 // TestSchedulerRunsTheCatalogue: the scheduler function's jobs are the

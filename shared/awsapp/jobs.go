@@ -71,12 +71,15 @@ type Scheduled struct {
 func (a *App) jobDeps() jobs.Deps {
 	d := jobs.Deps{Tenants: a.Tenants, Logger: a.Log}
 	if a.Coord != nil {
-		d.Recurring = a.Coord
 		if a.Config.SearchEndpoint != "" {
 			d.Indexer = a.Coord
 		}
 	}
-	if a.Iframes != nil { // a nil *iframe.Service in the interface would not read as unwired
+	// A nil service in the interface would not read as unwired.
+	if a.Recurring != nil {
+		d.Recurring = a.Recurring
+	}
+	if a.Iframes != nil {
 		d.Iframes = a.Iframes
 	}
 	return d

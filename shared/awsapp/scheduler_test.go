@@ -22,11 +22,13 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch/opensearchtest"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -139,8 +141,8 @@ func TestCredentialTenants(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st := b.Open(t, nil)
 		ctx := context.Background()
-		if _, err := coord.New(coord.Options{Store: st}).CreateTask(ctx, vp.Principal{Tenant: "hidden", Orchestrators: []string{"alice"}},
-			coord.CreateTaskInput{Title: "no credential here", AssignedTo: "alice", Priority: "low"}); err != nil {
+		if _, err := task.New(task.Options{Store: st}).CreateTask(ctx, vp.Principal{Tenant: "hidden", Orchestrators: []string{"alice"}},
+			task.CreateTaskInput{Title: "no credential here", AssignedTo: "alice", Priority: "low"}); err != nil {
 			t.Fatal(err)
 		}
 		want := seedCredentials(t, st, 45)
@@ -164,11 +166,11 @@ func TestScheduledSearchBackfill(t *testing.T) {
 	ctx := context.Background()
 	st := dynamotest.NewStore(t, nil)
 	const n = 45
-	before := coord.New(coord.Options{Store: st}) // data written before the index
+	before := task.New(task.Options{Store: st}) // data written before the index
 	seedTasks := func(tenant string) {
 		p := vp.Principal{Tenant: tenant, Orchestrators: []string{"alice"}}
 		for i := range n {
-			if _, err := before.CreateTask(ctx, p, coord.CreateTaskInput{Title: fmt.Sprintf("%s heron task %d", tenant, i), AssignedTo: "alice", Priority: "low"}); err != nil {
+			if _, err := before.CreateTask(ctx, p, task.CreateTaskInput{Title: fmt.Sprintf("%s heron task %d", tenant, i), AssignedTo: "alice", Priority: "low"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -199,9 +201,10 @@ func TestScheduledSearchBackfill(t *testing.T) {
 	container := func() *awsapp.App {
 		log := awsapp.NewLogger(&logs, slog.LevelInfo, awsenv.FuncScheduler)
 		return &awsapp.App{Function: awsenv.FuncScheduler, Store: st, Log: log,
-			Config:  awsapp.Config{SearchEndpoint: "https://search.example"},
-			Coord:   coord.New(coord.Options{Store: st, Index: idx, Logger: log}),
-			Iframes: iframe.New(iframe.Options{Store: st, Logger: log})}
+			Config:    awsapp.Config{SearchEndpoint: "https://search.example"},
+			Coord:     coord.New(coord.Options{Store: st, Index: idx, Logger: log}),
+			Iframes:   iframe.New(iframe.Options{Store: st, Logger: log}),
+			Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})})}
 	}
 	tick := func(a *awsapp.App, hhmm string) string {
 		t.Helper()

@@ -13,6 +13,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -150,9 +152,9 @@ func backfillSources(tenant string) []backfillSource {
 		}},
 	}
 	for _, st := range vp.TaskStatuses { // there is no all-tasks index: one partition per status
-		sources = append(sources, backfillSource{store.Query{Index: store.GSI2, PK: taskStatusPK(tenant, st)}, func(r *ReindexReport) *int { return &r.Tasks }, func(it store.Item) (search.Doc, error) {
+		sources = append(sources, backfillSource{task.Table.Query(tenant, store.GSI2, table.Values{"status": st}), func(r *ReindexReport) *int { return &r.Tasks }, func(it store.Item) (search.Doc, error) {
 			t, err := decode[vp.Task](op, it)
-			return taskDoc(tenant, t), err
+			return task.Doc(tenant, t), err
 		}})
 	}
 	return sources

@@ -13,6 +13,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
 // cutIndex counts the coordination documents written to it and can fail
@@ -63,6 +64,7 @@ const backfillMessages = 450
 func seedLegacy(t *testing.T, st store.Store) {
 	t.Helper()
 	old := newSearchService(t, st, nil)
+	oldTasks, _ := taskServices(st, nil)
 	alice := as("acme", "alice")
 	for i := range backfillMessages {
 		if _, err := coord.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy kestrel note ", i)}); err != nil {
@@ -70,7 +72,7 @@ func seedLegacy(t *testing.T, st store.Store) {
 		}
 	}
 	for i := range 3 {
-		mustTask(t, old, alice, coord.CreateTaskInput{Title: fmt.Sprint("legacy kestrel task ", i), AssignedTo: "alice", Priority: "low"})
+		mustTask(t, oldTasks, alice, task.CreateTaskInput{Title: fmt.Sprint("legacy kestrel task ", i), AssignedTo: "alice", Priority: "low"})
 	}
 }
 

@@ -13,13 +13,14 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Keyword search over messages, tasks, briefing notes and components.
 //
 // Writes index synchronously, after the store write commits, through one
-// document builder per kind (message.Doc, taskDoc, briefing.Doc,
+// document builder per kind (message.Doc, task.Doc, briefing.Doc,
 // component.Doc). The store stays the source of truth: an index failure is
 // logged and does not fail the write, and a search reads every hit back by
 // primary key, drops what is gone and checks the filters again on the
@@ -34,7 +35,7 @@ import (
 // Kinds of the coordination documents (search.Doc.Kind).
 const (
 	KindMessage   = message.Kind
-	KindTask      = "task"
+	KindTask      = task.Kind
 	KindBriefing  = briefing.Kind
 	KindComponent = component.Kind
 )
@@ -57,17 +58,6 @@ func indexPartition(tenant, kind string) string { return tenant + "/" + kind }
 // search loads it on first use.
 func IsKeywordPartition(searchTenant string) bool { return strings.Contains(searchTenant, "/") }
 
-// taskDoc indexes the title (weighted) and the description and tags; the
-// status, assignee and project are filters.
-func taskDoc(tenant string, t vp.Task) search.Doc {
-	text := t.Description
-	if len(t.Tags) > 0 {
-		text += "\n" + strings.Join(t.Tags, " ")
-	}
-	return search.Doc{Tenant: indexPartition(tenant, KindTask), ID: t.ID, Kind: KindTask, Namespace: t.Project,
-		Type: t.Status, Owner: t.AssignedTo, Title: t.Title, Text: text, CreatedAt: t.CreationTime}
-}
-
 // index upserts documents after a committed write. A failure is logged,
 // not returned: the write stands, and searches re-check what they return
 // against the store.
@@ -88,14 +78,6 @@ func (s *Service) unindex(ctx context.Context, op, tenant, kind string, ids ...s
 	if err := s.idx.Delete(ctx, indexPartition(tenant, kind), ids...); err != nil {
 		s.log.WarnContext(ctx, "search index not updated after a delete; the delete stands", "op", op, "kind", kind, "err", err)
 	}
-}
-
-func (s *Service) indexTasks(ctx context.Context, op, tenant string, ts ...vp.Task) {
-	docs := make([]search.Doc, len(ts))
-	for i, t := range ts {
-		docs[i] = taskDoc(tenant, t)
-	}
-	s.index(ctx, op, docs...)
 }
 
 // ---- searches
@@ -178,7 +160,7 @@ func (s *Service) SearchTasks(ctx context.Context, p vp.Principal, in SearchTask
 	var statuses []string
 	if in.Status != nil {
 		var err error
-		if statuses, err = vp.ParseStatuses(op, in.Status, vp.TaskStatuses, taskStatusAliases); err != nil {
+		if statuses, err = vp.ParseStatuses(op, in.Status, vp.TaskStatuses, task.StatusAliases()); err != nil {
 			return KeywordResult[TaskHit]{}, err
 		}
 	}
@@ -197,7 +179,7 @@ func (s *Service) SearchTasks(ctx context.Context, p vp.Principal, in SearchTask
 		f.Namespaces = []string{in.Project}
 	}
 	return keywordSearch(ctx, s, p, keywordQuery[vp.Task, TaskHit]{
-		op: op, kind: KindTask, query: in.Query, limit: in.Limit, filter: f, key: plainKey(taskKey),
+		op: op, kind: KindTask, query: in.Query, limit: in.Limit, filter: f, key: plainKey(task.Key),
 		keep: func(t vp.Task) bool {
 			return (statuses == nil || slices.Contains(statuses, t.Status)) && (assignee == "" || t.AssignedTo == assignee) &&
 				(in.Project == "" || t.Project == in.Project) && (in.MissionID == "" || t.MissionID == in.MissionID)

@@ -18,10 +18,12 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -193,15 +195,16 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 }
 
 func TestSearchTasksByKeyword(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+		tsk, msn := taskServices(st, idx)
 		alice := as("acme", "alice", "bob")
-		m, err := svc.CreateMission(ctx(), alice, coord.CreateMissionInput{Name: "search mission", Project: "vp", Priority: "high"})
+		m, err := msn.CreateMission(ctx(), alice, mission.CreateMissionInput{Name: "search mission", Project: "vp", Priority: "high"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		tasks := make([]vp.Task, nSeed)
 		for i := range nSeed {
-			in := coord.CreateTaskInput{Title: fmt.Sprintf("Fix the %s pipeline %d", words[i%3], i), AssignedTo: []string{"alice", "bob"}[i%2],
+			in := task.CreateTaskInput{Title: fmt.Sprintf("Fix the %s pipeline %d", words[i%3], i), AssignedTo: []string{"alice", "bob"}[i%2],
 				Priority: "medium", Description: "see the runbook", Project: []string{"vp", "studio/x"}[i%3/2]}
 			if i%4 == 0 {
 				in.Status = vp.TaskInProgress
@@ -212,7 +215,7 @@ func TestSearchTasksByKeyword(t *testing.T) {
 			if i == 44 {
 				in.Description = "the okapi migration"
 			}
-			tasks[i] = mustTask(t, svc, alice, in)
+			tasks[i] = mustTask(t, tsk, alice, in)
 		}
 		taskIDs := func(r coord.KeywordResult[coord.TaskHit]) []string {
 			out := []string{}
@@ -250,29 +253,29 @@ func TestSearchTasksByKeyword(t *testing.T) {
 		}
 
 		// A new title is found by its new words, not by its old ones.
-		if _, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: tasks[3].ID, Title: tkStr("Rotate the capybara keys")}); err != nil {
+		if _, err := tsk.UpdateTask(ctx(), alice, task.UpdateTaskInput{TaskID: tasks[3].ID, Title: tkStr("Rotate the capybara keys")}); err != nil {
 			t.Fatal(err)
 		}
 		wantIDs(t, "new title", search(coord.SearchTasksInput{Query: "capybara"}), []string{tasks[3].ID})
 		wantIDs(t, "old title", search(coord.SearchTasksInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 3 }, id))
 		// Status changes move a task between status filters: checkout, complete, bulk.
-		co, err := svc.CheckoutTask(ctx(), as("acme", "bob"), coord.CheckoutInput{TaskID: tasks[6].ID})
+		co, err := tsk.CheckoutTask(ctx(), as("acme", "bob"), task.CheckoutInput{TaskID: tasks[6].ID})
 		if err != nil || !co.Claimed {
 			t.Fatalf("checkout: %+v %v", co, err)
 		}
 		wantIDs(t, "checked out", search(coord.SearchTasksInput{Query: "zebra", Status: vp.TaskInProgress, AssignedTo: "bob"}), []string{tasks[6].ID})
 		dry := false
-		if _, err := svc.BulkCompleteTasks(ctx(), alice, coord.BulkCompleteInput{Filter: coord.BulkFilter{TaskIDs: []string{tasks[9].ID, tasks[15].ID}}, DryRun: &dry, CallerOrchestrator: "alice"}); err != nil {
+		if _, err := tsk.BulkCompleteTasks(ctx(), alice, task.BulkCompleteInput{Filter: task.BulkFilter{TaskIDs: []string{tasks[9].ID, tasks[15].ID}}, DryRun: &dry, CallerOrchestrator: "alice"}); err != nil {
 			t.Fatal(err)
 		}
 		wantIDs(t, "bulk done", search(coord.SearchTasksInput{Query: "zebra", Status: vp.TaskDone}), []string{tasks[9].ID, tasks[15].ID})
 		// Deleted tasks leave the results.
-		if _, err := svc.DeleteTask(ctx(), alice, coord.TaskRef{TaskID: tasks[44].ID}); err != nil {
+		if _, err := tsk.DeleteTask(ctx(), alice, task.TaskRef{TaskID: tasks[44].ID}); err != nil {
 			t.Fatal(err)
 		}
 		wantIDs(t, "deleted", search(coord.SearchTasksInput{Query: "okapi"}), nil)
 		// Template instantiation indexes the tasks it creates.
-		inst, err := svc.InstantiateTemplate(ctx(), alice, coord.InstantiateInput{TemplateName: "repo-fix-v1", MissionID: m.ID, TitlePrefix: "Quokka"})
+		inst, err := msn.InstantiateTemplate(ctx(), alice, mission.InstantiateInput{TemplateName: "repo-fix-v1", MissionID: m.ID, TitlePrefix: "Quokka"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,10 +445,11 @@ func TestKeywordSearchQueries(t *testing.T) {
 func TestKeywordSearchIndexFailure(t *testing.T) {
 	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
 		registry := componentsOn(st, idx)
+		tsk, _ := taskServices(st, idx)
 		alice := as("acme", "alice")
-		task := mustTask(t, svc, alice, newTaskIn("Tune the heron cache", "alice"))
+		tk := mustTask(t, tsk, alice, newTaskIn("Tune the heron cache", "alice"))
 		idx.fail.Store(true)
-		if _, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Status: tkStr(vp.TaskBlocked)}); err != nil {
+		if _, err := tsk.UpdateTask(ctx(), alice, task.UpdateTaskInput{TaskID: tk.ID, Status: tkStr(vp.TaskBlocked)}); err != nil {
 			t.Fatalf("update with the index down: %v", err)
 		}
 		c, err := registry.RegisterComponent(ctx(), alice, component.RegisterInput{Name: "heron-agent", Type: "agent", Content: "x"})
@@ -460,7 +464,7 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 		}
 		// A blocked-status search cannot find it through the stale document
 		// either; the next write of the task repairs the index.
-		if _, err := svc.UpdateTask(ctx(), alice, coord.UpdateTaskInput{TaskID: task.ID, Priority: tkStr("high")}); err != nil {
+		if _, err := tsk.UpdateTask(ctx(), alice, task.UpdateTaskInput{TaskID: tk.ID, Priority: tkStr("high")}); err != nil {
 			t.Fatal(err)
 		}
 		res, err = svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "heron", Status: vp.TaskBlocked})
@@ -472,7 +476,7 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 		if _, err := registry.DeleteComponent(ctx(), alice, c.Name, c.Type, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.DeleteTask(ctx(), alice, coord.TaskRef{TaskID: task.ID}); err != nil {
+		if _, err := tsk.DeleteTask(ctx(), alice, task.TaskRef{TaskID: tk.ID}); err != nil {
 			t.Fatal(err)
 		}
 		idx.fail.Store(false)
@@ -507,9 +511,10 @@ func TestEnsureIndexed(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st := b.Open(t, nil)
 		old := newSearchService(t, st, nil)
+		oldTasks, _ := taskServices(st, nil)
 		alice := as("acme", "alice")
 		for i := range nSeed {
-			mustTask(t, old, alice, coord.CreateTaskInput{Title: fmt.Sprint("legacy pelican task ", i), AssignedTo: "alice", Priority: "low",
+			mustTask(t, oldTasks, alice, task.CreateTaskInput{Title: fmt.Sprint("legacy pelican task ", i), AssignedTo: "alice", Priority: "low",
 				Status: []string{"", vp.TaskInProgress}[i%2]})
 			if _, err := coord.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
 				t.Fatal(err)

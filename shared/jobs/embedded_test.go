@@ -13,15 +13,16 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 )
 
 type fakeCoord struct {
 	fired, cleaned, indexed atomic.Int32
 }
 
-func (f *fakeCoord) FireDue(context.Context, time.Time) (coord.FireReport, error) {
+func (f *fakeCoord) FireDue(context.Context, time.Time) (recurring.FireReport, error) {
 	f.fired.Add(1)
-	return coord.FireReport{}, nil
+	return recurring.FireReport{}, nil
 }
 
 func (f *fakeCoord) CleanupIframeSessions(context.Context, time.Time) (iframe.CleanupReport, error) {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 )
 
 func TestRunEvery(t *testing.T) {
@@ -75,9 +75,9 @@ type fakeFirer struct {
 	more  int // how many calls report More
 }
 
-func (f *fakeFirer) FireDue(context.Context, time.Time) (coord.FireReport, error) {
+func (f *fakeFirer) FireDue(context.Context, time.Time) (recurring.FireReport, error) {
 	f.calls++
-	return coord.FireReport{Fired: 1, More: f.calls <= f.more}, nil
+	return recurring.FireReport{Fired: 1, More: f.calls <= f.more}, nil
 }
 
 func TestRecurringTasksDrainsBoundedRuns(t *testing.T) {

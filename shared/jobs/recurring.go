@@ -5,18 +5,18 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 )
 
 // RecurringFirer is the domain call the recurring-tasks job makes;
-// *coord.Service implements it.
+// *recurring.Service implements it.
 type RecurringFirer interface {
-	FireDue(ctx context.Context, now time.Time) (coord.FireReport, error)
+	FireDue(ctx context.Context, now time.Time) (recurring.FireReport, error)
 }
 
 // RecurringTasks is the recurring-tasks job: every run creates the task of
 // each template due at now, in every tenant, exactly once per scheduled
-// time (see coord.Service.FireDue for the guarantees and the missed-slot
+// time (see recurring.Service.FireDue for the guarantees and the missed-slot
 // rule). Run it every minute.
 func RecurringTasks(svc RecurringFirer, log *slog.Logger) Func {
 	if log == nil {

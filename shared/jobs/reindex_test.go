@@ -18,6 +18,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -32,14 +33,14 @@ func TestReindexCoordJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	before := coord.New(coord.Options{Store: st})
+	beforeTasks := task.New(task.Options{Store: st})
 	messages := message.New(message.Options{Store: st, Directory: profile.New(profile.Options{Store: st})})
 	tenants := []string{"acme", "beta"}
 	const n = 45
 	for _, tenant := range tenants {
 		p := vp.Principal{Tenant: tenant, Orchestrators: []string{"alice"}}
 		for i := range n {
-			if _, err := before.CreateTask(ctx, p, coord.CreateTaskInput{Title: fmt.Sprintf("%s ibis task %d", tenant, i), AssignedTo: "alice", Priority: "low"}); err != nil {
+			if _, err := beforeTasks.CreateTask(ctx, p, task.CreateTaskInput{Title: fmt.Sprintf("%s ibis task %d", tenant, i), AssignedTo: "alice", Priority: "low"}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := messages.Send(ctx, p, message.SendInput{Channel: "bob", Content: fmt.Sprintf("%s ibis message %d", tenant, i)}); err != nil {

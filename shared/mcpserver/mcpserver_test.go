@@ -52,7 +52,7 @@ func withLeaves(o mcpserver.Options, st store.Store, signer *listing.Signer, idx
 	o.BusinessUnits = businessunit.New(businessunit.Options{Store: st, Cursors: signer})
 	o.Diary = diary.New(diary.Options{Store: st, Cursors: signer})
 	talkServices(&o, st, signer, idx)
-	return o
+	return withTasks(o, st, signer, idx)
 }
 
 // talkServices wires profiles, messages, iframe sessions and mandates into

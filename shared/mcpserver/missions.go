@@ -5,7 +5,7 @@ import (
 )
 
 func (s *server) addMissionTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Missions
 	add(s, m, &mcp.Tool{Name: "create_mission", Annotations: write,
 		Description: "Create a mission (a group of tasks with a pilot), in plan unless told otherwise; fill it with create_task missionId or " +
 			"instantiate_template_into_mission. Example: {\"name\":\"fix-issue-255\",\"project\":\"studio/ws1\",\"priority\":\"high\",\"pilot\":\"proxima\"}"},

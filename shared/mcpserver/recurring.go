@@ -5,8 +5,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -43,12 +43,12 @@ type updateRecurringIn struct {
 }
 
 func (s *server) addRecurringTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Recurring
 	add(s, m, &mcp.Tool{Name: "create_recurring_task", Annotations: write,
 		Description: "Define a template that creates a todo task on a cron schedule (standard 5 fields, read in timezone, default UTC). " +
 			"Example: {\"title\":\"Daily standup report\",\"assignedTo\":\"carol\",\"priority\":\"medium\",\"cronExpression\":\"0 9 * * 1-5\",\"timezone\":\"Europe/Paris\"}"},
 		func(ctx context.Context, p vp.Principal, in createRecurringIn) (vp.RecurringTask, error) {
-			return c.CreateRecurringTask(ctx, p, coord.CreateRecurringInput{Title: in.Title, Description: in.Description, AssignedTo: in.AssignedTo,
+			return c.CreateRecurringTask(ctx, p, recurring.CreateRecurringInput{Title: in.Title, Description: in.Description, AssignedTo: in.AssignedTo,
 				Priority: in.Priority, CronExpression: in.CronExpression, Timezone: in.Timezone, Project: in.Project, CreatedBy: in.CreatedBy})
 		})
 
@@ -68,14 +68,14 @@ func (s *server) addRecurringTools(m *mcp.Server) {
 		Description: "Change a recurring task template; a new cronExpression or timezone reschedules it from now. " +
 			"Example: {\"recurringTaskId\":\"rec_01jd...\",\"cronExpression\":\"0 8 * * 1-5\"}"},
 		func(ctx context.Context, p vp.Principal, in updateRecurringIn) (vp.RecurringTask, error) {
-			return c.UpdateRecurringTask(ctx, p, coord.UpdateRecurringInput{RecurringTaskID: in.RecurringTaskID, Caller: in.CallerOrchestrator,
+			return c.UpdateRecurringTask(ctx, p, recurring.UpdateRecurringInput{RecurringTaskID: in.RecurringTaskID, Caller: in.CallerOrchestrator,
 				Title: in.Title, Description: in.Description, AssignedTo: in.AssignedTo, Priority: in.Priority,
 				CronExpression: in.CronExpression, Timezone: in.Timezone, Project: in.Project})
 		})
 
 	add(s, m, &mcp.Tool{Name: "delete_recurring_task", Annotations: destructive,
 		Description: "Delete a recurring task template; the tasks it already created are kept. Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
-		func(ctx context.Context, p vp.Principal, in recurringCallerIn) (coord.DeleteRecurringResult, error) {
+		func(ctx context.Context, p vp.Principal, in recurringCallerIn) (recurring.DeleteRecurringResult, error) {
 			return c.DeleteRecurringTask(ctx, p, in.RecurringTaskID, in.CallerOrchestrator)
 		})
 

@@ -8,29 +8,36 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// remedies names the tool that carries out each domain remedy
-// (vp.Error.Remedy): the domain says what must happen, this layer says
-// which tool does it. A remedy without an entry adds nothing.
+// remedies turns a domain remedy (vp.Error.Remedy) into what a model
+// reads: the domain says what must happen, this layer says which tool does
+// it. A remedy without an entry adds nothing. An entry is either the tool
+// that replaces the remedy's name inside the domain's sentence ("use
+// mandate.accept to accept a mandate"), or the clause that finishes the
+// sentence; either way the tool error reads as it did before the hints
+// left the domain.
 var remedies = map[string]string{
-	mandate.RemedyAccept:   "accept_mandate",
-	mandate.RemedyUpdate:   "update_mandate",
-	mandate.RemedySettle:   "settle_mandate",
-	memory.RemedyGetMemory: "get_memory",
+	mandate.RemedyAccept:      "accept_mandate",
+	mandate.RemedyUpdate:      "update_mandate",
+	mandate.RemedySettle:      "settle_mandate",
+	memory.RemedyGetMemory:    ": use get_memory",
+	"task.resume":             ": use resume_task to reopen it",
+	"task.resume_by_owner":    " with resume_task",
+	"task.pause_or_complete":  " Use pause_task to step away or complete_task to finish",
+	"task.start":              ": resume_task only reopens a task paused with pause_task; use start_task",
+	"task.cancel":             " (cancel it with update_task instead)",
+	"mission.cancel":          `: use update_mission {"missionId":...,"status":"cancelled","cancelReason":"..."}`,
+	"mission.template.create": "; create one with update_mission_template",
 }
 
-// withRemedy puts the tool of err's remedy, if any, into msg: in place of
-// the remedy's name where the domain's sentence names it ("use
-// mandate.accept to accept a mandate"), else as a last clause (": use
-// get_memory"). Either way the text reads as the domain wrote it before
-// the hints moved here.
+// withRemedy puts the hint of err's remedy, if any, into msg.
 func withRemedy(msg string, err error) string {
 	remedy := vp.RemedyOf(err)
-	tool, ok := remedies[remedy]
+	hint, ok := remedies[remedy]
 	switch {
 	case !ok:
 		return msg
 	case strings.Contains(msg, remedy):
-		return strings.ReplaceAll(msg, remedy, tool)
+		return strings.ReplaceAll(msg, remedy, hint)
 	}
-	return msg + ": use " + tool
+	return msg + hint
 }

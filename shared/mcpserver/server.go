@@ -25,7 +25,10 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -33,13 +36,16 @@ import (
 type Options struct {
 	Coord *coord.Service
 	// The services of the capabilities split out of coord.
-	Profiles *profile.Service
-	Messages *message.Service
-	Iframes  *iframe.Service
-	Mandates *mandate.Service
-	Memory   *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
-	Version  string
-	Logger   *slog.Logger
+	Profiles  *profile.Service
+	Messages  *message.Service
+	Iframes   *iframe.Service
+	Mandates  *mandate.Service
+	Tasks     *task.Service
+	Missions  *mission.Service
+	Recurring *recurring.Service
+	Memory    *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
+	Version   string
+	Logger    *slog.Logger
 	// LocalPrincipal is the identity of calls that carry no token: set for
 	// stdio, where the process owner is the caller; never for HTTP.
 	LocalPrincipal *vp.Principal

@@ -5,11 +5,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// The task tools take the domain's argument types directly (coord.*Input
+// The task tools take the domain's argument types directly (task.*Input
 // carry the JSON names and schema descriptions): validate_task_payload
 // then lints exactly what these tools decode.
 
@@ -18,7 +18,7 @@ type taskIDIn struct {
 }
 
 func (s *server) addTaskTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Tasks
 	add(s, m, &mcp.Tool{Name: "create_task", Annotations: write,
 		Description: "Create a task for an orchestrator (status todo unless in_progress). dependsOn tasks must be done before it starts; " +
 			"missionId files it under a mission. Example: {\"title\":\"Fix login redirect (#142)\",\"assignedTo\":\"bob\",\"priority\":\"high\"}"},
@@ -27,7 +27,7 @@ func (s *server) addTaskTools(m *mcp.Server) {
 	add(s, m, &mcp.Tool{Name: "get_task", Annotations: readOnly,
 		Description: "Fetch one task with every field (work segments, dependsOn, completion note). Example: {\"taskId\":\"tsk_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in taskIDIn) (vp.Task, error) {
-			return c.GetTask(ctx, p, coord.TaskRef{TaskID: in.TaskID})
+			return c.GetTask(ctx, p, task.TaskRef{TaskID: in.TaskID})
 		})
 
 	add(s, m, &mcp.Tool{Name: "list_tasks", Annotations: readOnly,

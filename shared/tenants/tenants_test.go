@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/tenants"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -30,8 +30,8 @@ func TestWithCredentials(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st := b.Open(t, nil)
 		ctx := context.Background()
-		if _, err := coord.New(coord.Options{Store: st}).CreateTask(ctx, vp.Principal{Tenant: "hidden", Orchestrators: []string{"alice"}},
-			coord.CreateTaskInput{Title: "no credential here", AssignedTo: "alice", Priority: "low"}); err != nil {
+		if _, err := task.New(task.Options{Store: st}).CreateTask(ctx, vp.Principal{Tenant: "hidden", Orchestrators: []string{"alice"}},
+			task.CreateTaskInput{Title: "no credential here", AssignedTo: "alice", Priority: "low"}); err != nil {
 			t.Fatal(err)
 		}
 		toks := auth.New(auth.Options{Store: st})

@@ -5,7 +5,7 @@ package main
 //	go run ./tests/bench -checkout                       # 32 agents, 1,000 tasks, sqlite and dynamodb
 //	go run ./tests/bench -checkout -checkout-backends=sqlite -checkout-agents=8 -checkout-tasks=200
 //
-// A lead creates the tasks through coord.Service; then every agent (a
+// A lead creates the tasks through task.Service; then every agent (a
 // goroutine with its own principal, acting as agent-NN) loops: list a page
 // of todo tasks, pick one at random, checkout_task it, until no todo task is
 // left. The pick is random within the same first page, so agents collide
@@ -31,12 +31,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -234,7 +234,7 @@ func checkoutRun(ctx context.Context, backend string, st store.Store, co checkou
 	if err != nil {
 		return claimRow{}, err
 	}
-	svc := coord.New(coord.Options{Store: st, Cursors: signer})
+	svc := task.New(task.Options{Store: st, Cursors: signer})
 	const tenant = "bench"
 	lead := vp.Principal{Tenant: tenant, Orchestrators: []string{"lead"}, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
 
@@ -255,7 +255,7 @@ func checkoutRun(ctx context.Context, backend string, st store.Store, co checkou
 				if i >= co.tasks || createErr.Load() != nil {
 					return
 				}
-				t, err := svc.CreateTask(ctx, lead, coord.CreateTaskInput{
+				t, err := svc.CreateTask(ctx, lead, task.CreateTaskInput{
 					Title: fmt.Sprintf("Contended task %04d", i+1), AssignedTo: "lead", Priority: "medium", Project: "bench/checkout",
 				})
 				if err != nil {
@@ -292,7 +292,7 @@ func checkoutRun(ctx context.Context, backend string, st store.Store, co checkou
 	// Read every task back: the stored assignee must be the winner.
 	assignees := make(map[string]string, len(ids))
 	for _, id := range ids {
-		t, err := svc.GetTask(ctx, lead, coord.TaskRef{TaskID: id})
+		t, err := svc.GetTask(ctx, lead, task.TaskRef{TaskID: id})
 		if err != nil {
 			return claimRow{}, fmt.Errorf("get_task %s: %w", id, err)
 		}
@@ -317,13 +317,13 @@ func checkoutRun(ctx context.Context, backend string, st store.Store, co checkou
 
 // agent lists todo tasks, picks one at random and checks it out, until no
 // todo task is left.
-func agent(ctx context.Context, svc *coord.Service, tenant, name string, page int, seed uint64, log *claimLog, start <-chan struct{}) {
+func agent(ctx context.Context, svc *task.Service, tenant, name string, page int, seed uint64, log *claimLog, start <-chan struct{}) {
 	p := vp.Principal{Tenant: tenant, Orchestrators: []string{name}, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
 	rng := rand.New(rand.NewPCG(seed, 0x636865636b6f7574))
 	limit := page
 	<-start
 	for ctx.Err() == nil {
-		pg, err := svc.ListTasks(ctx, p, coord.ListTasksInput{Params: listing.Params{Limit: &limit, Fields: "lite"}, Status: vp.TaskTodo})
+		pg, err := svc.ListTasks(ctx, p, task.ListTasksInput{Params: listing.Params{Limit: &limit, Fields: "lite"}, Status: vp.TaskTodo})
 		if err != nil {
 			log.fail(fmt.Errorf("%s list_tasks: %w", name, err))
 			return
@@ -338,7 +338,7 @@ func agent(ctx context.Context, svc *coord.Service, tenant, name string, page in
 			return
 		}
 		t0 := time.Now()
-		res, err := svc.CheckoutTask(ctx, p, coord.CheckoutInput{TaskID: id, CallerInstance: name + "-bench"})
+		res, err := svc.CheckoutTask(ctx, p, task.CheckoutInput{TaskID: id, CallerInstance: name + "-bench"})
 		d := time.Since(t0)
 		if err != nil {
 			log.fail(fmt.Errorf("%s checkout_task %s: %w", name, id, err))
@@ -379,7 +379,7 @@ func (r claimRow) claimsPerSecond() float64 {
 }
 
 func writeClaimTable(w io.Writer, rows []claimRow) {
-	fmt.Fprintf(w, "\n## checkout_task contention (coord.Service, no MCP)\n\n")
+	fmt.Fprintf(w, "\n## checkout_task contention (task.Service, no MCP)\n\n")
 	fmt.Fprintf(w, "machine: %d CPUs, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	if m := cpuModel(); m != "" {
 		fmt.Fprintf(w, ", %s", m)

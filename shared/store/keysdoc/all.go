@@ -10,11 +10,14 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
 // All is every declared table, in the order KEYS.md lists them. A package
@@ -36,6 +39,9 @@ func All() []table.Doc {
 		message.Tables(),
 		mandate.Tables(),
 		iframe.Tables(),
+		task.Tables(),
+		mission.Tables(),
+		recurring.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

@@ -1,9 +1,13 @@
-package coord
+// Package recurring is the recurring tasks capability: templates on a cron
+// schedule, and the scheduler job that fires each due slot once, building
+// its task with the tasks capability (task.Service.Build) in the same
+// transaction as the fired-slot marker and the template advance.
+package recurring
 
 import (
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -12,11 +16,46 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Recurring task keys (KEYS.md).
+// Options configures a Service.
+type Options struct {
+	Store   store.Store
+	Cursors *listing.Signer
+	Now     func() time.Time
+	Logger  *slog.Logger
+	// Tasks builds the tasks templates fire, with the tasks capability's
+	// rules, and indexes them.
+	Tasks *task.Service
+}
+
+// Service is the recurring tasks capability.
+type Service struct {
+	st      store.Store
+	cursors *listing.Signer
+	now     func() time.Time
+	ids     *vp.IDs
+	log     *slog.Logger
+	tasks   *task.Service
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), log: o.Logger, tasks: o.Tasks}
+}
+
+// Recurring task keys.
 //
 // The due index is the one tenant-less partition of tenant data: the
 // scheduler is a server-side job that must find due templates of every
@@ -26,39 +65,62 @@ import (
 // schedule never fires again) has no entry. Nothing a tenant's request
 // reaches reads it; each fired task is written under its own tenant's keys.
 
-const recurringDuePK = "RECURRING_DUE"
+// Table declares the templates.
+var Table = table.Declare(table.Schema[vp.RecurringTask]{
+	Entity:  "recurring task template",
+	Primary: table.Key{PK: "RECUR#{recId}", SK: "RECUR", Pattern: "recurring template by id"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "RECURS", SK: "{recId}", Pattern: "recurring templates of the tenant"},
+		{Index: store.GSI2, PK: "RECURRING_DUE", SK: "{nextRunAt 13 digits}#{tenant}#{recId}", Global: true,
+			Pattern: "due recurring templates, all tenants",
+			Note:    "**server-side only** (the scheduler); sparse while paused; fired tasks use their tenant's keys"},
+	},
+	Fields: func(r vp.RecurringTask) table.Values {
+		due := ""
+		if !r.Paused && r.NextRunAt > 0 {
+			due = table.Millis(r.NextRunAt)
+		}
+		return table.Values{"recId": r.ID, "nextRunAt 13 digits": due}
+	},
+})
 
-func recurringKey(tenant, id string) store.Key {
-	return store.Key{PK: tp(tenant) + "RECUR#" + id, SK: "RECUR"}
+// firedSlot marks one (template, scheduled time) as fired. It is written
+// in the same transaction as the task, with IfNotExists, so a slot creates
+// at most one task however many schedulers run.
+type firedSlot struct {
+	RecurringTaskID string `json:"recurringTaskId"`
+	Slot            int64  `json:"slot"`
+	TaskID          string `json:"taskId"`
 }
 
-func recurringListPK(tenant string) string { return tp(tenant) + "RECURS" }
+// Fired declares the fired-slot markers.
+var Fired = table.Declare(table.Schema[firedSlot]{
+	Entity: "fired recurring slot",
+	Primary: table.Key{PK: "RECFIRE#{recId}#{slot 13 digits}", SK: "FIRE", Pattern: "fired recurring slot",
+		Note: "TTL 30 days; IfNotExists in the transaction that creates the task and advances the template"},
+	Fields: func(f firedSlot) table.Values {
+		return table.Values{"recId": f.RecurringTaskID, "slot 13 digits": table.Millis(f.Slot)}
+	},
+})
 
-// recurringDueSK is "<nextRunAt 13 digits>#<tenant>#<id>".
-func recurringDueSK(tenant, id string, next int64) string {
-	return ms13(next) + "#" + tenant + "#" + id
+// Tables are the key declarations of this package, for KEYS.md.
+func Tables() []table.Doc { return []table.Doc{Table.Doc(), Fired.Doc()} }
+
+func recurringKey(tenant, id string) store.Key { return Table.KeyOf(tenant, table.Values{"recId": id}) }
+
+func (s *Service) get(ctx context.Context, op, tenant, id string) (vp.RecurringTask, store.Item, error) {
+	return Table.Get(ctx, s.st, op, "recurringTaskId", id, recurringKey(tenant, id))
 }
 
-// recurringFiredKey marks one (template, scheduled time) as fired. It is
-// written in the same transaction as the task, with IfNotExists, so a slot
-// creates at most one task however many schedulers run.
-func recurringFiredKey(tenant, id string, slot int64) store.Key {
-	return store.Key{PK: tp(tenant) + "RECFIRE#" + id + "#" + ms13(slot), SK: "FIRE"}
+func put(op, tenant string, r vp.RecurringTask, cond store.Cond) (store.Op, error) {
+	it, err := Table.Item(op, tenant, r)
+	return store.Put(it, cond), err
 }
 
 // recurringFiredTTL is how long a fired-slot marker lives. It only has to
 // outlive concurrent and retried runs of the same slot (seconds); once the
 // template has advanced no run computes that slot again.
 const recurringFiredTTL = 30 * 24 * time.Hour
-
-func recurringItem(op, tenant string, r vp.RecurringTask) store.Item {
-	it := store.Item{Key: recurringKey(tenant, r.ID), Data: encode(op, r)}
-	it.GSI[0] = store.Key{PK: recurringListPK(tenant), SK: r.ID}
-	if !r.Paused && r.NextRunAt > 0 {
-		it.GSI[1] = store.Key{PK: recurringDuePK, SK: recurringDueSK(tenant, r.ID, r.NextRunAt)}
-	}
-	return it
-}
 
 // Limits and defaults of recurring tasks.
 const (
@@ -204,8 +266,12 @@ func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in Cr
 	if err := s.checkRecurringInstance(op, tenant, r, now.UnixMilli()); err != nil {
 		return vp.RecurringTask{}, err
 	}
-	if err := s.st.Write(ctx, store.Put(recurringItem(op, tenant, r), store.IfNotExists)); err != nil {
-		return vp.RecurringTask{}, storeErr(op, err)
+	w, err := put(op, tenant, r, store.IfNotExists)
+	if err != nil {
+		return vp.RecurringTask{}, err
+	}
+	if err := s.st.Write(ctx, w); err != nil {
+		return vp.RecurringTask{}, records.Err(op, err)
 	}
 	return r, nil
 }
@@ -220,7 +286,7 @@ func (s *Service) GetRecurringTask(ctx context.Context, p vp.Principal, id strin
 	if err := vp.CheckName(op, "recurringTaskId", id, true); err != nil {
 		return vp.RecurringTask{}, err
 	}
-	r, _, err := get[vp.RecurringTask](ctx, s, op, "recurringTaskId", id, recurringKey(tenant, id))
+	r, _, err := s.get(ctx, op, tenant, id)
 	return r, err
 }
 
@@ -233,10 +299,10 @@ func (s *Service) ListRecurringTasks(ctx context.Context, p vp.Principal, params
 	}
 	return listing.List(ctx, s.st, s.cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: op, Params: params,
-		Query:    store.Query{Index: store.GSI1, PK: recurringListPK(tenant), Reverse: true},
+		Query:    store.Query{Index: store.GSI1, PK: Table.PK(tenant, store.GSI1, nil), Reverse: true},
 		LiteKeys: []string{"title", "cronExpression", "assignedTo", "nextRunAt"},
 	}, func(it store.Item) (vp.RecurringTask, bool, error) {
-		r, err := decode[vp.RecurringTask](op, it)
+		r, err := records.Decode[vp.RecurringTask](op, it)
 		return r, err == nil, err
 	})
 }
@@ -261,7 +327,7 @@ func (s *Service) changeRecurring(ctx context.Context, op string, p vp.Principal
 		return vp.RecurringTask{}, err
 	}
 	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
-		r, it, err := get[vp.RecurringTask](ctx, s, op, "recurringTaskId", id, recurringKey(tenant, id))
+		r, it, err := s.get(ctx, op, tenant, id)
 		if err != nil {
 			return vp.RecurringTask{}, err
 		}
@@ -276,12 +342,16 @@ func (s *Service) changeRecurring(ctx context.Context, op string, p vp.Principal
 			return vp.RecurringTask{}, err
 		}
 		r.UpdatedAt = now.UnixMilli()
-		err = s.st.Write(ctx, store.Put(recurringItem(op, tenant, r), store.IfVersion(it.Version)))
+		w, err := put(op, tenant, r, store.IfVersion(it.Version))
+		if err != nil {
+			return vp.RecurringTask{}, err
+		}
+		err = s.st.Write(ctx, w)
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
 		}
 		if err != nil {
-			return vp.RecurringTask{}, storeErr(op, err)
+			return vp.RecurringTask{}, records.Err(op, err)
 		}
 		return r, nil
 	}
@@ -444,7 +514,7 @@ func (s *Service) DeleteRecurringTask(ctx context.Context, p vp.Principal, id, c
 		return DeleteRecurringResult{}, err
 	}
 	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
-		r, it, err := get[vp.RecurringTask](ctx, s, op, "recurringTaskId", id, recurringKey(tenant, id))
+		r, it, err := s.get(ctx, op, tenant, id)
 		if err != nil {
 			return DeleteRecurringResult{}, err
 		}
@@ -456,224 +526,9 @@ func (s *Service) DeleteRecurringTask(ctx context.Context, p vp.Principal, id, c
 			continue
 		}
 		if err != nil {
-			return DeleteRecurringResult{}, storeErr(op, err)
+			return DeleteRecurringResult{}, records.Err(op, err)
 		}
 		return DeleteRecurringResult{Deleted: true, ID: id, Note: "the tasks it already created are kept"}, nil
 	}
 	return DeleteRecurringResult{}, vp.E(op, vp.KindConflict, "recurringTaskId", "the recurring task is being changed by others; retry")
-}
-
-// FireReport summarises one FireDue run.
-type FireReport struct {
-	// Due is how many due index entries were read.
-	Due int `json:"due"`
-	// Fired is how many tasks this run created; TaskIDs names them.
-	Fired   int      `json:"fired"`
-	TaskIDs []string `json:"taskIds,omitempty"`
-	// Skipped counts entries that were no longer due when read again: fired
-	// by a concurrent run, paused, rescheduled or deleted meanwhile.
-	Skipped int `json:"skipped"`
-	// Missed counts older slots passed over in favour of the most recent one.
-	Missed int `json:"missed"`
-	// Failed counts templates that could not be fired (see the error).
-	Failed int `json:"failed"`
-	// More is true when the run stopped at its bound with due entries left.
-	More bool `json:"more,omitempty"`
-}
-
-// FireDue creates the tasks of every recurring template due at now, across
-// all tenants. It is the scheduler job: the embedded server calls it every
-// minute in process, AWS from an EventBridge schedule; any number of runs
-// may overlap or be retried.
-//
-// Exactly once per slot: a (template, scheduled time) creates at most one
-// task. The task, a fired-slot marker (IfNotExists) and the template with its
-// next run advanced (IfVersion) are one transaction; a concurrent or retried
-// run loses the transaction, reads the template again, finds it no longer
-// due and skips it.
-//
-// Missed slots: when several slots passed since the template's next run
-// (the scheduler was down), FireDue creates ONE task, for the most recent
-// missed slot, and moves the next run to the first slot after now. A task
-// is a reminder to do the work now, so a backlog of identical tasks would be
-// noise; the template's missedSlots counts the slots passed over.
-//
-// Errors on one template do not stop the others; they are joined in err.
-func (s *Service) FireDue(ctx context.Context, now time.Time) (FireReport, error) {
-	var rep FireReport
-	var errs []error
-	q := store.Query{Index: store.GSI2, PK: recurringDuePK, SKTo: ms13(now.UnixMilli()) + "$"} // '$' sorts just after '#'
-	for rep.Due < maxFirePerRun {
-		q.Limit = min(100, maxFirePerRun-rep.Due)
-		rows, err := s.st.Query(ctx, q)
-		if err != nil {
-			return rep, errors.Join(append(errs, vp.Wrap("recurring.fire_due", vp.KindInternal, err))...)
-		}
-		for _, it := range rows {
-			rep.Due++
-			tenant, id, ok := parseRecurringDueSK(it.GSI[1].SK)
-			if !ok {
-				errs = append(errs, fmt.Errorf("recurring.fire_due: malformed due entry %q", it.GSI[1].SK))
-				rep.Failed++
-				continue
-			}
-			out, err := s.fireOne(ctx, tenant, id, now)
-			switch {
-			case err != nil:
-				rep.Failed++
-				errs = append(errs, err)
-				s.log.ErrorContext(ctx, "recurring task not fired", "tenant", tenant, "recurringTaskId", id, "err", err)
-			case out.taskID != "":
-				rep.Fired++
-				rep.Missed += out.missed
-				rep.TaskIDs = append(rep.TaskIDs, out.taskID)
-				s.log.InfoContext(ctx, "recurring task fired", "tenant", tenant, "recurringTaskId", id, "taskId", out.taskID,
-					"slot", time.UnixMilli(out.slot).UTC().Format(time.RFC3339), "missedSlots", out.missed)
-			default:
-				rep.Skipped++
-			}
-		}
-		if len(rows) < q.Limit {
-			return rep, errors.Join(errs...)
-		}
-		pos := store.PositionOf(rows[len(rows)-1], q.Index)
-		q.After = &pos
-	}
-	rep.More = true
-	return rep, errors.Join(errs...)
-}
-
-func parseRecurringDueSK(sk string) (tenant, id string, ok bool) {
-	parts := strings.Split(sk, "#")
-	if len(parts) != 3 || !vp.ValidTenant(parts[1]) || parts[2] == "" {
-		return "", "", false
-	}
-	return parts[1], parts[2], true
-}
-
-type fireOutcome struct {
-	taskID string // empty: nothing created
-	slot   int64
-	missed int
-}
-
-// fireOne fires one template if it is still due at now (see FireDue).
-func (s *Service) fireOne(ctx context.Context, tenant, id string, now time.Time) (fireOutcome, error) {
-	const op = "recurring.fire"
-	nowMS := now.UnixMilli()
-	alreadyFired := int64(-1) // a slot whose marker exists though the template still points at it
-	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
-		r, it, err := get[vp.RecurringTask](ctx, s, op, "recurringTaskId", id, recurringKey(tenant, id))
-		if vp.IsKind(err, vp.KindNotFound) {
-			return fireOutcome{}, nil // deleted meanwhile
-		}
-		if err != nil {
-			return fireOutcome{}, err
-		}
-		if r.Paused || r.NextRunAt == 0 || r.NextRunAt > nowMS {
-			return fireOutcome{}, nil // not due (any more): the index entry was stale
-		}
-		sched, loc, _, next, err := schedule(op, r.CronExpression, r.Timezone, now)
-		if err != nil {
-			return fireOutcome{}, err
-		}
-		slot, missed := latestSlot(sched, loc, r.NextRunAt, now)
-		r.NextRunAt = 0 // never fires again
-		if !next.IsZero() {
-			r.NextRunAt = next.UnixMilli()
-		}
-		r.UpdatedAt = nowMS
-		marker := recurringFiredKey(tenant, id, slot)
-		if slot == alreadyFired {
-			// The slot's task exists; only the template lags behind.
-			err := s.st.Write(ctx, store.Put(recurringItem(op, tenant, r), store.IfVersion(it.Version)))
-			if errors.Is(err, store.ErrConditionFailed) {
-				continue
-			}
-			return fireOutcome{}, storeErr(op, err)
-		}
-		task, t, err := s.recurringInstance(op, tenant, r, slot, nowMS)
-		if err != nil {
-			return fireOutcome{}, err
-		}
-		taskID := t.ID
-		r.LastTriggered, r.LastSlot, r.LastTaskID = nowMS, slot, taskID
-		r.FiredCount++
-		r.MissedSlots += int64(missed)
-		err = s.st.Write(ctx,
-			store.Put(recurringItem(op, tenant, r), store.IfVersion(it.Version)),
-			store.Put(store.Item{Key: marker, ExpiresAt: now.Add(recurringFiredTTL).Unix(), Data: encode(op, map[string]any{"recurringTaskId": id, "taskId": taskID, "slot": slot})}, store.IfNotExists),
-			store.Put(task, store.IfNotExists),
-		)
-		if err == nil {
-			s.indexTasks(ctx, op, tenant, t)
-			return fireOutcome{taskID: taskID, slot: slot, missed: missed}, nil
-		}
-		if !errors.Is(err, store.ErrConditionFailed) {
-			return fireOutcome{}, storeErr(op, err)
-		}
-		// Another run got there first, or the template changed. Read again;
-		// if this slot's marker exists, never create its task again.
-		if _, gerr := s.st.Get(ctx, marker); gerr == nil {
-			alreadyFired = slot
-		} else if !errors.Is(gerr, store.ErrNotFound) {
-			return fireOutcome{}, storeErr(op, gerr)
-		}
-	}
-	return fireOutcome{}, vp.Errorf(op, vp.KindConflict, "recurringTaskId", "recurring task %s/%s kept changing while firing; the next run retries", tenant, id)
-}
-
-// latestSlot returns the most recent scheduled time at or before now,
-// starting from the template's next run (itself a slot at or before now),
-// and how many earlier slots it passes over.
-func latestSlot(sched cron.Schedule, loc *time.Location, nextRunAt int64, now time.Time) (int64, int) {
-	slot := time.UnixMilli(nextRunAt).In(loc)
-	missed := 0
-	if now.Sub(slot) > catchUpWindow {
-		// After a very long downtime, look for the latest slot in the last
-		// catchUpWindow only (bounded work); missed then counts those.
-		if s := sched.Next(now.Add(-catchUpWindow).In(loc)); !s.IsZero() && !s.After(now) {
-			slot, missed = s, 1
-		}
-	}
-	for {
-		n := sched.Next(slot)
-		if n.IsZero() || n.After(now) {
-			return slot.UnixMilli(), missed
-		}
-		slot = n
-		missed++
-	}
-}
-
-// RecurringCreator is the createdBy of the tasks recurring templates
-// create. It matches the auto-generated predicate (createdBy "cron-…"), so
-// list_tasks excludeAutoGenerated hides them and bulk_complete_tasks
-// autoGeneratedOnly can drain them; their assignee works on them as usual.
-const RecurringCreator = "cron-recurring"
-
-// recurringTaskOf is the task a template creates, before newTask completes
-// it. Its tags name the template ("recurring:<id>").
-func recurringTaskOf(r vp.RecurringTask) vp.Task {
-	return vp.Task{Title: r.Title, Description: r.Description, Project: r.Project, AssignedTo: r.AssignedTo,
-		Priority: r.Priority, CreatedBy: RecurringCreator, Tags: []string{"recurring", "recurring:" + r.ID}}
-}
-
-// checkRecurringInstance validates a template by building the task it will
-// create, with the tasks capability's own rules, so that a template that is
-// accepted always fires.
-func (s *Service) checkRecurringInstance(op, tenant string, r vp.RecurringTask, nowMS int64) error {
-	_, _, err := s.newTask(op, tenant, recurringTaskOf(r), nowMS)
-	return err
-}
-
-// recurringInstance builds the task a template creates for one slot: its
-// store item (keys and indexes are the tasks capability's, see newTask) and
-// the task.
-func (s *Service) recurringInstance(op, tenant string, r vp.RecurringTask, _, nowMS int64) (store.Item, vp.Task, error) {
-	t, it, err := s.newTask(op, tenant, recurringTaskOf(r), nowMS)
-	if err != nil {
-		return store.Item{}, vp.Task{}, err
-	}
-	return it, t, nil
 }

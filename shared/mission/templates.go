@@ -1,4 +1,4 @@
-package coord
+package mission
 
 import (
 	"context"
@@ -11,17 +11,26 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Mission templates (KEYS.md): one item per (tenant, name). The built-in
+// Mission templates: one item per (tenant, name). The built-in
 // templates are seeded into a tenant the first time it reads or uses one
 // of them (IfNotExists), so a tenant's own update_mission_template of the
 // same name, before or after, is what the tenant sees.
 
+// Templates declares the template items.
+var Templates = table.Declare(table.Schema[vp.MissionTemplate]{
+	Entity:  "mission template",
+	Primary: table.Key{PK: "MTPL#{name}", SK: "MTPL", Pattern: "mission template by name", Note: "built-ins seeded IfNotExists on first read/use"},
+	Fields:  func(t vp.MissionTemplate) table.Values { return table.Values{"name": t.Name} },
+})
+
 func templateKey(tenant, name string) store.Key {
-	return store.Key{PK: tp(tenant) + "MTPL#" + name, SK: "MTPL"}
+	return Templates.KeyOf(tenant, table.Values{"name": name})
 }
 
 //go:embed templates/builtin.json
@@ -34,12 +43,12 @@ var builtinTemplatesJSON []byte
 var builtinTemplates = sync.OnceValue(func() map[string]vp.MissionTemplate {
 	var list []vp.MissionTemplate
 	if err := json.Unmarshal(builtinTemplatesJSON, &list); err != nil {
-		panic("coord: built-in mission templates: " + err.Error())
+		panic("mission: built-in mission templates: " + err.Error())
 	}
 	out := map[string]vp.MissionTemplate{}
 	for _, t := range list {
 		if err := checkTemplate("builtin", t.Name, t.Description, t.Steps).First(); err != nil {
-			panic("coord: built-in mission template " + t.Name + ": " + err.Error())
+			panic("mission: built-in mission template " + t.Name + ": " + err.Error())
 		}
 		t.CreatedBy = vp.SystemCaller
 		out[t.Name] = t
@@ -96,23 +105,27 @@ func checkTemplateName(op, field, name string) error {
 // loadTemplate reads a tenant's template, seeding a built-in one on first use.
 func (s *Service) loadTemplate(ctx context.Context, op, tenant, field, name string) (vp.MissionTemplate, error) {
 	for attempt := 0; attempt < 3; attempt++ {
-		t, _, err := get[vp.MissionTemplate](ctx, s, op, field, name, templateKey(tenant, name))
+		t, _, err := Templates.Get(ctx, s.st, op, field, name, templateKey(tenant, name))
 		if !vp.IsKind(err, vp.KindNotFound) {
 			return t, err
 		}
 		b, ok := builtinTemplates()[name]
 		if !ok {
-			return vp.MissionTemplate{}, vp.Errorf(op, vp.KindNotFound, field, "no mission template %q in this tenant (built-in: %s); create one with update_mission_template", name, strings.Join(BuiltinTemplateNames(), ", "))
+			return vp.MissionTemplate{}, vp.Errorf(op, vp.KindNotFound, field, "no mission template %q in this tenant (built-in: %s)", name, strings.Join(BuiltinTemplateNames(), ", ")).WithRemedy("mission.template.create")
 		}
 		now := s.nowMS()
 		b.ID, b.CreationTime, b.UpdatedAt = s.ids.New("tpl"), now, now
 		b.Steps = slices.Clone(b.Steps)
-		err = s.st.Write(ctx, store.Put(store.Item{Key: templateKey(tenant, name), Data: encode(op, b)}, store.IfNotExists))
+		it, err := Templates.Item(op, tenant, b)
+		if err != nil {
+			return vp.MissionTemplate{}, err
+		}
+		err = s.st.Write(ctx, store.Put(it, store.IfNotExists))
 		if err == nil {
 			return b, nil
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {
-			return vp.MissionTemplate{}, storeErr(op, err)
+			return vp.MissionTemplate{}, records.Err(op, err)
 		}
 		// Seeded (or written by the tenant) meanwhile: read it.
 	}
@@ -165,12 +178,12 @@ func (s *Service) UpdateMissionTemplate(ctx context.Context, p vp.Principal, in 
 		return vp.MissionTemplate{}, err
 	}
 	creator, _ := p.ActAs(op, "createdBy", in.CreatedBy)
-	for attempt := 0; attempt < maxTaskRetries; attempt++ {
+	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
 		now := s.nowMS()
 		t := vp.MissionTemplate{ID: s.ids.New("tpl"), CreationTime: now, Name: in.Name, Description: in.Description,
 			Steps: in.Steps, CreatedBy: creator, UpdatedAt: now}
 		cond := store.IfNotExists
-		cur, it, err := get[vp.MissionTemplate](ctx, s, op, "name", in.Name, templateKey(tenant, in.Name))
+		cur, it, err := Templates.Get(ctx, s.st, op, "name", in.Name, templateKey(tenant, in.Name))
 		switch {
 		case err == nil:
 			t.ID, t.CreationTime, t.IsDefault = cur.ID, cur.CreationTime, cur.IsDefault
@@ -181,12 +194,16 @@ func (s *Service) UpdateMissionTemplate(ctx context.Context, p vp.Principal, in 
 		if in.IsDefault != nil {
 			t.IsDefault = *in.IsDefault
 		}
-		err = s.st.Write(ctx, store.Put(store.Item{Key: templateKey(tenant, in.Name), Data: encode(op, t)}, cond))
+		item, err := Templates.Item(op, tenant, t)
+		if err != nil {
+			return vp.MissionTemplate{}, err
+		}
+		err = s.st.Write(ctx, store.Put(item, cond))
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
 		}
 		if err != nil {
-			return vp.MissionTemplate{}, storeErr(op, err)
+			return vp.MissionTemplate{}, records.Err(op, err)
 		}
 		return t, nil
 	}
@@ -250,17 +267,21 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 	for i := range ids {
 		ids[i] = s.ids.New("tsk")
 	}
-	for attempt := 0; attempt < maxTaskRetries; attempt++ {
-		m, mit, err := get[vp.Mission](ctx, s, op, "missionId", in.MissionID, missionKey(tenant, in.MissionID))
+	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
+		m, mit, err := s.get(ctx, op, tenant, in.MissionID)
 		if err != nil {
 			return InstantiateResult{}, err
 		}
-		if !missionOpen(m.Status) {
-			return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s is %s: templates can only be instantiated into an open mission (%s)", m.ID, m.Status, strings.Join(missionOpenStages, ", "))
+		if !isOpen(m.Status) {
+			return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s is %s: templates can only be instantiated into an open mission (%s)", m.ID, m.Status, strings.Join(openStages, ", "))
 		}
 		now := s.nowMS()
 		// The mission is rewritten on the version read (see joinMission).
-		ops := []store.Op{store.Put(missionItem(op, tenant, m), store.IfVersion(mit.Version))}
+		w, err := put(op, tenant, m, store.IfVersion(mit.Version))
+		if err != nil {
+			return InstantiateResult{}, err
+		}
+		ops := []store.Op{w}
 		for i, st := range tpl.Steps {
 			draft := vp.Task{
 				ID: ids[i], Title: fill(st.Title), Description: fill(st.Description), Tags: slices.Clone(st.Tags),
@@ -275,21 +296,21 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 			for _, d := range st.DependsOn {
 				draft.DependsOn = append(draft.DependsOn, ids[d])
 			}
-			t, it, err := s.newTask(op, tenant, draft, now)
+			t, it, err := s.tasks.Build(op, tenant, draft, now)
 			if err != nil {
 				return InstantiateResult{}, stepError(op, i, st, in.TitlePrefix != "", err)
 			}
 			tasks[i] = t
-			ops = append(ops, store.Put(it, store.IfNotExists), missionLinkPut(tenant, m.ID, ids[i]))
+			ops = append(ops, store.Put(it, store.IfNotExists), linkPut(tenant, m.ID, ids[i]))
 		}
 		err = s.st.Write(ctx, ops...)
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue // the mission changed meanwhile: check it again
 		}
 		if err != nil {
-			return InstantiateResult{}, storeErr(op, err)
+			return InstantiateResult{}, records.Err(op, err)
 		}
-		s.indexTasks(ctx, op, tenant, tasks...)
+		s.tasks.Created(ctx, op, tenant, tasks...)
 		return InstantiateResult{MissionID: m.ID, TaskIDs: ids, Count: len(ids)}, nil
 	}
 	return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing; retry", in.MissionID)

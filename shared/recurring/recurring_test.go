@@ -1,4 +1,4 @@
-package coord_test
+package recurring_test
 
 import (
 	"crypto/rand"
@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -29,7 +30,7 @@ func (c *recClock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 // eachBackendAt is eachBackend with the service's clock at start; it also
 // hands the test the store, so that it can open a second service on it (a
 // second scheduler).
-func eachBackendAt(t *testing.T, start time.Time, fn func(t *testing.T, svc *coord.Service, st store.Store, clock *recClock)) {
+func eachBackendAt(t *testing.T, start time.Time, fn func(t *testing.T, svc *services, st store.Store, clock *recClock)) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st := b.Open(t, nil)
 		clock := &recClock{t: start}
@@ -37,14 +38,14 @@ func eachBackendAt(t *testing.T, start time.Time, fn func(t *testing.T, svc *coo
 	})
 }
 
-func newClockService(t *testing.T, st store.Store, clock *recClock) *coord.Service {
+func newClockService(t *testing.T, st store.Store, clock *recClock) *services {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	signer, err := listing.NewSigner(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return coord.New(coord.Options{Store: st, Cursors: signer, Now: clock.Now})
+	return newServices(st, signer, clock.Now)
 }
 
 // utc parses "2006-01-02 15:04" in UTC.
@@ -60,13 +61,13 @@ func utc(t *testing.T, s string) time.Time {
 	return v
 }
 
-func standup(cron, tz string) coord.CreateRecurringInput {
-	return coord.CreateRecurringInput{Title: "Daily standup report", Description: "what was done, blockers", AssignedTo: "carol",
+func standup(cron, tz string) recurring.CreateRecurringInput {
+	return recurring.CreateRecurringInput{Title: "Daily standup report", Description: "what was done, blockers", AssignedTo: "carol",
 		Priority: "medium", CronExpression: cron, Timezone: tz, Project: "vantage-peers"}
 }
 
 func TestRecurringCronAndTimezoneValidation(t *testing.T) {
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, _ *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, _ store.Store, _ *recClock) {
 		bob := as("acme", "bob")
 		cases := []struct {
 			name, cron, tz string
@@ -118,13 +119,13 @@ func TestRecurringCronAndTimezoneValidation(t *testing.T) {
 		}
 		for _, c := range []struct {
 			name  string
-			edit  func(*coord.CreateRecurringInput)
+			edit  func(*recurring.CreateRecurringInput)
 			field string
 		}{
-			{"no title", func(in *coord.CreateRecurringInput) { in.Title = "" }, "title"},
-			{"no assignee", func(in *coord.CreateRecurringInput) { in.AssignedTo = "" }, "assignedTo"},
-			{"bad priority", func(in *coord.CreateRecurringInput) { in.Priority = "critical" }, "urgent, high, medium, low"},
-			{"impersonation", func(in *coord.CreateRecurringInput) { in.CreatedBy = "alice" }, "createdBy"},
+			{"no title", func(in *recurring.CreateRecurringInput) { in.Title = "" }, "title"},
+			{"no assignee", func(in *recurring.CreateRecurringInput) { in.AssignedTo = "" }, "assignedTo"},
+			{"bad priority", func(in *recurring.CreateRecurringInput) { in.Priority = "critical" }, "urgent, high, medium, low"},
+			{"impersonation", func(in *recurring.CreateRecurringInput) { in.CreatedBy = "alice" }, "createdBy"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				in := standup("0 9 * * *", "")
@@ -140,7 +141,7 @@ func TestRecurringCronAndTimezoneValidation(t *testing.T) {
 
 func TestRecurringNextRunInTimezone(t *testing.T) {
 	// Monday 6 January 2025, 07:30 UTC = 08:30 in Paris (UTC+1).
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, clock *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, _ store.Store, clock *recClock) {
 		bob := as("acme", "bob")
 		r, err := svc.CreateRecurringTask(ctx(), bob, standup("0 9 * * 1-5", "Europe/Paris"))
 		if err != nil {
@@ -155,23 +156,23 @@ func TestRecurringNextRunInTimezone(t *testing.T) {
 		// Rescheduling recomputes from now; other fields keep the slot.
 		clock.Set(utc(t, "2025-01-06 07:45"))
 		title := "Standup"
-		if r, err = svc.UpdateRecurringTask(ctx(), bob, coord.UpdateRecurringInput{RecurringTaskID: r.ID, Title: &title}); err != nil || r.NextRunAt != utc(t, "2025-01-06 08:00").UnixMilli() {
+		if r, err = svc.UpdateRecurringTask(ctx(), bob, recurring.UpdateRecurringInput{RecurringTaskID: r.ID, Title: &title}); err != nil || r.NextRunAt != utc(t, "2025-01-06 08:00").UnixMilli() {
 			t.Fatalf("title update moved the slot: %+v %v", r, err)
 		}
 		tz := "America/New_York"
-		if r, err = svc.UpdateRecurringTask(ctx(), bob, coord.UpdateRecurringInput{RecurringTaskID: r.ID, Timezone: &tz}); err != nil || r.NextRunAt != utc(t, "2025-01-06 14:00").UnixMilli() {
+		if r, err = svc.UpdateRecurringTask(ctx(), bob, recurring.UpdateRecurringInput{RecurringTaskID: r.ID, Timezone: &tz}); err != nil || r.NextRunAt != utc(t, "2025-01-06 14:00").UnixMilli() {
 			t.Fatalf("09:00 New York (UTC-5) should be 14:00 UTC: %v %v", time.UnixMilli(r.NextRunAt).UTC(), err)
 		}
 		bad := "0 25 * * *"
-		_, err = svc.UpdateRecurringTask(ctx(), bob, coord.UpdateRecurringInput{RecurringTaskID: r.ID, CronExpression: &bad})
+		_, err = svc.UpdateRecurringTask(ctx(), bob, recurring.UpdateRecurringInput{RecurringTaskID: r.ID, CronExpression: &bad})
 		wantKind(t, err, vp.KindInvalid, "cronExpression")
-		_, err = svc.UpdateRecurringTask(ctx(), bob, coord.UpdateRecurringInput{RecurringTaskID: r.ID})
+		_, err = svc.UpdateRecurringTask(ctx(), bob, recurring.UpdateRecurringInput{RecurringTaskID: r.ID})
 		wantKind(t, err, vp.KindInvalid, "nothing to update")
 	})
 }
 
 func TestRecurringPauseResumeAndRBAC(t *testing.T) {
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, clock *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, _ store.Store, clock *recClock) {
 		bob, carol, dave := as("acme", "bob"), as("acme", "carol"), as("acme", "dave")
 		r, err := svc.CreateRecurringTask(ctx(), bob, standup("0 * * * *", ""))
 		if err != nil {
@@ -182,7 +183,7 @@ func TestRecurringPauseResumeAndRBAC(t *testing.T) {
 		_, err = svc.PauseRecurringTask(ctx(), dave, r.ID, "")
 		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
 		title := "x"
-		_, err = svc.UpdateRecurringTask(ctx(), dave, coord.UpdateRecurringInput{RecurringTaskID: r.ID, Title: &title})
+		_, err = svc.UpdateRecurringTask(ctx(), dave, recurring.UpdateRecurringInput{RecurringTaskID: r.ID, Title: &title})
 		wantKind(t, err, vp.KindForbidden, "callerOrchestrator")
 		if r, err = svc.PauseRecurringTask(ctx(), carol, r.ID, ""); err != nil || !r.Paused || r.NextRunAt != 0 {
 			t.Fatalf("pause: %+v %v", r, err)
@@ -217,7 +218,7 @@ func TestRecurringPauseResumeAndRBAC(t *testing.T) {
 }
 
 func TestListRecurringTasksContract(t *testing.T) {
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, clock *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, _ store.Store, clock *recClock) {
 		const n = 45
 		bob := as("acme", "bob")
 		for i := 0; i < n; i++ {
@@ -263,7 +264,7 @@ func TestListRecurringTasksContract(t *testing.T) {
 }
 
 // fire runs the scheduler at now and fails the test on an error.
-func fire(t *testing.T, svc *coord.Service, now time.Time) coord.FireReport {
+func fire(t *testing.T, svc *services, now time.Time) recurring.FireReport {
 	t.Helper()
 	rep, err := svc.FireDue(ctx(), now)
 	if err != nil {
@@ -273,18 +274,18 @@ func fire(t *testing.T, svc *coord.Service, now time.Time) coord.FireReport {
 }
 
 // carolsTasks lists carol's todo tasks of tenant, following cursors.
-func carolsTasks(t *testing.T, svc *coord.Service, tenant string) []vp.Task {
+func carolsTasks(t *testing.T, svc *services, tenant string) []vp.Task {
 	t.Helper()
 	var out []vp.Task
 	for _, it := range pageAll(t, func(cursor string) (listing.Page[any], error) {
-		return svc.ListTasks(ctx(), admin(tenant), coord.ListTasksInput{AssignedTo: "carol", Status: "all", Params: listing.Params{Cursor: cursor, Limit: mandateLimit(200)}})
+		return svc.ListTasks(ctx(), admin(tenant), task.ListTasksInput{AssignedTo: "carol", Status: "all", Params: listing.Params{Cursor: cursor, Limit: mandateLimit(200)}})
 	}) {
 		out = append(out, it.(vp.Task))
 	}
 	return out
 }
 
-func getTemplate(t *testing.T, svc *coord.Service, id string) vp.RecurringTask {
+func getTemplate(t *testing.T, svc *services, id string) vp.RecurringTask {
 	t.Helper()
 	r, err := svc.GetRecurringTask(ctx(), admin("acme"), id)
 	if err != nil {
@@ -295,7 +296,7 @@ func getTemplate(t *testing.T, svc *coord.Service, id string) vp.RecurringTask {
 
 func TestRecurringFiresAtExactSlots(t *testing.T) {
 	// Monday 6 January 2025; 09:00 in Paris is 08:00 UTC.
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, _ *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, _ store.Store, _ *recClock) {
 		r, err := svc.CreateRecurringTask(ctx(), as("acme", "bob"), standup("0 9 * * 1-5", "Europe/Paris"))
 		if err != nil {
 			t.Fatal(err)
@@ -307,18 +308,18 @@ func TestRecurringFiresAtExactSlots(t *testing.T) {
 		if rep.Fired != 1 || len(rep.TaskIDs) != 1 || rep.Missed != 0 {
 			t.Fatalf("at the slot: %+v", rep)
 		}
-		task, err := svc.GetTask(ctx(), admin("acme"), coord.TaskRef{TaskID: rep.TaskIDs[0]})
+		tk, err := svc.GetTask(ctx(), admin("acme"), task.TaskRef{TaskID: rep.TaskIDs[0]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task.Status != vp.TaskTodo || task.Title != "Daily standup report" || task.AssignedTo != "carol" || task.Priority != "medium" ||
-			task.Project != "vantage-peers" || task.Description == "" || task.CreatedBy != coord.RecurringCreator ||
-			!slices.Contains(task.Tags, "recurring:"+r.ID) || task.CreationTime != utc(t, "2025-01-06 08:00").UnixMilli() {
-			t.Fatalf("task %+v", task)
+		if tk.Status != vp.TaskTodo || tk.Title != "Daily standup report" || tk.AssignedTo != "carol" || tk.Priority != "medium" ||
+			tk.Project != "vantage-peers" || tk.Description == "" || tk.CreatedBy != recurring.RecurringCreator ||
+			!slices.Contains(tk.Tags, "recurring:"+r.ID) || tk.CreationTime != utc(t, "2025-01-06 08:00").UnixMilli() {
+			t.Fatalf("task %+v", tk)
 		}
 		got := getTemplate(t, svc, r.ID)
 		if got.NextRunAt != utc(t, "2025-01-07 08:00").UnixMilli() || got.LastSlot != utc(t, "2025-01-06 08:00").UnixMilli() ||
-			got.LastTaskID != task.ID || got.FiredCount != 1 || got.LastTriggered == 0 {
+			got.LastTaskID != tk.ID || got.FiredCount != 1 || got.LastTriggered == 0 {
 			t.Fatalf("template after firing: %+v", got)
 		}
 		// A retried run at the same time creates nothing new.
@@ -351,7 +352,7 @@ func TestRecurringFiresAtExactSlots(t *testing.T) {
 // two processes would be) fire the same slots at once; each (template,
 // slot) creates exactly one task.
 func TestRecurringFireRace(t *testing.T) {
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, st store.Store, clock *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, st store.Store, clock *recClock) {
 		const templates, schedulers = 5, 8
 		ids := map[string]bool{}
 		for i := 0; i < templates; i++ {
@@ -396,8 +397,8 @@ func TestRecurringFireRace(t *testing.T) {
 			t.Fatalf("%d tasks stored, want %d", len(tasks), templates)
 		}
 		per := map[string]int{}
-		for _, task := range tasks {
-			for _, tag := range task.Tags {
+		for _, tk := range tasks {
+			for _, tag := range tk.Tags {
 				if id, ok := strings.CutPrefix(tag, "recurring:"); ok {
 					per[id]++
 				}
@@ -415,7 +416,7 @@ func TestRecurringFireRace(t *testing.T) {
 // points at a slot (as if its advance had been lost), a slot whose marker
 // exists creates no second task; the template just moves on.
 func TestRecurringFiredMarkerBlocksDuplicates(t *testing.T) {
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, st store.Store, _ *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, st store.Store, _ *recClock) {
 		r, err := svc.CreateRecurringTask(ctx(), as("acme", "bob"), standup("0 8 * * *", ""))
 		if err != nil {
 			t.Fatal(err)
@@ -440,7 +441,7 @@ func TestRecurringFiredMarkerBlocksDuplicates(t *testing.T) {
 }
 
 func TestRecurringDowntimeFiresOnce(t *testing.T) {
-	eachBackendAt(t, utc(t, "2025-01-06 00:30"), func(t *testing.T, svc *coord.Service, _ store.Store, _ *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 00:30"), func(t *testing.T, svc *services, _ store.Store, _ *recClock) {
 		r, err := svc.CreateRecurringTask(ctx(), as("acme", "bob"), standup("0 * * * *", ""))
 		if err != nil {
 			t.Fatal(err)
@@ -467,7 +468,7 @@ func TestRecurringDowntimeFiresOnce(t *testing.T) {
 }
 
 func TestRecurringPausedAndDeleted(t *testing.T) {
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, clock *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, _ store.Store, clock *recClock) {
 		bob := as("acme", "bob")
 		paused, err := svc.CreateRecurringTask(ctx(), bob, standup("0 8 * * *", ""))
 		if err != nil {
@@ -501,7 +502,7 @@ func TestRecurringPausedAndDeleted(t *testing.T) {
 		if _, err := svc.DeleteRecurringTask(ctx(), bob, kept.ID, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.GetTask(ctx(), admin("acme"), coord.TaskRef{TaskID: before.LastTaskID}); err != nil {
+		if _, err := svc.GetTask(ctx(), admin("acme"), task.TaskRef{TaskID: before.LastTaskID}); err != nil {
 			t.Fatalf("the deleted template's task is gone: %v", err)
 		}
 		rep = fire(t, svc, utc(t, "2025-01-11 08:00"))
@@ -517,7 +518,7 @@ func TestRecurringPausedAndDeleted(t *testing.T) {
 // TestRecurringFiresIntoEachTenant: the due scan spans tenants; each task
 // lands in its template's tenant only.
 func TestRecurringFiresIntoEachTenant(t *testing.T) {
-	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *coord.Service, _ store.Store, _ *recClock) {
+	eachBackendAt(t, utc(t, "2025-01-06 07:30"), func(t *testing.T, svc *services, _ store.Store, _ *recClock) {
 		for _, tenant := range []string{"tenant-a", "tenant-b"} {
 			if _, err := svc.CreateRecurringTask(ctx(), as(tenant, "bob"), standup("0 8 * * *", "")); err != nil {
 				t.Fatal(err)
@@ -533,8 +534,8 @@ func TestRecurringFiresIntoEachTenant(t *testing.T) {
 			}
 		}
 		for _, id := range rep.TaskIDs {
-			_, errA := svc.GetTask(ctx(), admin("tenant-a"), coord.TaskRef{TaskID: id})
-			_, errB := svc.GetTask(ctx(), admin("tenant-b"), coord.TaskRef{TaskID: id})
+			_, errA := svc.GetTask(ctx(), admin("tenant-a"), task.TaskRef{TaskID: id})
+			_, errB := svc.GetTask(ctx(), admin("tenant-b"), task.TaskRef{TaskID: id})
 			if (errA == nil) == (errB == nil) {
 				t.Fatalf("task %s visible in both tenants or neither: %v / %v", id, errA, errB)
 			}
