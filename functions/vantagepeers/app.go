@@ -14,10 +14,10 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
@@ -38,13 +38,13 @@ import (
 // app is the embedded product: one data directory, one SQLite store, and the
 // services built on it.
 type app struct {
-	store  *sqlite.Store
-	index  *searchlocal.Index
-	queue  *storequeue.Queue
-	tokens *auth.Tokens
-	coord  *coord.Service
-	memory *memory.Service
-	leaves leaves
+	store   *sqlite.Store
+	index   *searchlocal.Index
+	queue   *storequeue.Queue
+	tokens  *auth.Tokens
+	keyword *keyword.Service
+	memory  *memory.Service
+	leaves  leaves
 	// profiles, messages, iframe sessions and mandates
 	profiles *profile.Service
 	messages *message.Service
@@ -103,12 +103,12 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 	missions := mission.New(mission.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks})
 	tasks.UseMissions(missions)
 	return &app{
-		store:  st,
-		index:  idx,
-		queue:  q,
-		tokens: auth.New(auth.Options{Store: st, MasterHash: masterHash}),
-		coord:  coord.New(coord.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
-		tasks:  tasks, missions: missions,
+		store:   st,
+		index:   idx,
+		queue:   q,
+		tokens:  auth.New(auth.Options{Store: st, MasterHash: masterHash}),
+		keyword: keyword.New(keyword.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
+		tasks:   tasks, missions: missions,
 		recurring: recurring.New(recurring.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
@@ -132,7 +132,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 // of token-less calls (stdio only).
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
-		Coord: a.coord, Tasks: a.tasks, Missions: a.missions, Recurring: a.recurring, Memory: a.memory, Version: version, Logger: a.log,
+		Keyword: a.keyword, Tasks: a.tasks, Missions: a.missions, Recurring: a.recurring, Memory: a.memory, Version: version, Logger: a.log,
 		Profiles: a.profiles, Messages: a.messages, Iframes: a.iframes, Mandates: a.mandates,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,

@@ -6,14 +6,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 )
 
 // jobDeps wires the catalogue's jobs to this data directory's services.
 func (a *app) jobDeps(log *slog.Logger) jobs.Deps {
 	return jobs.Deps{
-		Recurring: a.recurring, Iframes: a.iframes, Indexer: a.coord, Tenants: a.tenants,
+		Recurring: a.recurring, Iframes: a.iframes, Indexer: a.keyword, Tenants: a.tenants,
 		Embedder:  jobs.EmbedderOptions{Queue: a.queue, Memory: a.memory, Logger: log},
 		EmbedPoll: jobs.DefaultEmbedPoll,
 		Logger:    log,
@@ -35,7 +35,7 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	// job: it fills this process's caches, there is nothing to run on AWS.
 	wg.Go(func() {
 		began := time.Now()
-		if err := a.index.Warm(ctx, func(t string) bool { return !coord.IsKeywordPartition(t) }); err != nil {
+		if err := a.index.Warm(ctx, func(t string) bool { return !keyword.IsKeywordPartition(t) }); err != nil {
 			if ctx.Err() == nil {
 				log.Warn("warming the search index", "err", err)
 			}

@@ -27,13 +27,13 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/embed/openai"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
@@ -106,10 +106,10 @@ type App struct {
 	Started  time.Time
 	AWS      aws.Config
 
-	Store  *dynamo.Store
-	Tokens *auth.Tokens // functions that check bearer tokens
-	Keys   Keys
-	Coord  *coord.Service // functions that need it
+	Store   *dynamo.Store
+	Tokens  *auth.Tokens // functions that check bearer tokens
+	Keys    Keys
+	Keyword *keyword.Service // functions that need it
 	// Tasks, Missions and Recurring are built with Coord.
 	Tasks     *task.Service
 	Missions  *mission.Service
@@ -226,11 +226,11 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 	if nd.coord {
-		co := coord.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
+		co := keyword.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
 		if idx != nil { // a nil *opensearch.Index in the interface would not read as "no index"
 			co.Index = idx
 		}
-		a.Coord = coord.New(co)
+		a.Keyword = keyword.New(co)
 		a.buildLeaves(signer, co.Index, o.Now)
 		a.Profiles = profile.New(profile.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
 		a.Messages = message.New(message.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Directory: a.Profiles,

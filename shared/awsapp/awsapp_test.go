@@ -21,8 +21,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
@@ -131,8 +131,8 @@ func TestLoadReadsOnlyWhatTheFunctionNeeds(t *testing.T) {
 		if !reflect.DeepEqual(s.read, c.read) {
 			t.Errorf("%s read %v, want %v", c.fn, s.read, c.read)
 		}
-		if (a.Tokens != nil) != (c.fn != awsenv.FuncScheduler) || (a.Coord != nil) != (c.fn != awsenv.FuncOAuth) {
-			t.Errorf("%s: tokens %v, coord %v", c.fn, a.Tokens != nil, a.Coord != nil)
+		if (a.Tokens != nil) != (c.fn != awsenv.FuncScheduler) || (a.Keyword != nil) != (c.fn != awsenv.FuncOAuth) {
+			t.Errorf("%s: tokens %v, coord %v", c.fn, a.Tokens != nil, a.Keyword != nil)
 		}
 		if a.Tokens != nil {
 			p, err := a.Tokens.Resolve(context.Background(), master)
@@ -185,10 +185,10 @@ func TestSearchIndexAtLoad(t *testing.T) {
 	srv.SetUnavailable(true)
 	_ = srv.Requests()
 	a, logs, err := load(t, awsenv.FuncMCP, e(), awsapp.StaticSecrets{})
-	if err != nil || a.Memory == nil || a.Coord == nil || !strings.Contains(logs, "the search index is unavailable at start") {
+	if err != nil || a.Memory == nil || a.Keyword == nil || !strings.Contains(logs, "the search index is unavailable at start") {
 		t.Fatalf("unreachable index at start: %v; logs %s", err, logs)
 	}
-	if _, err := a.Coord.SearchTasks(context.Background(), auth.MasterPrincipal("acme"), coord.SearchTasksInput{Query: "logs"}); err == nil {
+	if _, err := a.Keyword.SearchTasks(context.Background(), auth.MasterPrincipal("acme"), keyword.SearchTasksInput{Query: "logs"}); err == nil {
 		t.Error("a keyword search succeeded while the index was unreachable")
 	}
 	for _, r := range srv.Requests() {

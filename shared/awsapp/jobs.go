@@ -70,9 +70,9 @@ type Scheduled struct {
 // backfill gets the coordination service only when Load gave it the index.
 func (a *App) jobDeps() jobs.Deps {
 	d := jobs.Deps{Tenants: a.Tenants, Logger: a.Log}
-	if a.Coord != nil {
+	if a.Keyword != nil {
 		if a.Config.SearchEndpoint != "" {
-			d.Indexer = a.Coord
+			d.Indexer = a.Keyword
 		}
 	}
 	// A nil service in the interface would not read as unwired.

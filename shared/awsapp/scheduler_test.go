@@ -19,8 +19,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
@@ -46,10 +46,10 @@ func TestSchedulerGetsTheSearchIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Coord == nil || a.Memory != nil || a.Tokens != nil || !strings.Contains(logs, `"searchIndex":true`) {
-		t.Fatalf("scheduler: coord %v, memory %v, tokens %v; logs %s", a.Coord != nil, a.Memory != nil, a.Tokens != nil, logs)
+	if a.Keyword == nil || a.Memory != nil || a.Tokens != nil || !strings.Contains(logs, `"searchIndex":true`) {
+		t.Fatalf("scheduler: coord %v, memory %v, tokens %v; logs %s", a.Keyword != nil, a.Memory != nil, a.Tokens != nil, logs)
 	}
-	rep, err := a.Coord.EnsureIndexed(context.Background(), "acme")
+	rep, err := a.Keyword.EnsureIndexed(context.Background(), "acme")
 	if err != nil || !rep.AlreadyIndexed {
 		t.Fatalf("EnsureIndexed through the scheduler's index: %+v, %v", rep, err)
 	}
@@ -202,7 +202,7 @@ func TestScheduledSearchBackfill(t *testing.T) {
 		log := awsapp.NewLogger(&logs, slog.LevelInfo, awsenv.FuncScheduler)
 		return &awsapp.App{Function: awsenv.FuncScheduler, Store: st, Log: log,
 			Config:    awsapp.Config{SearchEndpoint: "https://search.example"},
-			Coord:     coord.New(coord.Options{Store: st, Index: idx, Logger: log}),
+			Keyword:   keyword.New(keyword.Options{Store: st, Index: idx, Logger: log}),
 			Iframes:   iframe.New(iframe.Options{Store: st, Logger: log}),
 			Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})})}
 	}
@@ -217,7 +217,7 @@ func TestScheduledSearchBackfill(t *testing.T) {
 	}
 	found := func(a *awsapp.App, tenant string) int {
 		t.Helper()
-		res, err := a.Coord.SearchTasks(ctx, auth.MasterPrincipal(tenant), coord.SearchTasksInput{Query: "heron", Limit: 50})
+		res, err := a.Keyword.SearchTasks(ctx, auth.MasterPrincipal(tenant), keyword.SearchTasksInput{Query: "heron", Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Notes declares where briefing notes live. Keyword search (shared/coord)
+// Notes declares where briefing notes live. Keyword search (shared/keyword)
 // reads hits back by its primary key and the backfill lists its GSI1.
 var Notes = table.Declare(table.Schema[vp.BriefingNote]{
 	Entity:  "briefing note",

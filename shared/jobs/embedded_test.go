@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 )
 
@@ -30,9 +30,9 @@ func (f *fakeCoord) CleanupIframeSessions(context.Context, time.Time) (iframe.Cl
 	return iframe.CleanupReport{}, nil
 }
 
-func (f *fakeCoord) EnsureIndexed(context.Context, string) (coord.ReindexReport, error) {
+func (f *fakeCoord) EnsureIndexed(context.Context, string) (keyword.ReindexReport, error) {
 	f.indexed.Add(1)
-	return coord.ReindexReport{AlreadyIndexed: true}, nil
+	return keyword.ReindexReport{AlreadyIndexed: true}, nil
 }
 
 type syncBuffer struct {

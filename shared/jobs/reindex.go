@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 )
 
 // CoordIndexer is the domain call the keyword-search backfill makes;
-// *coord.Service implements it.
+// *keyword.Service implements it.
 type CoordIndexer interface {
-	EnsureIndexed(ctx context.Context, tenant string) (coord.ReindexReport, error)
+	EnsureIndexed(ctx context.Context, tenant string) (keyword.ReindexReport, error)
 }
 
 // ReindexCoord makes the messages, tasks, briefing notes and components

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
@@ -53,7 +53,7 @@ func TestReindexCoordJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer idx.Close()
-	svc := coord.New(coord.Options{Store: st, Index: idx})
+	svc := keyword.New(keyword.Options{Store: st, Index: idx})
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	if err := jobs.ReindexCoord(ctx, svc, tenants, log); err != nil {
@@ -61,11 +61,11 @@ func TestReindexCoordJob(t *testing.T) {
 	}
 	for _, tenant := range tenants {
 		p := vp.Principal{Tenant: tenant, Orchestrators: []string{"alice"}}
-		tasks, err := svc.SearchTasks(ctx, p, coord.SearchTasksInput{Query: "ibis", Limit: 50})
+		tasks, err := svc.SearchTasks(ctx, p, keyword.SearchTasksInput{Query: "ibis", Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs, err := svc.SearchMessages(ctx, p, coord.SearchMessagesInput{Query: "ibis", Limit: 50})
+		msgs, err := svc.SearchMessages(ctx, p, keyword.SearchMessagesInput{Query: "ibis", Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestReindexCoordJob(t *testing.T) {
 	}
 	// A second run (even from another process) finds the markers.
 	logs.Reset()
-	if err := jobs.ReindexCoord(ctx, coord.New(coord.Options{Store: st, Index: idx}), tenants, log); err != nil {
+	if err := jobs.ReindexCoord(ctx, keyword.New(keyword.Options{Store: st, Index: idx}), tenants, log); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(logs.String(), "backfill done") {
@@ -93,11 +93,11 @@ func TestReindexCoordJob(t *testing.T) {
 
 type failingIndexer struct{ fail string }
 
-func (f failingIndexer) EnsureIndexed(_ context.Context, tenant string) (coord.ReindexReport, error) {
+func (f failingIndexer) EnsureIndexed(_ context.Context, tenant string) (keyword.ReindexReport, error) {
 	if tenant == f.fail {
-		return coord.ReindexReport{}, errors.New("index unreachable")
+		return keyword.ReindexReport{}, errors.New("index unreachable")
 	}
-	return coord.ReindexReport{Tenant: tenant, Tasks: 1}, nil
+	return keyword.ReindexReport{Tenant: tenant, Tasks: 1}, nil
 }
 
 // A tenant that fails does not stop the others; the error says which.
@@ -115,9 +115,9 @@ func TestReindexCoordJobFailure(t *testing.T) {
 // recordingIndexer records the tenants it is asked to index.
 type recordingIndexer struct{ got []string }
 
-func (r *recordingIndexer) EnsureIndexed(_ context.Context, tenant string) (coord.ReindexReport, error) {
+func (r *recordingIndexer) EnsureIndexed(_ context.Context, tenant string) (keyword.ReindexReport, error) {
 	r.got = append(r.got, tenant)
-	return coord.ReindexReport{Tenant: tenant, AlreadyIndexed: true}, nil
+	return keyword.ReindexReport{Tenant: tenant, AlreadyIndexed: true}, nil
 }
 
 // TestSearchBackfill: each run asks for the tenants again and ensures every

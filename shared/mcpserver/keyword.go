@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -41,33 +41,33 @@ type searchComponentsIn struct {
 // notes and components. Results are {items, count}, best first, each item
 // the full entity with a score.
 func (s *server) addKeywordTools(m *mcp.Server) {
-	c := s.opts.Coord
+	c := s.opts.Keyword
 	add(s, m, &mcp.Tool{Name: "search_messages_by_keyword", Annotations: readOnly,
 		Description: "Keyword (BM25) search over message content: find what was said about a term. " +
 			"Example: {\"query\":\"schema migration\",\"from\":\"bob\",\"limit\":10}"},
-		func(ctx context.Context, p vp.Principal, in searchMessagesIn) (coord.KeywordResult[coord.MessageHit], error) {
-			return c.SearchMessages(ctx, p, coord.SearchMessagesInput{Query: in.Query, From: in.From, Channel: in.Channel, Limit: in.Limit})
+		func(ctx context.Context, p vp.Principal, in searchMessagesIn) (keyword.KeywordResult[keyword.MessageHit], error) {
+			return c.SearchMessages(ctx, p, keyword.SearchMessagesInput{Query: in.Query, From: in.From, Channel: in.Channel, Limit: in.Limit})
 		})
 
 	add(s, m, &mcp.Tool{Name: "search_tasks_by_keyword", Annotations: readOnly,
 		Description: "Keyword (BM25) search over task titles (weighted) and descriptions, optionally by status, assignee, project or mission. " +
 			"Example: {\"query\":\"flaky deploy\",\"status\":\"open\"}"},
-		func(ctx context.Context, p vp.Principal, in searchTasksIn) (coord.KeywordResult[coord.TaskHit], error) {
-			return c.SearchTasks(ctx, p, coord.SearchTasksInput{Query: in.Query, Status: in.Status, AssignedTo: in.AssignedTo,
+		func(ctx context.Context, p vp.Principal, in searchTasksIn) (keyword.KeywordResult[keyword.TaskHit], error) {
+			return c.SearchTasks(ctx, p, keyword.SearchTasksInput{Query: in.Query, Status: in.Status, AssignedTo: in.AssignedTo,
 				Project: in.Project, MissionID: in.MissionID, Limit: in.Limit})
 		})
 
 	add(s, m, &mcp.Tool{Name: "search_briefing_notes_by_keyword", Annotations: readOnly,
 		Description: "Keyword (BM25) search over briefing notes; call it before claiming anything about the team's state, and cite the ids. " +
 			"Example: {\"query\":\"M4 release\",\"topic\":\"sprint-review\"}"},
-		func(ctx context.Context, p vp.Principal, in searchBriefingsIn) (coord.KeywordResult[coord.BriefingHit], error) {
-			return c.SearchBriefingNotes(ctx, p, coord.SearchBriefingsInput{Query: in.Query, Topic: in.Topic, Limit: in.Limit})
+		func(ctx context.Context, p vp.Principal, in searchBriefingsIn) (keyword.KeywordResult[keyword.BriefingHit], error) {
+			return c.SearchBriefingNotes(ctx, p, keyword.SearchBriefingsInput{Query: in.Query, Topic: in.Topic, Limit: in.Limit})
 		})
 
 	add(s, m, &mcp.Tool{Name: "search_components", Annotations: readOnly,
 		Description: "Keyword (BM25) search over registered components by name, team or description, optionally of one type. " +
 			"Example: {\"query\":\"convex\",\"type\":\"agent\"}"},
-		func(ctx context.Context, p vp.Principal, in searchComponentsIn) (coord.KeywordResult[coord.ComponentHit], error) {
-			return c.SearchComponents(ctx, p, coord.SearchComponentsInput{Query: in.Query, Type: in.Type, Limit: in.Limit})
+		func(ctx context.Context, p vp.Principal, in searchComponentsIn) (keyword.KeywordResult[keyword.ComponentHit], error) {
+			return c.SearchComponents(ctx, p, keyword.SearchComponentsInput{Query: in.Query, Type: in.Type, Limit: in.Limit})
 		})
 }

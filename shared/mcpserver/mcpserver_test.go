@@ -14,9 +14,9 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
@@ -40,7 +40,7 @@ func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
 	t.Cleanup(func() { _ = st.Close() })
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
-	return clientOf(t, mcpserver.New(withLeaves(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}, st, signer, nil)))
+	return clientOf(t, mcpserver.New(withLeaves(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}, st, signer, nil)))
 }
 
 // withLeaves sets o's leaf aggregate services (briefings, ...) on st,

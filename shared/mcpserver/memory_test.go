@@ -11,9 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
@@ -44,7 +44,7 @@ func connectMemory(t *testing.T, p vp.Principal) (*mcp.ClientSession, func()) {
 	signer, _ := listing.NewSigner(key)
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
 	mem := memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}), Queue: q, Cursors: signer})
-	cs := clientOf(t, mcpserver.New(withLeaves(mcpserver.Options{Coord: coord.New(coord.Options{Store: st, Cursors: signer, Index: idx}),
+	cs := clientOf(t, mcpserver.New(withLeaves(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer, Index: idx}),
 		Memory: mem, Version: "test", LocalPrincipal: &p}, st, signer, idx)))
 	drain := func() {
 		for {

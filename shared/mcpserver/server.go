@@ -19,9 +19,9 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
@@ -34,8 +34,8 @@ import (
 
 // Options configures New.
 type Options struct {
-	Coord *coord.Service
-	// The services of the capabilities split out of coord.
+	Keyword *keyword.Service
+	// The services of the capabilities split out of keyword.
 	Profiles  *profile.Service
 	Messages  *message.Service
 	Iframes   *iframe.Service

@@ -10,7 +10,7 @@ import (
 )
 
 // Messages is the message table: by id, and listed by sender, channel,
-// tenant and session day. Keyword search (coord) reads hits back and
+// tenant and session day. Keyword search (shared/keyword) reads hits back and
 // backfills through it.
 var Messages = table.Declare(table.Schema[vp.Message]{
 	Entity:  "message",

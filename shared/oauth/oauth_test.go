@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/message"
@@ -102,7 +102,7 @@ func newEnv(t *testing.T, st store.Store, c *clock, tweak func(*oauth.Options)) 
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	signer, _ := listing.NewSigner(key)
-	svc := coord.New(coord.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log})
+	svc := keyword.New(keyword.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log})
 	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log})
 	messages := message.New(message.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log, Directory: profiles})
 	e.opts = oauth.Options{Store: st, Tokens: e.tokens, Now: c.Now, Logger: log}
@@ -111,7 +111,7 @@ func newEnv(t *testing.T, st store.Store, c *clock, tweak func(*oauth.Options)) 
 	}
 	e.oauth = oauth.New(e.opts)
 	h := httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Coord: svc, Profiles: profiles, Messages: messages, Version: "test", Logger: log}), Tokens: e.tokens, Version: "test", Logger: log,
+		MCP: mcpserver.New(mcpserver.Options{Keyword: svc, Profiles: profiles, Messages: messages, Version: "test", Logger: log}), Tokens: e.tokens, Version: "test", Logger: log,
 		Started: time.Now(), Storage: "test", OAuth: e.oauth,
 	})
 	e.srv = httptest.NewServer(h)

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
@@ -65,13 +65,13 @@ type seedStats struct {
 // services is the product's embedded wiring (functions/vantagepeers/app.go
 // openApp), minus the master-token bootstrap the benchmark does not need.
 type services struct {
-	store *sqlite.Store
-	index *searchlocal.Index
-	coord *coord.Service // with the keyword-search index, as the binary wires it
+	store   *sqlite.Store
+	index   *searchlocal.Index
+	keyword *keyword.Service // with the keyword-search index, as the binary wires it
 	// unindexed is the same service without the index: seeding writes
 	// through it and backfills the index once at the end, as a server
 	// upgraded to keyword search would.
-	unindexed *coord.Service
+	unindexed *keyword.Service
 	profiles  *peerprofile.Service
 	iframes   *iframe.Service
 	mandates  *mandate.Service
@@ -104,8 +104,8 @@ func openServices(ctx context.Context, dataDir string, opts sqlite.Options, now 
 	}
 	profiles := peerprofile.New(peerprofile.Options{Store: st, Cursors: signer, Now: now})
 	return &services{store: st, index: idx,
-		coord:     coord.New(coord.Options{Store: st, Cursors: signer, Now: now, Index: idx}),
-		unindexed: coord.New(coord.Options{Store: st, Cursors: signer, Now: now}),
+		keyword:   keyword.New(keyword.Options{Store: st, Cursors: signer, Now: now, Index: idx}),
+		unindexed: keyword.New(keyword.Options{Store: st, Cursors: signer, Now: now}),
 		profiles:  profiles,
 		iframes:   iframe.New(iframe.Options{Store: st, Now: now}),
 		mandates:  mandate.New(mandate.Options{Store: st, Cursors: signer, Now: now}),
@@ -218,7 +218,7 @@ func seed(ctx context.Context, cfg seedConfig, progress func(string)) (seedStats
 	// The server backfills an index without its marker at start, in the
 	// background: do it here, so that it is not measured.
 	indexStart := time.Now()
-	if _, err := svc.coord.EnsureIndexed(ctx, vp.DefaultTenant); err != nil {
+	if _, err := svc.keyword.EnsureIndexed(ctx, vp.DefaultTenant); err != nil {
 		return seedStats{}, fmt.Errorf("seed: indexing for keyword search: %w", err)
 	}
 	st.Index = time.Since(indexStart)

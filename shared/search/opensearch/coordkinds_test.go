@@ -11,7 +11,7 @@ import (
 // TestOpenSearchProtocolCoordKinds: the coordination documents (messages,
 // tasks, briefings, components) go through the same mapping; the keyword
 // tools filter on kind, type (task status, channel, topic, component type)
-// and owner, in per-kind partitions "<tenant>/<kind>" (shared/coord).
+// and owner, in per-kind partitions "<tenant>/<kind>" (shared/keyword).
 func TestOpenSearchProtocolCoordKinds(t *testing.T) {
 	x, f := open(t)
 	docs := []search.Doc{

@@ -7,6 +7,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
@@ -42,6 +43,7 @@ func All() []table.Doc {
 		task.Tables(),
 		mission.Tables(),
 		recurring.Tables(),
+		keyword.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

@@ -25,9 +25,6 @@ func Render(docs []table.Doc) string {
 			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | %s |\n", k.Pattern, indexName(k.Index), keyText(d.Global || k.Global, k.PK), keyText(true, k.SK), k.Note)
 		}
 	}
-	for _, r := range legacyRows {
-		b.WriteString(r + "\n")
-	}
 	b.WriteString("\n" + footer)
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package coord
+package keyword
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -73,9 +74,17 @@ type backfillRun struct {
 	Report ReindexReport   `json:"report"`
 }
 
-func backfillKey(tenant string) store.Key {
-	return store.Key{PK: tp(tenant) + "IDXFILL", SK: indexMarkerID}
-}
+// checkpoints declares where a tenant's backfill in progress is kept.
+var checkpoints = table.Declare(table.Schema[backfillRun]{
+	Entity:  "keyword backfill checkpoint",
+	Primary: table.Key{PK: "IDXFILL", SK: indexMarkerID, Pattern: "keyword-search backfill checkpoint", Note: "run id, source, last position; deleted when the backfill finishes"},
+	Fields:  func(backfillRun) table.Values { return nil },
+})
+
+// Tables declares the package's keys for KEYS.md.
+func Tables() []table.Doc { return []table.Doc{checkpoints.Doc()} }
+
+func backfillKey(tenant string) store.Key { return checkpoints.KeyOf(tenant, nil) }
 
 func backfillRunDocID(run string) string { return "coord-backfill-" + run }
 
@@ -91,7 +100,7 @@ func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexRepo
 		return rep, nil
 	}
 	if !vp.ValidTenant(tenant) {
-		return rep, fmt.Errorf("coord.EnsureIndexed: %q is not a tenant id", tenant)
+		return rep, fmt.Errorf("keyword.EnsureIndexed: %q is not a tenant id", tenant)
 	}
 	v, _ := s.indexed.LoadOrStore(tenant, &tenantIndex{})
 	ti := v.(*tenantIndex)
@@ -104,7 +113,7 @@ func (s *Service) EnsureIndexed(ctx context.Context, tenant string) (ReindexRepo
 	}
 	found, err := s.indexHolds(ctx, tenant, indexMarkerTitle, indexMarkerID)
 	if err != nil {
-		return rep, fmt.Errorf("coord.EnsureIndexed: reading the marker: %w", err)
+		return rep, fmt.Errorf("keyword.EnsureIndexed: reading the marker: %w", err)
 	}
 	if found {
 		ti.seenAt, rep.AlreadyIndexed = now, true
@@ -136,24 +145,24 @@ type backfillSource struct {
 }
 
 func backfillSources(tenant string) []backfillSource {
-	const op = "coord.reindex"
+	const op = "keyword.reindex"
 	sources := []backfillSource{
 		{message.Messages.Query(tenant, store.GSI3, nil), func(r *ReindexReport) *int { return &r.Messages }, func(it store.Item) (search.Doc, error) {
-			m, err := decode[vp.Message](op, it)
+			m, err := records.Decode[vp.Message](op, it)
 			return message.Doc(tenant, m), err
 		}},
 		{briefing.Notes.Query(tenant, store.GSI1, nil), func(r *ReindexReport) *int { return &r.Briefings }, func(it store.Item) (search.Doc, error) {
-			n, err := decode[vp.BriefingNote](op, it)
+			n, err := records.Decode[vp.BriefingNote](op, it)
 			return briefing.Doc(tenant, n), err
 		}},
 		{component.Components.Query(tenant, store.GSI1, nil), func(r *ReindexReport) *int { return &r.Components }, func(it store.Item) (search.Doc, error) {
-			c, err := decode[vp.Component](op, it)
+			c, err := records.Decode[vp.Component](op, it)
 			return component.Doc(tenant, c), err
 		}},
 	}
 	for _, st := range vp.TaskStatuses { // there is no all-tasks index: one partition per status
 		sources = append(sources, backfillSource{task.Table.Query(tenant, store.GSI2, table.Values{"status": st}), func(r *ReindexReport) *int { return &r.Tasks }, func(it store.Item) (search.Doc, error) {
-			t, err := decode[vp.Task](op, it)
+			t, err := records.Decode[vp.Task](op, it)
 			return task.Doc(tenant, t), err
 		}})
 	}
@@ -167,11 +176,11 @@ func backfillSources(tenant string) []backfillSource {
 // not removed (their documents are dropped when a search reads them back).
 func (s *Service) Reindex(ctx context.Context, tenant string) (ReindexReport, error) {
 	if s.idx == nil {
-		return ReindexReport{Tenant: tenant}, errors.New("coord.Reindex: no search index configured")
+		return ReindexReport{Tenant: tenant}, errors.New("keyword.Reindex: no search index configured")
 	}
 	run, err := s.startBackfill(ctx, tenant)
 	if err != nil {
-		return run.Report, fmt.Errorf("coord.Reindex %s: %w", tenant, err)
+		return run.Report, fmt.Errorf("keyword.Reindex %s: %w", tenant, err)
 	}
 	sources := backfillSources(tenant)
 	for i := run.Source; i < len(sources); i++ {
@@ -210,13 +219,13 @@ func (s *Service) Reindex(ctx context.Context, tenant string) (ReindexReport, er
 			err = flush()
 		}
 		if err != nil {
-			return run.Report, fmt.Errorf("coord.Reindex %s: %w", tenant, err)
+			return run.Report, fmt.Errorf("keyword.Reindex %s: %w", tenant, err)
 		}
 	}
 	marker := search.Doc{Tenant: indexPartition(tenant, indexMarkerKind), ID: indexMarkerID, Kind: indexMarkerKind,
 		Title: indexMarkerTitle, CreatedAt: s.nowMS()}
 	if err := s.idx.Upsert(ctx, marker); err != nil {
-		return run.Report, fmt.Errorf("coord.Reindex %s: writing the marker: %w", tenant, err)
+		return run.Report, fmt.Errorf("keyword.Reindex %s: writing the marker: %w", tenant, err)
 	}
 	// The marker decides from now on; a leftover checkpoint or run document
 	// would only cost a lookup, so failing to remove them fails nothing.
@@ -235,7 +244,7 @@ func (s *Service) startBackfill(ctx context.Context, tenant string) (backfillRun
 	it, err := s.st.Get(ctx, backfillKey(tenant))
 	switch {
 	case err == nil:
-		run, err := decode[backfillRun]("coord.reindex", it)
+		run, err := records.Decode[backfillRun]("keyword.reindex", it)
 		if err == nil && run.Run != "" {
 			same, err := s.indexHolds(ctx, tenant, backfillRunTitle, backfillRunDocID(run.Run))
 			if err != nil {
@@ -259,7 +268,10 @@ func (s *Service) startBackfill(ctx context.Context, tenant string) (backfillRun
 }
 
 func (s *Service) saveBackfill(ctx context.Context, tenant string, run backfillRun) error {
-	it := store.Item{Key: backfillKey(tenant), Data: encode("coord.reindex", run)}
+	it, err := checkpoints.Item("keyword.reindex", tenant, run)
+	if err != nil {
+		return err
+	}
 	if err := s.st.Write(ctx, store.Put(it, store.Always)); err != nil {
 		return fmt.Errorf("saving the checkpoint: %w", err)
 	}

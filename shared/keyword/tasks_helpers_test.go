@@ -1,4 +1,4 @@
-package coord_test
+package keyword_test
 
 import (
 	"testing"
@@ -11,8 +11,8 @@ import (
 )
 
 // taskServices are the tasks and missions capabilities on st, indexed in
-// idx (nil: not indexed), wired as main wires them next to coord: the
-// keyword searches of coord find what they write.
+// idx (nil: not indexed), wired as main wires them next to keyword search: the
+// keyword searches find what they write.
 func taskServices(st store.Store, idx search.Index) (*task.Service, *mission.Service) {
 	var w *search.Writer
 	if idx != nil {

@@ -1,4 +1,4 @@
-package coord
+package keyword
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -312,7 +313,7 @@ func keywordSearch[T, H any](ctx context.Context, s *Service, p vp.Principal, q 
 			}
 		}
 		if err := hydrateHits(ctx, s, tenant, fresh, limit, q, &res); err != nil {
-			return KeywordResult[H]{}, storeErr(q.op, err)
+			return KeywordResult[H]{}, records.Err(q.op, err)
 		}
 		if len(res.Items) >= limit || len(hits) < k || k >= keywordMaxFetch {
 			break
@@ -350,7 +351,7 @@ func hydrateHits[T, H any](ctx context.Context, s *Service, tenant string, hits 
 					errs[i] = err
 					return
 				}
-				v, err := decode[T](q.op, it)
+				v, err := records.Decode[T](q.op, it)
 				if err != nil {
 					errs[i] = err
 					return

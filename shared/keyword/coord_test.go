@@ -1,4 +1,4 @@
-package coord_test
+package keyword_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
@@ -18,20 +18,20 @@ import (
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 // eachBackend runs fn once per backend with a fresh service.
-func eachBackend(t *testing.T, fn func(t *testing.T, svc *coord.Service)) {
+func eachBackend(t *testing.T, fn func(t *testing.T, svc *keyword.Service)) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		fn(t, newService(t, b.Open(t, nil)))
 	})
 }
 
-func newService(t *testing.T, st store.Store) *coord.Service {
+func newService(t *testing.T, st store.Store) *keyword.Service {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	signer, err := listing.NewSigner(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return coord.New(coord.Options{Store: st, Cursors: signer})
+	return keyword.New(keyword.Options{Store: st, Cursors: signer})
 }
 
 func as(tenant string, orchs ...string) vp.Principal {

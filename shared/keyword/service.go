@@ -1,19 +1,17 @@
-// Package coord holds the domain services of agent coordination — profiles
-// and presence, messaging, and (in later files) tasks, missions and the
-// rest. Each capability is one file; all are written against the store port
-// and know nothing of SQLite, DynamoDB or MCP.
-package coord
+// Package keyword is keyword search over the coordination aggregates —
+// messages, tasks, briefing notes and components: the searches, which read
+// every hit back from its aggregate's table, and the backfill that indexes
+// what was written before the index existed. Each aggregate indexes its
+// own writes (search.Writer); this package only reads their tables.
+package keyword
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -35,7 +33,7 @@ type Options struct {
 	SearchBackfillBudget time.Duration
 }
 
-// Service is the coordination domain.
+// Service is keyword search and its backfill.
 type Service struct {
 	st      store.Store
 	cursors *listing.Signer
@@ -67,53 +65,6 @@ func New(o Options) *Service {
 }
 
 func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
-
-func encode(op string, v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Entities are plain structs; failing to encode one is a bug.
-		panic(op + ": encoding entity: " + err.Error())
-	}
-	return b
-}
-
-func decode[T any](op string, it store.Item) (T, error) { return records.Decode[T](op, it) }
-
-// storeErr maps store errors onto domain kinds.
-func storeErr(op string, err error) error { return records.Err(op, err) }
-
-// get reads and decodes one entity; a missing item is a NotFound naming field.
-func get[T any](ctx context.Context, s *Service, op, field, id string, k store.Key) (T, store.Item, error) {
-	var zero T
-	it, err := s.st.Get(ctx, k)
-	if errors.Is(err, store.ErrNotFound) {
-		return zero, it, vp.Errorf(op, vp.KindNotFound, field, "no %s %q in this tenant", field, id)
-	}
-	if err != nil {
-		return zero, it, storeErr(op, err)
-	}
-	v, err := decode[T](op, it)
-	return v, it, err
-}
-
-// queryAll reads a whole (small) partition, up to max items.
-func (s *Service) queryAll(ctx context.Context, q store.Query, max int) ([]store.Item, error) {
-	var out []store.Item
-	for len(out) < max {
-		q.Limit = min(200, max-len(out))
-		rows, err := s.st.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rows...)
-		if len(rows) < q.Limit {
-			break
-		}
-		p := store.PositionOf(rows[len(rows)-1], q.Index)
-		q.After = &p
-	}
-	return out, nil
-}
 
 // scan walks a partition in pages, calling fn until it returns false.
 func (s *Service) scan(ctx context.Context, q store.Query, fn func(store.Item) (bool, error)) (int, error) {

@@ -1,4 +1,4 @@
-package coord_test
+package keyword_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -67,7 +67,7 @@ func seedLegacy(t *testing.T, st store.Store) {
 	oldTasks, _ := taskServices(st, nil)
 	alice := as("acme", "alice")
 	for i := range backfillMessages {
-		if _, err := coord.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy kestrel note ", i)}); err != nil {
+		if _, err := keyword.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy kestrel note ", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,13 +161,13 @@ func (stuckIndex) Upsert(ctx context.Context, _ ...search.Doc) error {
 func TestSearchBoundsItsBackfill(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st := b.Open(t, nil)
-		if _, err := coord.MessagesOf(newSearchService(t, st, nil)).Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "bob", Content: "kestrel"}); err != nil {
+		if _, err := keyword.MessagesOf(newSearchService(t, st, nil)).Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "bob", Content: "kestrel"}); err != nil {
 			t.Fatal(err)
 		}
-		svc := coord.New(coord.Options{Store: st, Index: stuckIndex{openIndex(t)}, SearchBackfillBudget: 50 * time.Millisecond})
+		svc := keyword.New(keyword.Options{Store: st, Index: stuckIndex{openIndex(t)}, SearchBackfillBudget: 50 * time.Millisecond})
 		done := make(chan error, 1)
 		go func() {
-			_, err := svc.SearchMessages(ctx(), as("acme", "alice"), coord.SearchMessagesInput{Query: "kestrel"})
+			_, err := svc.SearchMessages(ctx(), as("acme", "alice"), keyword.SearchMessagesInput{Query: "kestrel"})
 			done <- err
 		}()
 		select {

@@ -1,4 +1,4 @@
-package coord
+package keyword
 
 import (
 	"github.com/vantagepeers/vantagepeers/shared/message"

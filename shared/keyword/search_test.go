@@ -1,4 +1,4 @@
-package coord_test
+package keyword_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/component"
-	"github.com/vantagepeers/vantagepeers/shared/coord"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
@@ -60,19 +60,19 @@ func openIndex(t *testing.T) *flakyIndex {
 	return &flakyIndex{Index: idx}
 }
 
-func newSearchService(t *testing.T, st store.Store, idx search.Index) *coord.Service {
+func newSearchService(t *testing.T, st store.Store, idx search.Index) *keyword.Service {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	signer, err := listing.NewSigner(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return coord.New(coord.Options{Store: st, Cursors: signer, Index: idx})
+	return keyword.New(keyword.Options{Store: st, Cursors: signer, Index: idx})
 }
 
 // eachBackendSearch runs fn per store backend with a service on a fresh
 // local search index.
-func eachBackendSearch(t *testing.T, fn func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex)) {
+func eachBackendSearch(t *testing.T, fn func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex)) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st, idx := b.Open(t, nil), openIndex(t)
 		fn(t, newSearchService(t, st, idx), st, idx)
@@ -115,7 +115,7 @@ func pick[T any](n int, keep func(i int) bool, id func(i int) T) []T {
 }
 
 func TestSearchMessagesByKeyword(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, _ store.Store, _ *flakyIndex) {
 		senders := []vp.Principal{as("acme", "alice"), as("acme", "bob")}
 		ids := make([]string, nSeed)
 		for i := range nSeed {
@@ -123,14 +123,14 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 			if i%5 == 0 {
 				channel = "dave"
 			}
-			res, err := coord.MessagesOf(svc).Send(ctx(), senders[i%2], message.SendInput{Channel: channel,
+			res, err := keyword.MessagesOf(svc).Send(ctx(), senders[i%2], message.SendInput{Channel: channel,
 				Content: fmt.Sprintf("standup %d: the %s report is ready", i, words[i%3])})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ids[i] = res.MessageID
 		}
-		msgIDs := func(r coord.KeywordResult[coord.MessageHit]) []string {
+		msgIDs := func(r keyword.KeywordResult[keyword.MessageHit]) []string {
 			out := []string{}
 			for _, h := range r.Items {
 				out = append(out, h.ID)
@@ -139,14 +139,14 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 		}
 		cases := []struct {
 			name string
-			in   coord.SearchMessagesInput
+			in   keyword.SearchMessagesInput
 			want func(i int) bool
 		}{
-			{"word", coord.SearchMessagesInput{Query: "zebra"}, func(i int) bool { return i%3 == 0 }},
-			{"stemmed", coord.SearchMessagesInput{Query: "Giraffes!"}, func(i int) bool { return i%3 == 1 }},
-			{"from", coord.SearchMessagesInput{Query: "walrus", From: "Bob"}, func(i int) bool { return i%3 == 2 && i%2 == 1 }},
-			{"channel", coord.SearchMessagesInput{Query: "zebra", Channel: "DAVE"}, func(i int) bool { return i%3 == 0 && i%5 == 0 }},
-			{"none", coord.SearchMessagesInput{Query: "okapi"}, func(int) bool { return false }},
+			{"word", keyword.SearchMessagesInput{Query: "zebra"}, func(i int) bool { return i%3 == 0 }},
+			{"stemmed", keyword.SearchMessagesInput{Query: "Giraffes!"}, func(i int) bool { return i%3 == 1 }},
+			{"from", keyword.SearchMessagesInput{Query: "walrus", From: "Bob"}, func(i int) bool { return i%3 == 2 && i%2 == 1 }},
+			{"channel", keyword.SearchMessagesInput{Query: "zebra", Channel: "DAVE"}, func(i int) bool { return i%3 == 0 && i%5 == 0 }},
+			{"none", keyword.SearchMessagesInput{Query: "okapi"}, func(int) bool { return false }},
 		}
 		for _, c := range cases {
 			c.in.Limit = 50
@@ -166,27 +166,27 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 			}
 		}
 		// Deleted messages leave the results.
-		if _, err := coord.MessagesOf(svc).DeleteMessage(ctx(), senders[0], ids[0], ""); err != nil {
+		if _, err := keyword.MessagesOf(svc).DeleteMessage(ctx(), senders[0], ids[0], ""); err != nil {
 			t.Fatal(err)
 		}
-		res, err := svc.SearchMessages(ctx(), as("acme", "erin"), coord.SearchMessagesInput{Query: "zebra", Limit: 50})
+		res, err := svc.SearchMessages(ctx(), as("acme", "erin"), keyword.SearchMessagesInput{Query: "zebra", Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantIDs(t, "after delete", msgIDs(res), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 0 }, func(i int) string { return ids[i] }))
 		// Another tenant finds nothing of acme's.
-		res, err = svc.SearchMessages(ctx(), as("beta", "alice"), coord.SearchMessagesInput{Query: "zebra report standup", Limit: 50})
+		res, err = svc.SearchMessages(ctx(), as("beta", "alice"), keyword.SearchMessagesInput{Query: "zebra report standup", Limit: 50})
 		if err != nil || res.Count != 0 || len(res.Items) != 0 {
 			t.Fatalf("tenant beta sees %+v (%v)", res, err)
 		}
 		// Limits: default 10, clamped to 50 (55 messages say "report").
 		for i := range 10 {
-			if _, err := coord.MessagesOf(svc).Send(ctx(), senders[0], message.SendInput{Channel: "carol", Content: fmt.Sprint("extra report ", i)}); err != nil {
+			if _, err := keyword.MessagesOf(svc).Send(ctx(), senders[0], message.SendInput{Channel: "carol", Content: fmt.Sprint("extra report ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for _, c := range []struct{ limit, want int }{{0, coord.DefaultKeywordLimit}, {-3, coord.DefaultKeywordLimit}, {7, 7}, {500, coord.MaxKeywordLimit}} {
-			res, err := svc.SearchMessages(ctx(), senders[1], coord.SearchMessagesInput{Query: "report", Limit: c.limit})
+		for _, c := range []struct{ limit, want int }{{0, keyword.DefaultKeywordLimit}, {-3, keyword.DefaultKeywordLimit}, {7, 7}, {500, keyword.MaxKeywordLimit}} {
+			res, err := svc.SearchMessages(ctx(), senders[1], keyword.SearchMessagesInput{Query: "report", Limit: c.limit})
 			if err != nil || len(res.Items) != c.want || res.Count != c.want {
 				t.Fatalf("limit %d: %d items (%v), want %d", c.limit, len(res.Items), err, c.want)
 			}
@@ -195,7 +195,7 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 }
 
 func TestSearchTasksByKeyword(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex) {
 		tsk, msn := taskServices(st, idx)
 		alice := as("acme", "alice", "bob")
 		m, err := msn.CreateMission(ctx(), alice, mission.CreateMissionInput{Name: "search mission", Project: "vp", Priority: "high"})
@@ -217,14 +217,14 @@ func TestSearchTasksByKeyword(t *testing.T) {
 			}
 			tasks[i] = mustTask(t, tsk, alice, in)
 		}
-		taskIDs := func(r coord.KeywordResult[coord.TaskHit]) []string {
+		taskIDs := func(r keyword.KeywordResult[keyword.TaskHit]) []string {
 			out := []string{}
 			for _, h := range r.Items {
 				out = append(out, h.ID)
 			}
 			return out
 		}
-		search := func(in coord.SearchTasksInput) []string {
+		search := func(in keyword.SearchTasksInput) []string {
 			t.Helper()
 			in.Limit = 50
 			res, err := svc.SearchTasks(ctx(), as("acme", "carol"), in)
@@ -236,17 +236,17 @@ func TestSearchTasksByKeyword(t *testing.T) {
 		id := func(i int) string { return tasks[i].ID }
 		cases := []struct {
 			name string
-			in   coord.SearchTasksInput
+			in   keyword.SearchTasksInput
 			want func(i int) bool
 		}{
-			{"title word", coord.SearchTasksInput{Query: "zebra"}, func(i int) bool { return i%3 == 0 }},
-			{"description", coord.SearchTasksInput{Query: "okapi"}, func(i int) bool { return i == 44 }},
-			{"status", coord.SearchTasksInput{Query: "giraffe", Status: vp.TaskInProgress}, func(i int) bool { return i%3 == 1 && i%4 == 0 }},
-			{"status alias", coord.SearchTasksInput{Query: "giraffe", Status: "open"}, func(i int) bool { return i%3 == 1 }},
-			{"status list", coord.SearchTasksInput{Query: "giraffe", Status: []any{"todo"}}, func(i int) bool { return i%3 == 1 && i%4 != 0 }},
-			{"assignee", coord.SearchTasksInput{Query: "walrus", AssignedTo: "BOB"}, func(i int) bool { return i%3 == 2 && i%2 == 1 }},
-			{"project", coord.SearchTasksInput{Query: "pipeline", Project: "studio/x"}, func(i int) bool { return i%3 == 2 }},
-			{"mission", coord.SearchTasksInput{Query: "pipeline", MissionID: m.ID}, func(i int) bool { return i%9 == 0 }},
+			{"title word", keyword.SearchTasksInput{Query: "zebra"}, func(i int) bool { return i%3 == 0 }},
+			{"description", keyword.SearchTasksInput{Query: "okapi"}, func(i int) bool { return i == 44 }},
+			{"status", keyword.SearchTasksInput{Query: "giraffe", Status: vp.TaskInProgress}, func(i int) bool { return i%3 == 1 && i%4 == 0 }},
+			{"status alias", keyword.SearchTasksInput{Query: "giraffe", Status: "open"}, func(i int) bool { return i%3 == 1 }},
+			{"status list", keyword.SearchTasksInput{Query: "giraffe", Status: []any{"todo"}}, func(i int) bool { return i%3 == 1 && i%4 != 0 }},
+			{"assignee", keyword.SearchTasksInput{Query: "walrus", AssignedTo: "BOB"}, func(i int) bool { return i%3 == 2 && i%2 == 1 }},
+			{"project", keyword.SearchTasksInput{Query: "pipeline", Project: "studio/x"}, func(i int) bool { return i%3 == 2 }},
+			{"mission", keyword.SearchTasksInput{Query: "pipeline", MissionID: m.ID}, func(i int) bool { return i%9 == 0 }},
 		}
 		for _, c := range cases {
 			wantIDs(t, c.name, search(c.in), pick(nSeed, c.want, id))
@@ -256,42 +256,42 @@ func TestSearchTasksByKeyword(t *testing.T) {
 		if _, err := tsk.UpdateTask(ctx(), alice, task.UpdateTaskInput{TaskID: tasks[3].ID, Title: tkStr("Rotate the capybara keys")}); err != nil {
 			t.Fatal(err)
 		}
-		wantIDs(t, "new title", search(coord.SearchTasksInput{Query: "capybara"}), []string{tasks[3].ID})
-		wantIDs(t, "old title", search(coord.SearchTasksInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 3 }, id))
+		wantIDs(t, "new title", search(keyword.SearchTasksInput{Query: "capybara"}), []string{tasks[3].ID})
+		wantIDs(t, "old title", search(keyword.SearchTasksInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 3 }, id))
 		// Status changes move a task between status filters: checkout, complete, bulk.
 		co, err := tsk.CheckoutTask(ctx(), as("acme", "bob"), task.CheckoutInput{TaskID: tasks[6].ID})
 		if err != nil || !co.Claimed {
 			t.Fatalf("checkout: %+v %v", co, err)
 		}
-		wantIDs(t, "checked out", search(coord.SearchTasksInput{Query: "zebra", Status: vp.TaskInProgress, AssignedTo: "bob"}), []string{tasks[6].ID})
+		wantIDs(t, "checked out", search(keyword.SearchTasksInput{Query: "zebra", Status: vp.TaskInProgress, AssignedTo: "bob"}), []string{tasks[6].ID})
 		dry := false
 		if _, err := tsk.BulkCompleteTasks(ctx(), alice, task.BulkCompleteInput{Filter: task.BulkFilter{TaskIDs: []string{tasks[9].ID, tasks[15].ID}}, DryRun: &dry, CallerOrchestrator: "alice"}); err != nil {
 			t.Fatal(err)
 		}
-		wantIDs(t, "bulk done", search(coord.SearchTasksInput{Query: "zebra", Status: vp.TaskDone}), []string{tasks[9].ID, tasks[15].ID})
+		wantIDs(t, "bulk done", search(keyword.SearchTasksInput{Query: "zebra", Status: vp.TaskDone}), []string{tasks[9].ID, tasks[15].ID})
 		// Deleted tasks leave the results.
 		if _, err := tsk.DeleteTask(ctx(), alice, task.TaskRef{TaskID: tasks[44].ID}); err != nil {
 			t.Fatal(err)
 		}
-		wantIDs(t, "deleted", search(coord.SearchTasksInput{Query: "okapi"}), nil)
+		wantIDs(t, "deleted", search(keyword.SearchTasksInput{Query: "okapi"}), nil)
 		// Template instantiation indexes the tasks it creates.
 		inst, err := msn.InstantiateTemplate(ctx(), alice, mission.InstantiateInput{TemplateName: "repo-fix-v1", MissionID: m.ID, TitlePrefix: "Quokka"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantIDs(t, "instantiated", search(coord.SearchTasksInput{Query: "quokka"}), inst.TaskIDs)
+		wantIDs(t, "instantiated", search(keyword.SearchTasksInput{Query: "quokka"}), inst.TaskIDs)
 		// Tenant isolation.
-		res, err := svc.SearchTasks(ctx(), as("beta", "alice"), coord.SearchTasksInput{Query: "pipeline zebra quokka"})
+		res, err := svc.SearchTasks(ctx(), as("beta", "alice"), keyword.SearchTasksInput{Query: "pipeline zebra quokka"})
 		if err != nil || len(res.Items) != 0 {
 			t.Fatalf("tenant beta sees %+v (%v)", res, err)
 		}
-		_, err = svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "zebra", Status: "finished"})
+		_, err = svc.SearchTasks(ctx(), alice, keyword.SearchTasksInput{Query: "zebra", Status: "finished"})
 		wantKind(t, err, vp.KindInvalid, "status")
 	})
 }
 
 func TestSearchBriefingNotesByKeyword(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex) {
 		notes := briefingsOn(st, idx)
 		pi := as("acme", "pi")
 		ids := make([]string, nSeed)
@@ -307,7 +307,7 @@ func TestSearchBriefingNotesByKeyword(t *testing.T) {
 			}
 			ids[i] = n.ID
 		}
-		search := func(in coord.SearchBriefingsInput) []string {
+		search := func(in keyword.SearchBriefingsInput) []string {
 			t.Helper()
 			in.Limit = 50
 			res, err := svc.SearchBriefingNotes(ctx(), as("acme", "sigma"), in)
@@ -324,17 +324,17 @@ func TestSearchBriefingNotesByKeyword(t *testing.T) {
 			return out
 		}
 		id := func(i int) string { return ids[i] }
-		wantIDs(t, "content", search(coord.SearchBriefingsInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 }, id))
-		wantIDs(t, "topic", search(coord.SearchBriefingsInput{Query: "zebra", Topic: " sprint-review "}), pick(nSeed, func(i int) bool { return i%3 == 0 && i%2 == 1 }, id))
-		wantIDs(t, "decision", search(coord.SearchBriefingsInput{Query: "narwhal"}), []string{ids[10]})
-		wantIDs(t, "title", search(coord.SearchBriefingsInput{Query: "close"}), ids)
+		wantIDs(t, "content", search(keyword.SearchBriefingsInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 }, id))
+		wantIDs(t, "topic", search(keyword.SearchBriefingsInput{Query: "zebra", Topic: " sprint-review "}), pick(nSeed, func(i int) bool { return i%3 == 0 && i%2 == 1 }, id))
+		wantIDs(t, "decision", search(keyword.SearchBriefingsInput{Query: "narwhal"}), []string{ids[10]})
+		wantIDs(t, "title", search(keyword.SearchBriefingsInput{Query: "close"}), ids)
 		// An update is searchable by its new words only.
 		if _, err := notes.UpdateBriefingNote(ctx(), pi, briefing.Update{NoteID: ids[0], Content: strp("The manatee plan.")}); err != nil {
 			t.Fatal(err)
 		}
-		wantIDs(t, "updated", search(coord.SearchBriefingsInput{Query: "manatee"}), []string{ids[0]})
-		wantIDs(t, "old words", search(coord.SearchBriefingsInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 0 }, id))
-		res, err := svc.SearchBriefingNotes(ctx(), as("beta", "pi"), coord.SearchBriefingsInput{Query: "close zebra"})
+		wantIDs(t, "updated", search(keyword.SearchBriefingsInput{Query: "manatee"}), []string{ids[0]})
+		wantIDs(t, "old words", search(keyword.SearchBriefingsInput{Query: "zebra"}), pick(nSeed, func(i int) bool { return i%3 == 0 && i != 0 }, id))
+		res, err := svc.SearchBriefingNotes(ctx(), as("beta", "pi"), keyword.SearchBriefingsInput{Query: "close zebra"})
 		if err != nil || len(res.Items) != 0 {
 			t.Fatalf("tenant beta sees %+v (%v)", res, err)
 		}
@@ -342,7 +342,7 @@ func TestSearchBriefingNotesByKeyword(t *testing.T) {
 }
 
 func TestSearchComponents(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex) {
 		comps := componentsOn(st, idx)
 		carol := as("acme", "carol")
 		names := make([]string, nSeed)
@@ -357,7 +357,7 @@ func TestSearchComponents(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		search := func(in coord.SearchComponentsInput) []string {
+		search := func(in keyword.SearchComponentsInput) []string {
 			t.Helper()
 			in.Limit = 50
 			res, err := svc.SearchComponents(ctx(), as("acme", "dave"), in)
@@ -374,23 +374,23 @@ func TestSearchComponents(t *testing.T) {
 			return out
 		}
 		name := func(i int) string { return names[i] }
-		wantIDs(t, "name", search(coord.SearchComponentsInput{Query: "giraffe"}), pick(nSeed, func(i int) bool { return i%3 == 1 }, name))
-		wantIDs(t, "type", search(coord.SearchComponentsInput{Query: "giraffe", Type: "skill"}), pick(nSeed, func(i int) bool { return i%3 == 1 && i%4 == 1 }, name))
-		wantIDs(t, "team", search(coord.SearchComponentsInput{Query: "operations"}), pick(nSeed, func(i int) bool { return i%2 == 1 }, name))
-		wantIDs(t, "front matter", search(coord.SearchComponentsInput{Query: "otter"}), pick(nSeed, func(i int) bool { return i%2 == 0 }, name))
-		wantIDs(t, "body is not indexed", search(coord.SearchComponentsInput{Query: "penguin"}), nil)
+		wantIDs(t, "name", search(keyword.SearchComponentsInput{Query: "giraffe"}), pick(nSeed, func(i int) bool { return i%3 == 1 }, name))
+		wantIDs(t, "type", search(keyword.SearchComponentsInput{Query: "giraffe", Type: "skill"}), pick(nSeed, func(i int) bool { return i%3 == 1 && i%4 == 1 }, name))
+		wantIDs(t, "team", search(keyword.SearchComponentsInput{Query: "operations"}), pick(nSeed, func(i int) bool { return i%2 == 1 }, name))
+		wantIDs(t, "front matter", search(keyword.SearchComponentsInput{Query: "otter"}), pick(nSeed, func(i int) bool { return i%2 == 0 }, name))
+		wantIDs(t, "body is not indexed", search(keyword.SearchComponentsInput{Query: "penguin"}), nil)
 		// An update changes what the team finds; a delete removes it.
 		if _, err := comps.UpdateComponent(ctx(), carol, component.Update{Name: names[0], Type: "agent", Team: strp("operations")}); err != nil {
 			t.Fatal(err)
 		}
-		wantIDs(t, "updated team", search(coord.SearchComponentsInput{Query: "operations"}), pick(nSeed, func(i int) bool { return i%2 == 1 || i == 0 }, name))
+		wantIDs(t, "updated team", search(keyword.SearchComponentsInput{Query: "operations"}), pick(nSeed, func(i int) bool { return i%2 == 1 || i == 0 }, name))
 		if _, err := comps.DeleteComponent(ctx(), carol, names[1], "skill", ""); err != nil {
 			t.Fatal(err)
 		}
-		wantIDs(t, "deleted", search(coord.SearchComponentsInput{Query: "giraffe"}), pick(nSeed, func(i int) bool { return i%3 == 1 && i != 1 }, name))
-		_, err := svc.SearchComponents(ctx(), carol, coord.SearchComponentsInput{Query: "giraffe", Type: "widget"})
+		wantIDs(t, "deleted", search(keyword.SearchComponentsInput{Query: "giraffe"}), pick(nSeed, func(i int) bool { return i%3 == 1 && i != 1 }, name))
+		_, err := svc.SearchComponents(ctx(), carol, keyword.SearchComponentsInput{Query: "giraffe", Type: "widget"})
 		wantKind(t, err, vp.KindInvalid, "type")
-		res, err := svc.SearchComponents(ctx(), as("beta", "carol"), coord.SearchComponentsInput{Query: "giraffe operations"})
+		res, err := svc.SearchComponents(ctx(), as("beta", "carol"), keyword.SearchComponentsInput{Query: "giraffe operations"})
 		if err != nil || len(res.Items) != 0 {
 			t.Fatalf("tenant beta sees %+v (%v)", res, err)
 		}
@@ -398,23 +398,23 @@ func TestSearchComponents(t *testing.T) {
 }
 
 func TestKeywordSearchQueries(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, _ store.Store, _ *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, _ store.Store, _ *flakyIndex) {
 		p := as("acme", "alice")
 		calls := map[string]func(q string) error{
 			"search_messages_by_keyword": func(q string) error {
-				_, err := svc.SearchMessages(ctx(), p, coord.SearchMessagesInput{Query: q})
+				_, err := svc.SearchMessages(ctx(), p, keyword.SearchMessagesInput{Query: q})
 				return err
 			},
 			"search_tasks_by_keyword": func(q string) error {
-				_, err := svc.SearchTasks(ctx(), p, coord.SearchTasksInput{Query: q})
+				_, err := svc.SearchTasks(ctx(), p, keyword.SearchTasksInput{Query: q})
 				return err
 			},
 			"search_briefing_notes_by_keyword": func(q string) error {
-				_, err := svc.SearchBriefingNotes(ctx(), p, coord.SearchBriefingsInput{Query: q})
+				_, err := svc.SearchBriefingNotes(ctx(), p, keyword.SearchBriefingsInput{Query: q})
 				return err
 			},
 			"search_components": func(q string) error {
-				_, err := svc.SearchComponents(ctx(), p, coord.SearchComponentsInput{Query: q})
+				_, err := svc.SearchComponents(ctx(), p, keyword.SearchComponentsInput{Query: q})
 				return err
 			},
 		}
@@ -435,7 +435,7 @@ func TestKeywordSearchQueries(t *testing.T) {
 				t.Errorf("%s on an empty tenant: %v", name, err)
 			}
 		}
-		_, err := svc.SearchMessages(ctx(), vp.Principal{}, coord.SearchMessagesInput{Query: "x"})
+		_, err := svc.SearchMessages(ctx(), vp.Principal{}, keyword.SearchMessagesInput{Query: "x"})
 		wantKind(t, err, vp.KindUnauthorized, "")
 	})
 }
@@ -443,7 +443,7 @@ func TestKeywordSearchQueries(t *testing.T) {
 // TestKeywordSearchIndexFailure: a write whose index update fails still
 // succeeds, and a search never returns the row in its stale state.
 func TestKeywordSearchIndexFailure(t *testing.T) {
-	eachBackendSearch(t, func(t *testing.T, svc *coord.Service, st store.Store, idx *flakyIndex) {
+	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex) {
 		registry := componentsOn(st, idx)
 		tsk, _ := taskServices(st, idx)
 		alice := as("acme", "alice")
@@ -458,7 +458,7 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 		}
 		idx.fail.Store(false)
 		// The index still says todo; the store says blocked.
-		res, err := svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "heron", Status: vp.TaskTodo})
+		res, err := svc.SearchTasks(ctx(), alice, keyword.SearchTasksInput{Query: "heron", Status: vp.TaskTodo})
 		if err != nil || len(res.Items) != 0 {
 			t.Fatalf("stale status returned: %+v (%v)", res, err)
 		}
@@ -467,7 +467,7 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 		if _, err := tsk.UpdateTask(ctx(), alice, task.UpdateTaskInput{TaskID: tk.ID, Priority: tkStr("high")}); err != nil {
 			t.Fatal(err)
 		}
-		res, err = svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "heron", Status: vp.TaskBlocked})
+		res, err = svc.SearchTasks(ctx(), alice, keyword.SearchTasksInput{Query: "heron", Status: vp.TaskBlocked})
 		if err != nil || len(res.Items) != 1 || res.Items[0].Status != vp.TaskBlocked || res.Items[0].Priority != "high" {
 			t.Fatalf("after repair: %+v (%v)", res, err)
 		}
@@ -480,11 +480,11 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 			t.Fatal(err)
 		}
 		idx.fail.Store(false)
-		comps, err := svc.SearchComponents(ctx(), alice, coord.SearchComponentsInput{Query: "heron"})
+		comps, err := svc.SearchComponents(ctx(), alice, keyword.SearchComponentsInput{Query: "heron"})
 		if err != nil || len(comps.Items) != 0 {
 			t.Fatalf("deleted component returned: %+v (%v)", comps, err)
 		}
-		res, err = svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "heron"})
+		res, err = svc.SearchTasks(ctx(), alice, keyword.SearchTasksInput{Query: "heron"})
 		if err != nil || len(res.Items) != 0 {
 			t.Fatalf("deleted task returned: %+v (%v)", res, err)
 		}
@@ -492,12 +492,12 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 }
 
 func TestKeywordSearchWithoutIndex(t *testing.T) {
-	eachBackend(t, func(t *testing.T, svc *coord.Service) {
+	eachBackend(t, func(t *testing.T, svc *keyword.Service) {
 		alice := as("acme", "alice")
-		if _, err := coord.MessagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: "hello"}); err != nil {
+		if _, err := keyword.MessagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: "hello"}); err != nil {
 			t.Fatalf("writes work without an index: %v", err)
 		}
-		_, err := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "hello"})
+		_, err := svc.SearchMessages(ctx(), alice, keyword.SearchMessagesInput{Query: "hello"})
 		wantKind(t, err, vp.KindConflict, "not configured")
 		if rep, err := svc.EnsureIndexed(ctx(), "acme"); err != nil || rep.Messages != 0 {
 			t.Fatalf("EnsureIndexed without an index: %+v %v", rep, err)
@@ -516,7 +516,7 @@ func TestEnsureIndexed(t *testing.T) {
 		for i := range nSeed {
 			mustTask(t, oldTasks, alice, task.CreateTaskInput{Title: fmt.Sprint("legacy pelican task ", i), AssignedTo: "alice", Priority: "low",
 				Status: []string{"", vp.TaskInProgress}[i%2]})
-			if _, err := coord.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
+			if _, err := keyword.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -526,7 +526,7 @@ func TestEnsureIndexed(t *testing.T) {
 		if _, err := componentsOn(st, nil).RegisterComponent(ctx(), alice, component.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := coord.MessagesOf(old).Send(ctx(), as("beta", "x"), message.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
+		if _, err := keyword.MessagesOf(old).Send(ctx(), as("beta", "x"), message.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
 			t.Fatal(err)
 		}
 		idx := openIndex(t)
@@ -538,15 +538,15 @@ func TestEnsureIndexed(t *testing.T) {
 		if rep.AlreadyIndexed || rep.Tasks != nSeed || rep.Messages != nSeed || rep.Briefings != 1 || rep.Components != 1 {
 			t.Fatalf("report %+v", rep)
 		}
-		tasks, _ := svc.SearchTasks(ctx(), alice, coord.SearchTasksInput{Query: "pelican", Limit: 50})
-		msgs, _ := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "pelican", Limit: 50})
-		notes, _ := svc.SearchBriefingNotes(ctx(), alice, coord.SearchBriefingsInput{Query: "pelican"})
-		comps, _ := svc.SearchComponents(ctx(), alice, coord.SearchComponentsInput{Query: "pelican"})
+		tasks, _ := svc.SearchTasks(ctx(), alice, keyword.SearchTasksInput{Query: "pelican", Limit: 50})
+		msgs, _ := svc.SearchMessages(ctx(), alice, keyword.SearchMessagesInput{Query: "pelican", Limit: 50})
+		notes, _ := svc.SearchBriefingNotes(ctx(), alice, keyword.SearchBriefingsInput{Query: "pelican"})
+		comps, _ := svc.SearchComponents(ctx(), alice, keyword.SearchComponentsInput{Query: "pelican"})
 		if tasks.Count != nSeed || msgs.Count != nSeed || notes.Count != 1 || comps.Count != 1 {
 			t.Fatalf("after backfill: %d tasks, %d messages, %d notes, %d components", tasks.Count, msgs.Count, notes.Count, comps.Count)
 		}
 		// Beta, which no backfill reached, is indexed by its first search.
-		if res, _ := svc.SearchMessages(ctx(), as("beta", "x"), coord.SearchMessagesInput{Query: "pelican"}); res.Count != 1 {
+		if res, _ := svc.SearchMessages(ctx(), as("beta", "x"), keyword.SearchMessagesInput{Query: "pelican"}); res.Count != 1 {
 			t.Fatalf("beta's first search: %+v", res)
 		}
 		if rep, err := svc.EnsureIndexed(ctx(), "beta"); err != nil || !rep.AlreadyIndexed {
@@ -579,16 +579,16 @@ func TestEnsureIndexedNoticesAReplacedIndex(t *testing.T) {
 		now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 		advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); clock = clock.Add(d) }
 		idx := openIndex(t)
-		svc := coord.New(coord.Options{Store: b.Open(t, nil), Index: idx, Now: now})
+		svc := keyword.New(keyword.Options{Store: b.Open(t, nil), Index: idx, Now: now})
 		alice := as("acme", "alice")
 		for i := range nSeed {
-			if _, err := coord.MessagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("heron sighting ", i)}); err != nil {
+			if _, err := keyword.MessagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("heron sighting ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		search := func() int {
 			t.Helper()
-			res, err := svc.SearchMessages(ctx(), alice, coord.SearchMessagesInput{Query: "heron", Limit: 50})
+			res, err := svc.SearchMessages(ctx(), alice, keyword.SearchMessagesInput{Query: "heron", Limit: 50})
 			if err != nil {
 				t.Fatal(err)
 			}
