@@ -24,6 +24,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
@@ -41,6 +42,7 @@ type app struct {
 	store   *sqlite.Store
 	index   *searchlocal.Index
 	queue   *storequeue.Queue
+	outbox  *outbox.Outbox
 	tokens  *auth.Tokens
 	keyword *keyword.Service
 	memory  *memory.Service
@@ -97,6 +99,15 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		return nil, err
 	}
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
+	// Side effects outside the store are committed with their causes and
+	// run by their writers right after the commit; the outbox job retries
+	// what failed. Handlers and subscribers are registered below, before
+	// any job runs.
+	ob, err := outbox.New(outbox.Options{Store: st, Logger: log})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	indexed := &search.Writer{Index: idx, Logger: log}
 	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Logger: log})
 	tasks := task.New(task.Options{Store: st, Cursors: signer, Logger: log, Search: indexed})
@@ -106,6 +117,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		store:   st,
 		index:   idx,
 		queue:   q,
+		outbox:  ob,
 		tokens:  auth.New(auth.Options{Store: st, MasterHash: masterHash}),
 		keyword: keyword.New(keyword.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
 		tasks:   tasks, missions: missions,

@@ -39,6 +39,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
@@ -118,8 +119,11 @@ type App struct {
 	Messages  *message.Service
 	Iframes   *iframe.Service
 	Mandates  *mandate.Service
-	Memory    *memory.Service // nil when no search index is configured (memory tools are then not offered)
-	Queue     queue.Queue     // the embedding queue, with Memory
+	// Outbox holds the side effects committed with their causes; the
+	// scheduler's outbox job drains what their writers did not run.
+	Outbox *outbox.Outbox
+	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
+	Queue  queue.Queue     // the embedding queue, with Memory
 
 	// Leaf aggregates' services, built with Coord.
 	Briefings     *briefing.Service
@@ -226,6 +230,9 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 	if nd.coord {
+		if a.Outbox, err = outbox.New(outbox.Options{Store: a.Store, Logger: a.Log, Now: o.Now}); err != nil {
+			return nil, err
+		}
 		co := keyword.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
 		if idx != nil { // a nil *opensearch.Index in the interface would not read as "no index"
 			co.Index = idx

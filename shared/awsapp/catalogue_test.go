@@ -17,6 +17,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
@@ -37,7 +38,11 @@ func schedulerOnSQLite(t *testing.T, logs *bytes.Buffer) *awsapp.App {
 	}
 	t.Cleanup(func() { _ = idx.Close() })
 	log := awsapp.NewLogger(logs, slog.LevelInfo, awsenv.FuncScheduler)
-	return &awsapp.App{Function: awsenv.FuncScheduler, Log: log, Config: awsapp.Config{SearchEndpoint: "https://search.example"},
+	ob, err := outbox.New(outbox.Options{Store: st, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &awsapp.App{Outbox: ob, Function: awsenv.FuncScheduler, Log: log, Config: awsapp.Config{SearchEndpoint: "https://search.example"},
 		Keyword: keyword.New(keyword.Options{Store: st, Index: idx, Logger: log}), Iframes: iframe.New(iframe.Options{Store: st, Logger: log}),
 		Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})})}
 }

@@ -82,6 +82,9 @@ func (a *App) jobDeps() jobs.Deps {
 	if a.Iframes != nil {
 		d.Iframes = a.Iframes
 	}
+	if a.Outbox != nil {
+		d.Outbox = a.Outbox
+	}
 	return d
 }
 

@@ -69,6 +69,8 @@ type Deps struct {
 	// Indexer is set only when the coordination service has a search index.
 	Indexer CoordIndexer
 	Tenants TenantLister
+	// Outbox runs the side effects committed with their causes.
+	Outbox OutboxDrainer
 	// Embedder configures the embedding worker (Queue and Memory required).
 	Embedder EmbedderOptions
 	// EmbedPoll bounds the worker's wait for jobs another process enqueued.
@@ -91,6 +93,7 @@ const (
 	JobIframeCleanup  = "iframe-session-cleanup"
 	JobSearchBackfill = "search-backfill"
 	JobEmbedder       = "embedder"
+	JobOutbox         = "outbox"
 )
 
 // Catalogue returns every job, in a fixed order. Each call returns fresh
@@ -136,6 +139,16 @@ func Catalogue() []Job {
 					return nil, notWired(JobSearchBackfill, "Tenants")
 				}
 				return SearchBackfill(d.Indexer, d.Tenants, d.Logger), nil
+			},
+		},
+		{
+			Name: JobOutbox, Kind: Cron, Schedule: MustParseSchedule("* * * * *"), Function: awsenv.FuncScheduler,
+			Summary: "runs the side effects whose inline run failed or whose writer died, with backoff and dead letters",
+			build: func(d Deps) (Func, error) {
+				if d.Outbox == nil {
+					return nil, notWired(JobOutbox, "Outbox")
+				}
+				return OutboxDrain(d.Outbox, d.Logger), nil
 			},
 		},
 		{

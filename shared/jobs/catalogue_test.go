@@ -69,6 +69,7 @@ func TestCatalogue(t *testing.T) {
 		"iframe-session-cleanup": "0 * * * *",
 		"search-backfill":        "*/10 * * * *",
 		"embedder":               "",
+		"outbox":                 "* * * * *",
 	}
 	for name, sched := range want {
 		j, ok := jobs.Lookup(name)

@@ -20,5 +20,6 @@ func Schedules() []Schedule {
 		{Job: "recurring-tasks", Cron: "* * * * *", EventBridge: "cron(* * * * ? *)", Function: "scheduler"},
 		{Job: "iframe-session-cleanup", Cron: "0 * * * *", EventBridge: "cron(0 * * * ? *)", Function: "scheduler"},
 		{Job: "search-backfill", Cron: "*/10 * * * *", EventBridge: "cron(0/10 * * * ? *)", Function: "scheduler"},
+		{Job: "outbox", Cron: "* * * * *", EventBridge: "cron(* * * * ? *)", Function: "scheduler"},
 	}
 }
