@@ -89,8 +89,8 @@ func (a *App) jobDeps() jobs.Deps {
 }
 
 // ScheduledJobs are the catalogue's Cron jobs this function is wired for —
-// the same job functions the embedded binary runs in process (DESIGN.md
-// §10). Other expired rows need no job: DynamoDB TTL deletes them and
+// the same job functions the embedded binary runs in process. Other
+// expired rows need no job: DynamoDB TTL deletes them and
 // every read filters them.
 func (a *App) ScheduledJobs() []Scheduled {
 	d := a.jobDeps()

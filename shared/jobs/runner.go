@@ -1,5 +1,4 @@
-// Package jobs holds the server-side jobs of VantagePeers (DESIGN.md §10).
-// A job is a plain Go function over the domain services; on AWS an
+// Package jobs holds the server-side jobs of VantagePeers. A job is a plain Go function over the domain services; on AWS an
 // EventBridge schedule or an SQS event invokes it through a Lambda entry
 // point, and the embedded server calls the same function from RunEvery.
 package jobs

@@ -1,5 +1,5 @@
 // Package listing is the one implementation of the list contract every
-// list_* tool follows (DESIGN.md §5): the {items, nextCursor?} envelope,
+// list_* tool follows: the {items, nextCursor?} envelope,
 // limit clamping, lite/full projection, the 50,000-byte cap and signed,
 // tenant-bound cursors.
 package listing

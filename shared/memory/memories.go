@@ -46,7 +46,8 @@ type StoreResult struct {
 	ExpiresAt  int64    `json:"expiresAt,omitempty"`
 }
 
-// StoreMemory stores a memory. Order of writes (DESIGN.md decision 6):
+// StoreMemory stores a memory. Order of writes (text is searchable at once,
+// vectors follow from a job):
 //
 //  1. the text is indexed (search.Index.Upsert), so that text_search finds
 //     the memory the moment this returns;

@@ -6,7 +6,7 @@ import (
 )
 
 // Memory types. The seed documents two lists (the API reference and the
-// capabilities pages); DESIGN.md decision 8 accepts their union.
+// capabilities pages); the product accepts their union.
 var MemoryTypes = []string{
 	"fact", "decision", "feedback", "project", "architecture", "note", "warning",
 	"procedure", "episode", "observation", "user", "reference",
@@ -26,7 +26,7 @@ const (
 // RelationTypes lists every relation type.
 var RelationTypes = []string{RelationUpdates, RelationReferences, RelationContradicts, RelationExtends}
 
-// Episode severities (DESIGN.md decision 8): low, medium, high, critical; the
+// Episode severities: low, medium, high, critical; the
 // tools reference's minor and major are accepted as low and high.
 var EpisodeSeverities = []string{"low", "medium", "high", "critical"}
 
