@@ -1,21 +1,27 @@
 package profile_test
 
 import (
-	"context"
 	"crypto/rand"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// The helpers every aggregate's tests share.
+var (
+	as       = domaintest.As
+	admin    = domaintest.Admin
+	wantKind = domaintest.WantKind
+	pageAll  = domaintest.PageAll
+	ctx      = domaintest.Ctx
+)
 
 // eachBackend runs fn once per backend with a fresh service.
 func eachBackend(t *testing.T, fn func(t *testing.T, svc *profile.Service)) {
@@ -32,51 +38,4 @@ func newService(t *testing.T, st store.Store) *profile.Service {
 		t.Fatal(err)
 	}
 	return profile.New(profile.Options{Store: st, Cursors: signer})
-}
-
-func as(tenant string, orchs ...string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: orchs, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
-}
-
-func admin(tenant string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: []string{"*"}, Admin: true}
-}
-
-func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s on %q", kind, field)
-	}
-	if vp.KindOf(err) != kind {
-		t.Fatalf("got %v (kind %s), want kind %s", err, vp.KindOf(err), kind)
-	}
-	if field != "" && !strings.Contains(err.Error(), field) {
-		t.Fatalf("error %q does not name field %q", err, field)
-	}
-}
-
-func pageAll(t *testing.T, page func(cursor string) (listing.Page[any], error)) []any {
-	t.Helper()
-	var all []any
-	cursor := ""
-	for i := 0; ; i++ {
-		if i > 1000 {
-			t.Fatal("pagination does not end")
-		}
-		p, err := page(cursor)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, p.Items...)
-		if p.NextCursor == "" {
-			return all
-		}
-		cursor = p.NextCursor
-	}
-}
-
-func ctx() context.Context {
-	c, cancel := context.WithTimeout(context.Background(), time.Minute)
-	_ = cancel // the test process ends first
-	return c
 }
