@@ -6,45 +6,45 @@ import (
 
 func (s *server) addMissionTools(m *mcp.Server) {
 	c := s.opts.Missions
-	add(s, m, &mcp.Tool{Name: "create_mission", Annotations: write,
+	add(s, m, tool{Name: "create_mission", Annotations: write,
 		Description: "Create a mission (a group of tasks with a pilot), in plan unless told otherwise; fill it with create_task missionId or " +
 			"instantiate_template_into_mission. Example: {\"name\":\"fix-issue-255\",\"project\":\"studio/ws1\",\"priority\":\"high\",\"pilot\":\"proxima\"}"},
 		c.CreateMission)
 
-	add(s, m, &mcp.Tool{Name: "get_mission", Annotations: readOnly,
+	add(s, m, tool{Name: "get_mission", Core: true, Annotations: readOnly,
 		Description: "Fetch a mission with its tasks (step order) and a count per task status. Example: {\"missionId\":\"msn_01jd...\"}"},
 		c.GetMission)
 
-	add(s, m, &mcp.Tool{Name: "list_missions", Annotations: readOnly,
+	add(s, m, tool{Name: "list_missions", Core: true, Annotations: readOnly,
 		Description: "List missions, newest-updated first, by project, pilot, status (value, array, or open|active|all) or updatedSince. " +
 			"Paginated {items, nextCursor?}. Example: {\"pilot\":\"pi\",\"status\":\"active\",\"fields\":\"lite\"}"},
 		c.ListMissions)
 
-	add(s, m, &mcp.Tool{Name: "update_mission", Annotations: write,
+	add(s, m, tool{Name: "update_mission", Annotations: write,
 		Description: "Change mission fields or stage; cancel with status cancelled + cancelReason (creator only). " +
 			"Example: {\"missionId\":\"msn_01jd...\",\"brief\":\"Scope cut to the login flow\"}"},
 		c.UpdateMission)
 
-	add(s, m, &mcp.Tool{Name: "update_mission_status", Annotations: write,
+	add(s, m, tool{Name: "update_mission_status", Annotations: write,
 		Description: "Move a mission between brainstorm, plan, execute, validate and complete (complete is final; a mission also completes " +
 			"by itself when all its tasks are done). Example: {\"missionId\":\"msn_01jd...\",\"status\":\"execute\"}"},
 		c.UpdateMissionStatus)
 
-	add(s, m, &mcp.Tool{Name: "update_mission_progress", Annotations: idempotent,
+	add(s, m, tool{Name: "update_mission_progress", Annotations: idempotent,
 		Description: "Set the pilot's progress estimate, a whole number 0-100 (not computed from tasks). Example: {\"missionId\":\"msn_01jd...\",\"progress\":50}"},
 		c.UpdateMissionProgress)
 
-	add(s, m, &mcp.Tool{Name: "get_mission_template", Annotations: readOnly,
+	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly,
 		Description: "Fetch a mission template with its steps. Built in: issue-resolution-v2 (IRP, T0-T13), repo-fix-v1, new-feature-v1. " +
 			"Example: {\"name\":\"issue-resolution-v2\"}"},
 		c.GetMissionTemplate)
 
-	add(s, m, &mcp.Tool{Name: "update_mission_template", Annotations: idempotent,
+	add(s, m, tool{Name: "update_mission_template", Annotations: idempotent,
 		Description: "Create or replace a template by name (your tenant's version overrides a built-in). " +
 			"Example: {\"name\":\"deliver-v1\",\"steps\":[{\"title\":\"Scope\",\"description\":\"Define acceptance criteria\"},{\"title\":\"Build\",\"description\":\"Implement\",\"dependsOn\":[0]}]}"},
 		c.UpdateMissionTemplate)
 
-	add(s, m, &mcp.Tool{Name: "instantiate_template_into_mission", Annotations: write,
+	add(s, m, tool{Name: "instantiate_template_into_mission", Annotations: write,
 		Description: "Create one task per template step in a mission, dependencies wired, all or nothing; {{key}} placeholders take context values. " +
 			"Example: {\"templateName\":\"issue-resolution-v2\",\"missionId\":\"msn_01jd...\",\"titlePrefix\":\"[#142]\",\"context\":{\"issueNumber\":\"142\",\"repo\":\"vantage-memory\"}}"},
 		c.InstantiateTemplate)
