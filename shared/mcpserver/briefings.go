@@ -44,6 +44,12 @@ type listBriefingsIn struct {
 func (s *server) addBriefingTools(m *mcp.Server) {
 	c := s.opts.Briefings
 	add(s, m, tool{Name: "create_briefing_note", Annotations: write,
+		Limits: limits{
+			"title": maxLen(vp.MaxShortTextBytes), "topic": maxLen(vp.MaxShortTextBytes),
+			"content": maxLen(vp.MaxBriefingContentBytes), "participants": maxItems(vp.MaxBriefingListItems),
+			"participants[]": maxLen(vp.MaxNameBytes), "decisions": maxItems(vp.MaxBriefingListItems),
+			"decisions[]": maxLen(vp.MaxBriefingItemBytes), "linkedMemoryIds": maxItems(vp.MaxBriefingListItems),
+		},
 		Description: "Record a briefing or hand-off: who was there, what was said, what was decided. Write one at the end of a session so the " +
 			"next session (yours or a peer's) starts from it. Example: {\"title\":\"Day 82 close\",\"topic\":\"sprint-review\"," +
 			"\"participants\":[\"pi\",\"sigma\"],\"content\":\"M3 done.\",\"decisions\":[\"ship M4 Monday\"]}"},
@@ -53,6 +59,12 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_briefing_note", Annotations: idempotent,
+		Limits: limits{
+			"title": maxLen(vp.MaxShortTextBytes), "topic": maxLen(vp.MaxShortTextBytes),
+			"content": maxLen(vp.MaxBriefingContentBytes), "participants": maxItems(vp.MaxBriefingListItems),
+			"participants[]": maxLen(vp.MaxNameBytes), "decisions": maxItems(vp.MaxBriefingListItems),
+			"decisions[]": maxLen(vp.MaxBriefingItemBytes), "linkedMemoryIds": maxItems(vp.MaxBriefingListItems),
+		},
 		Description: "Change fields of a briefing note you created (creator or system only); omitted fields keep their value. " +
 			"Example: {\"noteId\":\"brf_01jd...\",\"decisions\":[\"ship M4 Tuesday\"]}"},
 		func(ctx context.Context, p vp.Principal, in updateBriefingIn) (vp.BriefingNote, error) {

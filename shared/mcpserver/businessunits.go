@@ -63,6 +63,15 @@ type listBUsIn struct {
 func (s *server) addBusinessUnitTools(m *mcp.Server) {
 	c := s.opts.BusinessUnits
 	add(s, m, tool{Name: "create_bu", Annotations: write,
+		Limits: limits{
+			"name": maxLen(vp.MaxShortTextBytes), "description": maxLen(vp.MaxBUTextBytes), "purpose": maxLen(vp.MaxBUTextBytes),
+			"businessModel": maxLen(vp.MaxBUTextBytes), "targetCustomers": maxLen(vp.MaxBUTextBytes),
+			"pricing": maxLen(vp.MaxBUTextBytes), "domain": maxLen(vp.MaxShortTextBytes),
+			"orchestratorId": maxLen(vp.MaxNameBytes), "services": maxItems(vp.MaxBUListItems),
+			"services[]": maxLen(vp.MaxBUServiceBytes), "coreTeam.agents": maxItems(vp.MaxBUListItems),
+			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
+			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
+		},
 		Description: "Create a business unit with its strategy: offer, customers, pricing, revenue targets and core team. " +
 			"Example: {\"name\":\"VantagePeers\",\"description\":\"Agent coordination backend\",\"purpose\":\"Let agents work as a team\"," +
 			"\"businessModel\":\"SaaS\",\"targetCustomers\":\"AI studios\",\"services\":[\"hosting\"],\"pricing\":\"49 EUR/seat/month\"," +
@@ -75,6 +84,15 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_bu", Annotations: idempotent,
+		Limits: limits{
+			"name": maxLen(vp.MaxShortTextBytes), "description": maxLen(vp.MaxBUTextBytes), "purpose": maxLen(vp.MaxBUTextBytes),
+			"businessModel": maxLen(vp.MaxBUTextBytes), "targetCustomers": maxLen(vp.MaxBUTextBytes),
+			"pricing": maxLen(vp.MaxBUTextBytes), "domain": maxLen(vp.MaxShortTextBytes),
+			"orchestratorId": maxLen(vp.MaxNameBytes), "services": maxItems(vp.MaxBUListItems),
+			"services[]": maxLen(vp.MaxBUServiceBytes), "coreTeam.agents": maxItems(vp.MaxBUListItems),
+			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
+			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
+		},
 		Description: "Change fields of a business unit (its creator, its lead or system): move its status along, revise pricing or targets, " +
 			"hand the lead over; omitted fields keep their value. Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in updateBUIn) (vp.BusinessUnit, error) {

@@ -51,6 +51,10 @@ type listComponentsIn struct {
 func (s *server) addComponentTools(m *mcp.Server) {
 	c := s.opts.Components
 	add(s, m, tool{Name: "register_component", Annotations: write,
+		Limits: limits{
+			"name": maxLen(vp.MaxComponentNameBytes), "content": maxLen(vp.MaxComponentContentBytes),
+			"version": maxLen(vp.MaxNameBytes), "team": maxLen(vp.MaxShortTextBytes), "project": maxLen(vp.MaxShortTextBytes),
+		},
 		Description: "Register a new agent, skill, hook or plugin with its full file content: the fleet's inventory and a byte-exact backup. " +
 			"A name is unique per type; to change a registered component use update_component. " +
 			"Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\",\"team\":\"development\",\"content\":\"---\\nname: dev-convex-expert\\n---\\n...\",\"version\":\"1.0.0\"}"},
@@ -74,6 +78,10 @@ func (s *server) addComponentTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_component", Annotations: idempotent,
+		Limits: limits{
+			"name": maxLen(vp.MaxComponentNameBytes), "content": maxLen(vp.MaxComponentContentBytes),
+			"version": maxLen(vp.MaxNameBytes), "team": maxLen(vp.MaxShortTextBytes), "project": maxLen(vp.MaxShortTextBytes),
+		},
 		Description: "Publish a new revision of a component you registered (creator or system only): new content, version, team or project; " +
 			"the previous revision stays readable with get_component's revision. Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
 		func(ctx context.Context, p vp.Principal, in updateComponentIn) (vp.Component, error) {

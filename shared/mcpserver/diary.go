@@ -41,6 +41,12 @@ type listDiaryRangeIn struct {
 func (s *server) addDiaryTools(m *mcp.Server) {
 	c := s.opts.Diary
 	add(s, m, tool{Name: "write_diary", Core: true, Annotations: idempotent,
+		Limits: limits{
+			"content": maxLen(vp.MaxDiaryContentBytes), "highlights": maxItems(vp.MaxDiaryListItems),
+			"highlights[]": maxLen(vp.MaxDiaryItemBytes), "blockers": maxItems(vp.MaxDiaryListItems),
+			"blockers[]": maxLen(vp.MaxDiaryItemBytes), "orchestrator": maxLen(vp.MaxNameBytes),
+			"instanceId": maxLen(vp.MaxNameBytes),
+		},
 		Description: "Write your diary entry for a day at the end of a session: one entry per orchestrator and date, so writing the same day " +
 			"again overwrites it (content, highlights and blockers are replaced). " +
 			"Example: {\"date\":\"2026-05-29\",\"content\":\"Shipped M3.\",\"highlights\":[\"M3 on time\"]}"},

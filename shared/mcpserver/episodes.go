@@ -28,6 +28,11 @@ func (s *server) addEpisodeTools(m *mcp.Server) {
 		return
 	}
 	add(s, m, tool{Name: "store_episode", Annotations: write,
+		Limits: limits{
+			"context": maxLen(vp.MaxEpisodeFieldBytes), "goal": maxLen(vp.MaxEpisodeFieldBytes),
+			"action": maxLen(vp.MaxEpisodeFieldBytes), "outcome": maxLen(vp.MaxEpisodeFieldBytes),
+			"insight": maxLen(vp.MaxEpisodeFieldBytes), "namespace": maxLen(vp.MaxNamespaceBytes),
+		},
 		Description: "Record an episode after a failure, a non-obvious pitfall or a pattern that worked: context, goal, action, outcome, " +
 			"insight and severity (low, medium, high, critical; minor = low, major = high). Stored as a memory of type episode. " +
 			"Example: {\"namespace\":\"orchestrator/tau\",\"context\":\"Deploying schema\",\"goal\":\"Add a vector index\"," +

@@ -57,6 +57,14 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		return
 	}
 	add(s, m, tool{Name: "create_fix_pattern", Annotations: write,
+		Limits: limits{
+			"symptom": maxLen(vp.MaxSymptomBytes), "rootCause": maxLen(vp.MaxFixTextBytes),
+			"validatedFix": maxLen(vp.MaxFixTextBytes), "sourceProject": maxLen(vp.MaxNameBytes),
+			"tags": maxItems(vp.MaxFixListItems), "tags[]": maxLen(vp.MaxFixListItemBytes), "stack": maxItems(vp.MaxFixListItems),
+			"stack[]": maxLen(vp.MaxFixListItemBytes), "files": maxItems(vp.MaxFixListItems),
+			"files[]": maxLen(vp.MaxFixListItemBytes), "linkedIssueIds": maxItems(vp.MaxFixListItems),
+			"linkedIssueIds[]": maxLen(vp.MaxFixListItemBytes),
+		},
 		Description: "Document a bug once you understand it: symptom, root cause, tags, stack, project and severity, so that any project " +
 			"can find it with search_fix_patterns. Example: {\"symptom\":\"Credits not deducted after video generation\"," +
 			"\"rootCause\":\"Race in the credit mutation\",\"tags\":[\"race-condition\"],\"stack\":[\"convex\"],\"sourceProject\":\"reels\",\"severity\":\"critical\"}"},
@@ -73,6 +81,9 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "add_fix_attempt", Annotations: write,
+		Limits: limits{
+			"description": maxLen(vp.MaxFixTextBytes), "why": maxLen(vp.MaxFixTextBytes), "commit": maxLen(vp.MaxShortTextBytes),
+		},
 		Description: "Record what you tried against a known bug and whether it worked; the first attempt that works becomes the " +
 			"pattern's validated fix. Example: {\"patternId\":\"fix_01jd...\",\"description\":\"Optimistic locking\",\"worked\":true," +
 			"\"why\":\"No more stale reads\",\"commit\":\"abc1234\"}"},
@@ -82,6 +93,7 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "validate_fix", Annotations: idempotent,
+		Limits: limits{"validatedFix": maxLen(vp.MaxFixTextBytes)},
 		Description: "Set (or replace) the validated fix of a pattern explicitly. " +
 			"Example: {\"patternId\":\"fix_01jd...\",\"validatedFix\":\"Optimistic locking with retry on conflict\"}"},
 		func(ctx context.Context, p vp.Principal, in validateFixIn) (vp.FixPattern, error) {

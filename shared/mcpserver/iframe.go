@@ -32,6 +32,10 @@ type revokeIframeOut struct {
 func (s *server) addIframeTools(m *mcp.Server) {
 	c := s.opts.Iframes
 	add(s, m, tool{Name: "create_iframe_session", Annotations: write,
+		Limits: limits{
+			"sessionId": maxLen(vp.MaxNameBytes), "tenantId": maxLen(vp.MaxNameBytes), "userId": maxLen(vp.MaxNameBytes),
+			"origin": maxLen(iframe.MaxOrigin),
+		},
 		Description: "Register an authenticated Gen UI iframe embed session (SEP-1865) for one embedding origin, before the iframe loads. " +
 			"Sessions end at expiresAt or when revoked. " +
 			"Example: {\"sessionId\":\"4b6f1c1e-7d7a-4a53-9f1e-0c1d2e3f4a5b\",\"origin\":\"https://app.example.com\",\"expiresAt\":1767225600000}"},

@@ -61,6 +61,12 @@ type listMandatesIn struct {
 func (s *server) addMandateTools(m *mcp.Server) {
 	c := s.opts.Mandates
 	add(s, m, tool{Name: "create_mandate", Annotations: write,
+		Limits: limits{
+			"service": maxLen(vp.MaxShortTextBytes), "fulfilledBy": maxLen(vp.MaxNameBytes),
+			"approvedCategories": maxItems(mandate.MaxApprovedCategories), "approvedCategories[]": maxLen(vp.MaxShortTextBytes),
+			"budget": between(0, mandate.MaxMandateAmount), "spendingLimits.periodDays": between(1, mandate.MaxMandatePeriodDays),
+			"requestedBy": maxLen(vp.MaxNameBytes),
+		},
 		Description: "Request a service from another orchestrator with a token budget and optional AP2 spending limits; the mandate starts " +
 			"'requested' and moves requested→accepted→in_progress→delivered→settled. " +
 			"Example: {\"fulfilledBy\":\"alice\",\"service\":\"Build landing page\",\"budget\":100000}"},
@@ -77,6 +83,11 @@ func (s *server) addMandateTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_mandate", Annotations: write,
+		Limits: limits{
+			"service": maxLen(vp.MaxShortTextBytes), "fulfilledBy": maxLen(vp.MaxNameBytes),
+			"approvedCategories": maxItems(mandate.MaxApprovedCategories), "approvedCategories[]": maxLen(vp.MaxShortTextBytes),
+			"budget": between(0, mandate.MaxMandateAmount), "spendingLimits.periodDays": between(1, mandate.MaxMandatePeriodDays),
+		},
 		Description: "Move a mandate along (fulfiller: status in_progress, then delivered) or change its terms (requester: service, budget, " +
 			"limits, categories). Example: {\"mandateId\":\"mnd_01jd...\",\"status\":\"in_progress\"}"},
 		func(ctx context.Context, p vp.Principal, in updateMandateIn) (vp.Mandate, error) {

@@ -54,6 +54,13 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 		return
 	}
 	add(s, m, tool{Name: "store_memory", Core: true, Annotations: write,
+		Limits: limits{
+			"content": maxLen(vp.MaxMemoryContentBytes), "namespace": maxLen(vp.MaxNamespaceBytes),
+			"createdBy": maxLen(vp.MaxNameBytes), "relations": maxItems(vp.MaxRelations),
+			"relations[].targetId": maxLen(vp.MaxNameBytes), "episode.context": maxLen(vp.MaxEpisodeFieldBytes),
+			"episode.goal": maxLen(vp.MaxEpisodeFieldBytes), "episode.action": maxLen(vp.MaxEpisodeFieldBytes),
+			"episode.outcome": maxLen(vp.MaxEpisodeFieldBytes), "episode.insight": maxLen(vp.MaxEpisodeFieldBytes),
+		},
 		Description: "Store a typed, namespaced memory the team can recall later: a decision, fact, feedback, procedure... " +
 			"Keyword search finds it at once; semantic search within about a second. To replace an outdated memory, " +
 			"add a relation {targetId, type: updates}: the old one leaves every search and list. " +
@@ -86,6 +93,9 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "recall", Core: true, Annotations: readOnly,
+		Limits: limits{
+			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
+		},
 		Description: "Semantic search over memories: finds what the team knows by meaning, best first, with a similarity score. " +
 			"Use at the start of a task. Omit namespace to search every namespace you may read." + memorySourcesDoctrine +
 			"Example: {\"query\":\"how do we handle auth in middleware\",\"namespace\":\"project/vp\",\"limit\":5}"},
@@ -101,6 +111,9 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "hybrid_search", Core: true, Annotations: readOnly,
+		Limits: limits{
+			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
+		},
 		Description: "Keyword and semantic search over memories fused by Reciprocal Rank Fusion: the best default when unsure." + memorySourcesDoctrine +
 			"Example: {\"query\":\"deployment error on the payments service\",\"limit\":10}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {

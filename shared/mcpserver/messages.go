@@ -55,6 +55,10 @@ type listMessagesIn struct {
 func (s *server) addMessageTools(m *mcp.Server) {
 	c := s.opts.Messages
 	add(s, m, tool{Name: "send_message", Core: true, Annotations: write,
+		Limits: limits{
+			"channel": maxLen(vp.MaxChannelBytes), "content": maxLen(vp.MaxMessageBytes), "from": maxLen(vp.MaxNameBytes),
+			"fromInstanceId": maxLen(vp.MaxNameBytes), "instanceId": maxLen(vp.MaxNameBytes), "tenantId": maxLen(vp.MaxNameBytes),
+		},
 		Description: "Send a message to peers; each recipient gets its own unread receipt. Channel: an orchestrator id, several comma-separated, " +
 			"an instance id, or 'broadcast' (every orchestrator with a profile but you, resolved now). " +
 			"Example: {\"channel\":\"bob,carol\",\"content\":\"API schema merged, you can rebase\"}"},
@@ -64,6 +68,7 @@ func (s *server) addMessageTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "check_messages", Core: true, Annotations: readOnly,
+		Limits: limits{"recipient": maxLen(vp.MaxNameBytes), "recipientInstanceId": maxLen(vp.MaxNameBytes)},
 		Description: "Read your unread messages, oldest first, with their receiptId. Does not mark them read: call mark_as_read after handling them. " +
 			"Poll with since to fetch only new ones. Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
 		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (message.Inbox, error) {
@@ -72,6 +77,7 @@ func (s *server) addMessageTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "mark_as_read", Core: true, Annotations: idempotent,
+		Limits: limits{"receiptIds": maxItems(vp.MaxReceiptIDsPerOp), "receiptIds[]": maxLen(vp.MaxNameBytes)},
 		Description: "Mark received messages as read so that check_messages stops returning them. Returns how many were newly marked " +
 			"(already-read ones are ignored). Example: {\"receiptIds\":[\"rcp_01jd...\"]}"},
 		func(ctx context.Context, p vp.Principal, in markAsReadIn) (markAsReadOut, error) {

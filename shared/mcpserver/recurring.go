@@ -45,6 +45,11 @@ type updateRecurringIn struct {
 func (s *server) addRecurringTools(m *mcp.Server) {
 	c := s.opts.Recurring
 	add(s, m, tool{Name: "create_recurring_task", Annotations: write,
+		Limits: limits{
+			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
+			"project": maxLen(vp.MaxProjectBytes), "assignedTo": maxLen(vp.MaxNameBytes),
+			"cronExpression": maxLen(recurring.MaxCronBytes), "timezone": maxLen(recurring.MaxTimezoneBytes),
+		},
 		Description: "Define a template that creates a todo task on a cron schedule (standard 5 fields, read in timezone, default UTC). " +
 			"Example: {\"title\":\"Daily standup report\",\"assignedTo\":\"carol\",\"priority\":\"medium\",\"cronExpression\":\"0 9 * * 1-5\",\"timezone\":\"Europe/Paris\"}"},
 		func(ctx context.Context, p vp.Principal, in createRecurringIn) (vp.RecurringTask, error) {
@@ -65,6 +70,11 @@ func (s *server) addRecurringTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_recurring_task", Annotations: write,
+		Limits: limits{
+			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
+			"project": maxLen(vp.MaxProjectBytes), "assignedTo": maxLen(vp.MaxNameBytes),
+			"cronExpression": maxLen(recurring.MaxCronBytes), "timezone": maxLen(recurring.MaxTimezoneBytes),
+		},
 		Description: "Change a recurring task template; a new cronExpression or timezone reschedules it from now. " +
 			"Example: {\"recurringTaskId\":\"rec_01jd...\",\"cronExpression\":\"0 8 * * 1-5\"}"},
 		func(ctx context.Context, p vp.Principal, in updateRecurringIn) (vp.RecurringTask, error) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -20,17 +21,26 @@ type taskIDIn struct {
 func (s *server) addTaskTools(m *mcp.Server) {
 	c := s.opts.Tasks
 	add(s, m, tool{Name: "create_task", Core: true, Annotations: write,
+		Limits: limits{
+			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
+			"project": maxLen(vp.MaxProjectBytes), "tags": maxItems(vp.MaxTags), "tags[]": maxLen(vp.MaxTagBytes),
+			"assignedTo": maxLen(vp.MaxNameBytes), "assignedToInstance": maxLen(vp.MaxNameBytes),
+			"dependsOn": maxItems(vp.MaxDependsOn), "dependsOn[]": maxLen(vp.MaxNameBytes), "missionId": maxLen(vp.MaxNameBytes),
+			"estimatedMinutes": between(0, vp.MaxMinutes), "createdBy": maxLen(vp.MaxNameBytes),
+		},
 		Description: "Create a task for an orchestrator (status todo unless in_progress). dependsOn tasks must be done before it starts; " +
 			"missionId files it under a mission. Example: {\"title\":\"Fix login redirect (#142)\",\"assignedTo\":\"bob\",\"priority\":\"high\"}"},
 		c.CreateTask)
 
 	add(s, m, tool{Name: "get_task", Core: true, Annotations: readOnly,
+		Limits:      limits{"taskId": maxLen(vp.MaxNameBytes)},
 		Description: "Fetch one task with every field (work segments, dependsOn, completion note). Example: {\"taskId\":\"tsk_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in taskIDIn) (vp.Task, error) {
 			return c.GetTask(ctx, p, task.TaskRef{TaskID: in.TaskID})
 		})
 
 	add(s, m, tool{Name: "list_tasks", Core: true, Annotations: readOnly,
+		Limits: limits{"project": maxLen(vp.MaxProjectBytes), "limit": between(1, listing.MaxLimit)},
 		Description: "List tasks, newest-updated first, by assignee, status (value, array, or open|active|all), project, missionId, creator, updatedSince. " +
 			"Paginated {items, nextCursor?}; fields lite keeps title/status/priority/assignedTo/missionId. " +
 			"Example: {\"assignedTo\":\"bob\",\"status\":\"open\",\"fields\":\"lite\"}"},
@@ -42,11 +52,21 @@ func (s *server) addTaskTools(m *mcp.Server) {
 		c.ListTasksByMission)
 
 	add(s, m, tool{Name: "update_task", Core: true, Annotations: write,
+		Limits: limits{
+			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
+			"project": maxLen(vp.MaxProjectBytes), "tags": maxItems(vp.MaxTags), "tags[]": maxLen(vp.MaxTagBytes),
+			"assignedTo": maxLen(vp.MaxNameBytes), "assignedToInstance": maxLen(vp.MaxNameBytes),
+			"dependsOn": maxItems(vp.MaxDependsOn), "dependsOn[]": maxLen(vp.MaxNameBytes), "missionId": maxLen(vp.MaxNameBytes),
+			"estimatedMinutes": between(0, vp.MaxMinutes), "taskId": maxLen(vp.MaxNameBytes),
+			"callerOrchestrator": maxLen(vp.MaxNameBytes), "cancelReason": maxLen(vp.MaxReasonBytes),
+			"completionNote": maxLen(vp.MaxCompletionNoteBytes), "actualMinutes": between(0, vp.MaxMinutes),
+		},
 		Description: "Change any task field (creator or assignee). A status change follows the lifecycle; cancel with status cancelled + cancelReason " +
 			"(creator only, never a done task). Example: {\"taskId\":\"tsk_01jd...\",\"status\":\"review\",\"completionNote\":\"PR #47 up\"}"},
 		c.UpdateTask)
 
 	add(s, m, tool{Name: "start_task", Core: true, Annotations: write,
+		Limits: limits{"taskId": maxLen(vp.MaxNameBytes), "callerOrchestrator": maxLen(vp.MaxNameBytes)},
 		Description: "Start work: in_progress with a new work segment (first start sets startedAt). Refused while already in progress, " +
 			"for a paused task (use resume_task) or before its dependencies are done. Example: {\"taskId\":\"tsk_01jd...\"}"},
 		c.StartTask)
@@ -61,11 +81,16 @@ func (s *server) addTaskTools(m *mcp.Server) {
 		c.ResumeTask)
 
 	add(s, m, tool{Name: "complete_task", Core: true, Annotations: write,
+		Limits: limits{
+			"taskId": maxLen(vp.MaxNameBytes), "callerOrchestrator": maxLen(vp.MaxNameBytes),
+			"completionNote": maxLen(vp.MaxCompletionNoteBytes),
+		},
 		Description: "Mark a task done with a completion note (what was done, with proof). actualMinutes = sum of work segments; " +
 			"the mission completes when this was its last open task. Example: {\"taskId\":\"tsk_01jd...\",\"completionNote\":\"Fixed in PR #47, tests pass\"}"},
 		c.CompleteTask)
 
 	add(s, m, tool{Name: "block_task", Annotations: write,
+		Limits: limits{"taskId": maxLen(vp.MaxNameBytes), "reason": maxLen(vp.MaxReasonBytes)},
 		Description: "Mark a task blocked, saying who or what you wait on; start_task unblocks it. " +
 			"Example: {\"taskId\":\"tsk_01jd...\",\"reason\":\"waiting on design approval from bob since 2026-07-01\"}"},
 		c.BlockTask)
@@ -76,6 +101,10 @@ func (s *server) addTaskTools(m *mcp.Server) {
 		c.AddTaskDependency)
 
 	add(s, m, tool{Name: "checkout_task", Core: true, Annotations: write,
+		Limits: limits{
+			"taskId": maxLen(vp.MaxNameBytes), "callerOrchestrator": maxLen(vp.MaxNameBytes),
+			"callerInstance": maxLen(vp.MaxNameBytes),
+		},
 		Description: "Atomically claim a todo task (safe with many instances racing): exactly one caller gets {claimed:true} and owns it in_progress; " +
 			"others get {claimed:false, reason}. Example: {\"taskId\":\"tsk_01jd...\",\"callerInstance\":\"bob-laptop\"}"},
 		c.CheckoutTask)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/coord"
 )
 
 // tool is the definition of one MCP tool, given to add with its handler
@@ -96,3 +98,7 @@ func schemaAt(schema map[string]any, path string) (map[string]any, error) {
 	}
 	return node, nil
 }
+
+// keywordLimit bounds the limit of the keyword searches (clamped, like a
+// list's limit).
+var keywordLimit = between(1, coord.MaxKeywordLimit)
