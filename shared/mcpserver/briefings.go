@@ -43,7 +43,13 @@ type listBriefingsIn struct {
 
 func (s *server) addBriefingTools(m *mcp.Server) {
 	c := s.opts.Briefings
-	add(s, m, &mcp.Tool{Name: "create_briefing_note", Annotations: write,
+	add(s, m, tool{Name: "create_briefing_note", Annotations: write,
+		Limits: limits{
+			"title": maxLen(vp.MaxShortTextBytes), "topic": maxLen(vp.MaxShortTextBytes),
+			"content": maxLen(vp.MaxBriefingContentBytes), "participants": maxItems(vp.MaxBriefingListItems),
+			"participants[]": maxLen(vp.MaxNameBytes), "decisions": maxItems(vp.MaxBriefingListItems),
+			"decisions[]": maxLen(vp.MaxBriefingItemBytes), "linkedMemoryIds": maxItems(vp.MaxBriefingListItems),
+		},
 		Description: "Record a briefing or hand-off: who was there, what was said, what was decided. Write one at the end of a session so the " +
 			"next session (yours or a peer's) starts from it. Example: {\"title\":\"Day 82 close\",\"topic\":\"sprint-review\"," +
 			"\"participants\":[\"pi\",\"sigma\"],\"content\":\"M3 done.\",\"decisions\":[\"ship M4 Monday\"]}"},
@@ -52,7 +58,13 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 				Content: in.Content, Decisions: in.Decisions, LinkedMemoryIDs: in.LinkedMemoryIDs, CreatedBy: in.CreatedBy})
 		})
 
-	add(s, m, &mcp.Tool{Name: "update_briefing_note", Annotations: idempotent,
+	add(s, m, tool{Name: "update_briefing_note", Annotations: idempotent,
+		Limits: limits{
+			"title": maxLen(vp.MaxShortTextBytes), "topic": maxLen(vp.MaxShortTextBytes),
+			"content": maxLen(vp.MaxBriefingContentBytes), "participants": maxItems(vp.MaxBriefingListItems),
+			"participants[]": maxLen(vp.MaxNameBytes), "decisions": maxItems(vp.MaxBriefingListItems),
+			"decisions[]": maxLen(vp.MaxBriefingItemBytes), "linkedMemoryIds": maxItems(vp.MaxBriefingListItems),
+		},
 		Description: "Change fields of a briefing note you created (creator or system only); omitted fields keep their value. " +
 			"Example: {\"noteId\":\"brf_01jd...\",\"decisions\":[\"ship M4 Tuesday\"]}"},
 		func(ctx context.Context, p vp.Principal, in updateBriefingIn) (vp.BriefingNote, error) {
@@ -61,13 +73,13 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 				LinkedMemoryIDs: in.LinkedMemoryIDs})
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_briefing_note", Annotations: readOnly,
+	add(s, m, tool{Name: "get_briefing_note", Annotations: readOnly,
 		Description: "Read one briefing note with all its fields. Example: {\"noteId\":\"brf_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in noteIDIn) (vp.BriefingNote, error) {
 			return c.GetBriefingNote(ctx, p, in.NoteID)
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_briefing_notes", Annotations: readOnly,
+	add(s, m, tool{Name: "list_briefing_notes", Annotations: readOnly,
 		Description: "Browse briefing notes, newest first, optionally of one topic or changed since a time; read the latest before claiming " +
 			"anything about the team's state. Paginated: {items, nextCursor?}. Example: {\"topic\":\"sprint-review\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listBriefingsIn) (listing.Page[any], error) {

@@ -62,7 +62,16 @@ type listBUsIn struct {
 
 func (s *server) addBusinessUnitTools(m *mcp.Server) {
 	c := s.opts.BusinessUnits
-	add(s, m, &mcp.Tool{Name: "create_bu", Annotations: write,
+	add(s, m, tool{Name: "create_bu", Annotations: write,
+		Limits: limits{
+			"name": maxLen(vp.MaxShortTextBytes), "description": maxLen(vp.MaxBUTextBytes), "purpose": maxLen(vp.MaxBUTextBytes),
+			"businessModel": maxLen(vp.MaxBUTextBytes), "targetCustomers": maxLen(vp.MaxBUTextBytes),
+			"pricing": maxLen(vp.MaxBUTextBytes), "domain": maxLen(vp.MaxShortTextBytes),
+			"orchestratorId": maxLen(vp.MaxNameBytes), "services": maxItems(vp.MaxBUListItems),
+			"services[]": maxLen(vp.MaxBUServiceBytes), "coreTeam.agents": maxItems(vp.MaxBUListItems),
+			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
+			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
+		},
 		Description: "Create a business unit with its strategy: offer, customers, pricing, revenue targets and core team. " +
 			"Example: {\"name\":\"VantagePeers\",\"description\":\"Agent coordination backend\",\"purpose\":\"Let agents work as a team\"," +
 			"\"businessModel\":\"SaaS\",\"targetCustomers\":\"AI studios\",\"services\":[\"hosting\"],\"pricing\":\"49 EUR/seat/month\"," +
@@ -74,7 +83,16 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 				ManagementFee: in.ManagementFee}, in.CreatedBy)
 		})
 
-	add(s, m, &mcp.Tool{Name: "update_bu", Annotations: idempotent,
+	add(s, m, tool{Name: "update_bu", Annotations: idempotent,
+		Limits: limits{
+			"name": maxLen(vp.MaxShortTextBytes), "description": maxLen(vp.MaxBUTextBytes), "purpose": maxLen(vp.MaxBUTextBytes),
+			"businessModel": maxLen(vp.MaxBUTextBytes), "targetCustomers": maxLen(vp.MaxBUTextBytes),
+			"pricing": maxLen(vp.MaxBUTextBytes), "domain": maxLen(vp.MaxShortTextBytes),
+			"orchestratorId": maxLen(vp.MaxNameBytes), "services": maxItems(vp.MaxBUListItems),
+			"services[]": maxLen(vp.MaxBUServiceBytes), "coreTeam.agents": maxItems(vp.MaxBUListItems),
+			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
+			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
+		},
 		Description: "Change fields of a business unit (its creator, its lead or system): move its status along, revise pricing or targets, " +
 			"hand the lead over; omitted fields keep their value. Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in updateBUIn) (vp.BusinessUnit, error) {
@@ -84,20 +102,20 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 				CoreTeam: in.CoreTeam, ManagementFee: in.ManagementFee})
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_bu", Annotations: readOnly,
+	add(s, m, tool{Name: "get_bu", Annotations: readOnly,
 		Description: "Read one business unit with all its fields. Example: {\"buId\":\"bun_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in buIDIn) (vp.BusinessUnit, error) {
 			return c.GetBU(ctx, p, in.BUID)
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_bus", Annotations: readOnly,
+	add(s, m, tool{Name: "list_bus", Annotations: readOnly,
 		Description: "Browse business units, newest first, optionally by lead orchestrator and status. Paginated: {items, nextCursor?}. " +
 			"Example: {\"status\":\"live\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listBUsIn) (listing.Page[any], error) {
 			return c.ListBUs(ctx, p, businessunit.ListInput{OrchestratorID: in.OrchestratorID, Status: in.Status, Params: in.Params})
 		})
 
-	add(s, m, &mcp.Tool{Name: "delete_bu", Annotations: destructive,
+	add(s, m, tool{Name: "delete_bu", Annotations: destructive,
 		Description: "Delete a business unit (its creator, its lead or system). Cannot be undone. Example: {\"buId\":\"bun_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in deleteBUIn) (businessunit.DeleteResult, error) {
 			return c.DeleteBU(ctx, p, in.BUID, in.CallerOrchestrator)

@@ -50,7 +50,11 @@ type listComponentsIn struct {
 
 func (s *server) addComponentTools(m *mcp.Server) {
 	c := s.opts.Components
-	add(s, m, &mcp.Tool{Name: "register_component", Annotations: write,
+	add(s, m, tool{Name: "register_component", Annotations: write,
+		Limits: limits{
+			"name": maxLen(vp.MaxComponentNameBytes), "content": maxLen(vp.MaxComponentContentBytes),
+			"version": maxLen(vp.MaxNameBytes), "team": maxLen(vp.MaxShortTextBytes), "project": maxLen(vp.MaxShortTextBytes),
+		},
 		Description: "Register a new agent, skill, hook or plugin with its full file content: the fleet's inventory and a byte-exact backup. " +
 			"A name is unique per type; to change a registered component use update_component. " +
 			"Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\",\"team\":\"development\",\"content\":\"---\\nname: dev-convex-expert\\n---\\n...\",\"version\":\"1.0.0\"}"},
@@ -59,21 +63,25 @@ func (s *server) addComponentTools(m *mcp.Server) {
 				Version: in.Version, Project: in.Project, CreatedBy: in.CreatedBy})
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_component", Annotations: readOnly,
+	add(s, m, tool{Name: "get_component", Annotations: readOnly,
 		Description: "Fetch a component by name and type with its full content, e.g. to restore a lost file (compare contentHash first). " +
 			"Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\"}"},
 		func(ctx context.Context, p vp.Principal, in getComponentIn) (vp.Component, error) {
 			return c.GetComponent(ctx, p, in.Name, in.Type, in.Revision)
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_components", Annotations: readOnly,
+	add(s, m, tool{Name: "list_components", Annotations: readOnly,
 		Description: "Browse the component registry, newest first, optionally by type and team. Paginated: {items, nextCursor?}; " +
 			"use fields=lite to skip file contents. Example: {\"type\":\"skill\",\"team\":\"development\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listComponentsIn) (listing.Page[any], error) {
 			return c.ListComponents(ctx, p, component.ListInput{Type: in.Type, Team: in.Team, Params: in.Params})
 		})
 
-	add(s, m, &mcp.Tool{Name: "update_component", Annotations: idempotent,
+	add(s, m, tool{Name: "update_component", Annotations: idempotent,
+		Limits: limits{
+			"name": maxLen(vp.MaxComponentNameBytes), "content": maxLen(vp.MaxComponentContentBytes),
+			"version": maxLen(vp.MaxNameBytes), "team": maxLen(vp.MaxShortTextBytes), "project": maxLen(vp.MaxShortTextBytes),
+		},
 		Description: "Publish a new revision of a component you registered (creator or system only): new content, version, team or project; " +
 			"the previous revision stays readable with get_component's revision. Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
 		func(ctx context.Context, p vp.Principal, in updateComponentIn) (vp.Component, error) {
@@ -81,7 +89,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 				Content: in.Content, Version: in.Version, Team: in.Team, Project: in.Project})
 		})
 
-	add(s, m, &mcp.Tool{Name: "delete_component", Annotations: destructive,
+	add(s, m, tool{Name: "delete_component", Annotations: destructive,
 		Description: "Remove a component and all its kept revisions from the registry (creator or system only). Cannot be undone. " +
 			"Example: {\"name\":\"old-hook\",\"type\":\"hook\"}"},
 		func(ctx context.Context, p vp.Principal, in deleteComponentIn) (component.DeleteResult, error) {

@@ -40,7 +40,13 @@ type listDiaryRangeIn struct {
 
 func (s *server) addDiaryTools(m *mcp.Server) {
 	c := s.opts.Diary
-	add(s, m, &mcp.Tool{Name: "write_diary", Annotations: idempotent,
+	add(s, m, tool{Name: "write_diary", Core: true, Annotations: idempotent,
+		Limits: limits{
+			"content": maxLen(vp.MaxDiaryContentBytes), "highlights": maxItems(vp.MaxDiaryListItems),
+			"highlights[]": maxLen(vp.MaxDiaryItemBytes), "blockers": maxItems(vp.MaxDiaryListItems),
+			"blockers[]": maxLen(vp.MaxDiaryItemBytes), "orchestrator": maxLen(vp.MaxNameBytes),
+			"instanceId": maxLen(vp.MaxNameBytes),
+		},
 		Description: "Write your diary entry for a day at the end of a session: one entry per orchestrator and date, so writing the same day " +
 			"again overwrites it (content, highlights and blockers are replaced). " +
 			"Example: {\"date\":\"2026-05-29\",\"content\":\"Shipped M3.\",\"highlights\":[\"M3 on time\"]}"},
@@ -49,21 +55,21 @@ func (s *server) addDiaryTools(m *mcp.Server) {
 				Content: in.Content, Highlights: in.Highlights, Blockers: in.Blockers})
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_diary", Annotations: readOnly,
+	add(s, m, tool{Name: "get_diary", Annotations: readOnly,
 		Description: "Read one diary entry by orchestrator and date, e.g. to recall what a peer did yesterday. " +
 			"Example: {\"orchestrator\":\"sigma\",\"date\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in getDiaryIn) (vp.DiaryEntry, error) {
 			return c.GetDiary(ctx, p, in.Orchestrator, in.Date)
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_diaries", Annotations: readOnly,
+	add(s, m, tool{Name: "list_diaries", Annotations: readOnly,
 		Description: "Browse diary entries, newest date first, for one orchestrator or everyone, optionally within from..to. " +
 			"Paginated: {items, nextCursor?}; pass nextCursor back as cursor. Example: {\"orchestrator\":\"sigma\",\"limit\":7,\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listDiariesIn) (listing.Page[any], error) {
 			return c.ListDiaries(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_diary_by_date_range", Annotations: readOnly,
+	add(s, m, tool{Name: "list_diary_by_date_range", Annotations: readOnly,
 		Description: "Read the diary entries between two dates (inclusive) in date order, oldest first: for weekly reviews or replaying a period. " +
 			"Paginated like list_diaries. Example: {\"from\":\"2026-05-20\",\"to\":\"2026-05-29\",\"orchestrator\":\"sigma\"}"},
 		func(ctx context.Context, p vp.Principal, in listDiaryRangeIn) (listing.Page[any], error) {

@@ -56,7 +56,15 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 	if mem == nil {
 		return
 	}
-	add(s, m, &mcp.Tool{Name: "create_fix_pattern", Annotations: write,
+	add(s, m, tool{Name: "create_fix_pattern", Annotations: write,
+		Limits: limits{
+			"symptom": maxLen(vp.MaxSymptomBytes), "rootCause": maxLen(vp.MaxFixTextBytes),
+			"validatedFix": maxLen(vp.MaxFixTextBytes), "sourceProject": maxLen(vp.MaxNameBytes),
+			"tags": maxItems(vp.MaxFixListItems), "tags[]": maxLen(vp.MaxFixListItemBytes), "stack": maxItems(vp.MaxFixListItems),
+			"stack[]": maxLen(vp.MaxFixListItemBytes), "files": maxItems(vp.MaxFixListItems),
+			"files[]": maxLen(vp.MaxFixListItemBytes), "linkedIssueIds": maxItems(vp.MaxFixListItems),
+			"linkedIssueIds[]": maxLen(vp.MaxFixListItemBytes),
+		},
 		Description: "Document a bug once you understand it: symptom, root cause, tags, stack, project and severity, so that any project " +
 			"can find it with search_fix_patterns. Example: {\"symptom\":\"Credits not deducted after video generation\"," +
 			"\"rootCause\":\"Race in the credit mutation\",\"tags\":[\"race-condition\"],\"stack\":[\"convex\"],\"sourceProject\":\"reels\",\"severity\":\"critical\"}"},
@@ -66,13 +74,16 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 				ValidatedFix: in.ValidatedFix, Files: in.Files, LinkedIssueIDs: in.LinkedIssueIDs})
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_fix_pattern", Annotations: readOnly,
+	add(s, m, tool{Name: "get_fix_pattern", Annotations: readOnly,
 		Description: "Fetch a fix pattern with its validated fix and its latest attempts (newest first). Example: {\"patternId\":\"fix_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in patternIDIn) (memory.FixPatternDetail, error) {
 			return mem.GetFixPattern(ctx, p, in.PatternID)
 		})
 
-	add(s, m, &mcp.Tool{Name: "add_fix_attempt", Annotations: write,
+	add(s, m, tool{Name: "add_fix_attempt", Annotations: write,
+		Limits: limits{
+			"description": maxLen(vp.MaxFixTextBytes), "why": maxLen(vp.MaxFixTextBytes), "commit": maxLen(vp.MaxShortTextBytes),
+		},
 		Description: "Record what you tried against a known bug and whether it worked; the first attempt that works becomes the " +
 			"pattern's validated fix. Example: {\"patternId\":\"fix_01jd...\",\"description\":\"Optimistic locking\",\"worked\":true," +
 			"\"why\":\"No more stale reads\",\"commit\":\"abc1234\"}"},
@@ -81,21 +92,22 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 				Why: in.Why, CreatedBy: in.CreatedBy, Commit: in.Commit})
 		})
 
-	add(s, m, &mcp.Tool{Name: "validate_fix", Annotations: idempotent,
+	add(s, m, tool{Name: "validate_fix", Annotations: idempotent,
+		Limits: limits{"validatedFix": maxLen(vp.MaxFixTextBytes)},
 		Description: "Set (or replace) the validated fix of a pattern explicitly. " +
 			"Example: {\"patternId\":\"fix_01jd...\",\"validatedFix\":\"Optimistic locking with retry on conflict\"}"},
 		func(ctx context.Context, p vp.Principal, in validateFixIn) (vp.FixPattern, error) {
 			return mem.ValidateFix(ctx, p, in.PatternID, in.ValidatedFix)
 		})
 
-	add(s, m, &mcp.Tool{Name: "search_fix_patterns", Annotations: readOnly,
+	add(s, m, tool{Name: "search_fix_patterns", Annotations: readOnly,
 		Description: "Before fixing any bug, search known fix patterns of every project by symptom, ranked by semantic similarity. " +
 			"Example: {\"query\":\"message disappears after sending in chat\",\"limit\":5}"},
 		func(ctx context.Context, p vp.Principal, in searchFixPatternsIn) (memory.FixSearchResult, error) {
 			return mem.SearchFixPatterns(ctx, p, memory.FixSearchInput{Query: in.Query, Limit: in.Limit})
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_fix_patterns", Annotations: readOnly,
+	add(s, m, tool{Name: "list_fix_patterns", Annotations: readOnly,
 		Description: "Browse fix patterns newest first, optionally of one source project. Paginated: {items, nextCursor?}; " +
 			"pass nextCursor back as cursor. Example: {\"project\":\"reels\",\"limit\":20}"},
 		func(ctx context.Context, p vp.Principal, in listFixPatternsIn) (listing.Page[any], error) {

@@ -42,14 +42,14 @@ type searchComponentsIn struct {
 // the full entity with a score.
 func (s *server) addKeywordTools(m *mcp.Server) {
 	c := s.opts.Keyword
-	add(s, m, &mcp.Tool{Name: "search_messages_by_keyword", Annotations: readOnly,
+	add(s, m, tool{Name: "search_messages_by_keyword", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "from": maxLen(vp.MaxNameBytes), "channel": maxLen(vp.MaxChannelBytes), "limit": keywordLimit},
 		Description: "Keyword (BM25) search over message content: find what was said about a term. " +
 			"Example: {\"query\":\"schema migration\",\"from\":\"bob\",\"limit\":10}"},
 		func(ctx context.Context, p vp.Principal, in searchMessagesIn) (keyword.KeywordResult[keyword.MessageHit], error) {
 			return c.SearchMessages(ctx, p, keyword.SearchMessagesInput{Query: in.Query, From: in.From, Channel: in.Channel, Limit: in.Limit})
 		})
 
-	add(s, m, &mcp.Tool{Name: "search_tasks_by_keyword", Annotations: readOnly,
+	add(s, m, tool{Name: "search_tasks_by_keyword", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "assignedTo": maxLen(vp.MaxNameBytes), "project": maxLen(vp.MaxShortTextBytes), "missionId": maxLen(vp.MaxNameBytes), "limit": keywordLimit},
 		Description: "Keyword (BM25) search over task titles (weighted) and descriptions, optionally by status, assignee, project or mission. " +
 			"Example: {\"query\":\"flaky deploy\",\"status\":\"open\"}"},
 		func(ctx context.Context, p vp.Principal, in searchTasksIn) (keyword.KeywordResult[keyword.TaskHit], error) {
@@ -57,14 +57,14 @@ func (s *server) addKeywordTools(m *mcp.Server) {
 				Project: in.Project, MissionID: in.MissionID, Limit: in.Limit})
 		})
 
-	add(s, m, &mcp.Tool{Name: "search_briefing_notes_by_keyword", Annotations: readOnly,
+	add(s, m, tool{Name: "search_briefing_notes_by_keyword", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "topic": maxLen(vp.MaxShortTextBytes), "limit": keywordLimit},
 		Description: "Keyword (BM25) search over briefing notes; call it before claiming anything about the team's state, and cite the ids. " +
 			"Example: {\"query\":\"M4 release\",\"topic\":\"sprint-review\"}"},
 		func(ctx context.Context, p vp.Principal, in searchBriefingsIn) (keyword.KeywordResult[keyword.BriefingHit], error) {
 			return c.SearchBriefingNotes(ctx, p, keyword.SearchBriefingsInput{Query: in.Query, Topic: in.Topic, Limit: in.Limit})
 		})
 
-	add(s, m, &mcp.Tool{Name: "search_components", Annotations: readOnly,
+	add(s, m, tool{Name: "search_components", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "limit": keywordLimit},
 		Description: "Keyword (BM25) search over registered components by name, team or description, optionally of one type. " +
 			"Example: {\"query\":\"convex\",\"type\":\"agent\"}"},
 		func(ctx context.Context, p vp.Principal, in searchComponentsIn) (keyword.KeywordResult[keyword.ComponentHit], error) {

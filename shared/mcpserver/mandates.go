@@ -60,7 +60,13 @@ type listMandatesIn struct {
 
 func (s *server) addMandateTools(m *mcp.Server) {
 	c := s.opts.Mandates
-	add(s, m, &mcp.Tool{Name: "create_mandate", Annotations: write,
+	add(s, m, tool{Name: "create_mandate", Annotations: write,
+		Limits: limits{
+			"service": maxLen(vp.MaxShortTextBytes), "fulfilledBy": maxLen(vp.MaxNameBytes),
+			"approvedCategories": maxItems(mandate.MaxApprovedCategories), "approvedCategories[]": maxLen(vp.MaxShortTextBytes),
+			"budget": between(0, mandate.MaxMandateAmount), "spendingLimits.periodDays": between(1, mandate.MaxMandatePeriodDays),
+			"requestedBy": maxLen(vp.MaxNameBytes),
+		},
 		Description: "Request a service from another orchestrator with a token budget and optional AP2 spending limits; the mandate starts " +
 			"'requested' and moves requested→accepted→in_progress→delivered→settled. " +
 			"Example: {\"fulfilledBy\":\"alice\",\"service\":\"Build landing page\",\"budget\":100000}"},
@@ -69,14 +75,19 @@ func (s *server) addMandateTools(m *mcp.Server) {
 				Budget: in.Budget, SpendingLimits: in.SpendingLimits, ApprovedCategories: in.ApprovedCategories})
 		})
 
-	add(s, m, &mcp.Tool{Name: "accept_mandate", Annotations: write,
+	add(s, m, tool{Name: "accept_mandate", Annotations: write,
 		Description: "Accept a requested mandate as its fulfiller (only one accept ever wins). " +
 			"Example: {\"mandateId\":\"mnd_01jd...\",\"callerOrchestrator\":\"alice\"}"},
 		func(ctx context.Context, p vp.Principal, in acceptMandateIn) (vp.Mandate, error) {
 			return c.AcceptMandate(ctx, p, in.MandateID, in.CallerOrchestrator)
 		})
 
-	add(s, m, &mcp.Tool{Name: "update_mandate", Annotations: write,
+	add(s, m, tool{Name: "update_mandate", Annotations: write,
+		Limits: limits{
+			"service": maxLen(vp.MaxShortTextBytes), "fulfilledBy": maxLen(vp.MaxNameBytes),
+			"approvedCategories": maxItems(mandate.MaxApprovedCategories), "approvedCategories[]": maxLen(vp.MaxShortTextBytes),
+			"budget": between(0, mandate.MaxMandateAmount), "spendingLimits.periodDays": between(1, mandate.MaxMandatePeriodDays),
+		},
 		Description: "Move a mandate along (fulfiller: status in_progress, then delivered) or change its terms (requester: service, budget, " +
 			"limits, categories). Example: {\"mandateId\":\"mnd_01jd...\",\"status\":\"in_progress\"}"},
 		func(ctx context.Context, p vp.Principal, in updateMandateIn) (vp.Mandate, error) {
@@ -84,28 +95,28 @@ func (s *server) addMandateTools(m *mcp.Server) {
 				Service: in.Service, FulfilledBy: in.FulfilledBy, Budget: in.Budget, SpendingLimits: in.SpendingLimits, ApprovedCategories: in.ApprovedCategories})
 		})
 
-	add(s, m, &mcp.Tool{Name: "settle_mandate", Annotations: write,
+	add(s, m, tool{Name: "settle_mandate", Annotations: write,
 		Description: "Close a delivered mandate, recording its actual cost (at most the budget). Requester only. " +
 			"Example: {\"mandateId\":\"mnd_01jd...\",\"finalCost\":85000,\"callerOrchestrator\":\"bob\"}"},
 		func(ctx context.Context, p vp.Principal, in settleMandateIn) (vp.Mandate, error) {
 			return c.SettleMandate(ctx, p, in.MandateID, in.FinalCost, in.CallerOrchestrator)
 		})
 
-	add(s, m, &mcp.Tool{Name: "validate_mandate_spending", Annotations: readOnly,
+	add(s, m, tool{Name: "validate_mandate_spending", Annotations: readOnly,
 		Description: "Check a spend before making it: refused, with the numbers, when it exceeds the budget, maxPerTransaction or " +
 			"maxPerPeriod, or its category is not approved. Records nothing. Example: {\"mandateId\":\"mnd_01jd...\",\"proposedAmount\":25000}"},
 		func(ctx context.Context, p vp.Principal, in validateSpendingIn) (mandate.SpendingVerdict, error) {
 			return c.ValidateMandateSpending(ctx, p, in.MandateID, in.ProposedAmount, in.Category)
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_mandates", Annotations: readOnly,
+	add(s, m, tool{Name: "list_mandates", Annotations: readOnly,
 		Description: "List mandates, newest first, by requester, fulfiller and/or status. Paginated: {items, nextCursor?}. " +
 			"Example: {\"requestedBy\":\"bob\",\"status\":\"in_progress\"}"},
 		func(ctx context.Context, p vp.Principal, in listMandatesIn) (listing.Page[any], error) {
 			return c.ListMandates(ctx, p, mandate.ListMandatesInput{RequestedBy: in.RequestedBy, FulfilledBy: in.FulfilledBy, Status: in.Status, Params: in.Params})
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_mandate", Annotations: readOnly,
+	add(s, m, tool{Name: "get_mandate", Annotations: readOnly,
 		Description: "Read one mandate: parties, budget, limits, status and final cost. Example: {\"mandateId\":\"mnd_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in mandateIDIn) (vp.Mandate, error) {
 			return c.GetMandate(ctx, p, in.MandateID)

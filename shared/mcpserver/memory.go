@@ -53,7 +53,14 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 	if mem == nil {
 		return
 	}
-	add(s, m, &mcp.Tool{Name: "store_memory", Annotations: write,
+	add(s, m, tool{Name: "store_memory", Core: true, Annotations: write,
+		Limits: limits{
+			"content": maxLen(vp.MaxMemoryContentBytes), "namespace": maxLen(vp.MaxNamespaceBytes),
+			"createdBy": maxLen(vp.MaxNameBytes), "relations": maxItems(vp.MaxRelations),
+			"relations[].targetId": maxLen(vp.MaxNameBytes), "episode.context": maxLen(vp.MaxEpisodeFieldBytes),
+			"episode.goal": maxLen(vp.MaxEpisodeFieldBytes), "episode.action": maxLen(vp.MaxEpisodeFieldBytes),
+			"episode.outcome": maxLen(vp.MaxEpisodeFieldBytes), "episode.insight": maxLen(vp.MaxEpisodeFieldBytes),
+		},
 		Description: "Store a typed, namespaced memory the team can recall later: a decision, fact, feedback, procedure... " +
 			"Keyword search finds it at once; semantic search within about a second. To replace an outdated memory, " +
 			"add a relation {targetId, type: updates}: the old one leaves every search and list. " +
@@ -63,14 +70,14 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 				CreatedBy: in.CreatedBy, Relations: in.Relations, IsLatest: in.IsLatest, TTL: in.TTL, Episode: in.Episode})
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_memory", Annotations: readOnly,
+	add(s, m, tool{Name: "get_memory", Annotations: readOnly,
 		Description: "Fetch one memory by id with its full content, relations and state (isLatest false when superseded or deleted). " +
 			"Example: {\"memoryId\":\"mem_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in memoryIDIn) (vp.Memory, error) {
 			return mem.GetMemory(ctx, p, in.MemoryID)
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_memories", Annotations: readOnly,
+	add(s, m, tool{Name: "list_memories", Annotations: readOnly,
 		Description: "Browse the latest memories of one namespace, newest first, optionally of one type. Paginated: {items, nextCursor?}; " +
 			"pass nextCursor back as cursor. To find memories by meaning use recall or hybrid_search instead. " +
 			"Example: {\"namespace\":\"project/vp\",\"type\":\"decision\",\"limit\":20}"},
@@ -78,14 +85,17 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 			return mem.ListMemories(ctx, p, memory.ListInput{Namespace: in.Namespace, Type: in.Type, IncludeSuperseded: in.IncludeSuperseded, Params: in.Params})
 		})
 
-	add(s, m, &mcp.Tool{Name: "soft_delete_memory", Annotations: destructive,
+	add(s, m, tool{Name: "soft_delete_memory", Annotations: destructive,
 		Description: "Delete a wrong or obsolete memory: it leaves every search and list at once; the row is kept for audit. " +
 			"To replace a memory with a newer version, prefer store_memory with an updates relation. Example: {\"memoryId\":\"mem_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in memoryIDIn) (memory.DeleteResult, error) {
 			return mem.SoftDeleteMemory(ctx, p, in.MemoryID)
 		})
 
-	add(s, m, &mcp.Tool{Name: "recall", Annotations: readOnly,
+	add(s, m, tool{Name: "recall", Core: true, Annotations: readOnly,
+		Limits: limits{
+			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
+		},
 		Description: "Semantic search over memories: finds what the team knows by meaning, best first, with a similarity score. " +
 			"Use at the start of a task. Omit namespace to search every namespace you may read." + memorySourcesDoctrine +
 			"Example: {\"query\":\"how do we handle auth in middleware\",\"namespace\":\"project/vp\",\"limit\":5}"},
@@ -93,14 +103,17 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 			return mem.Recall(ctx, p, in.input())
 		})
 
-	add(s, m, &mcp.Tool{Name: "text_search", Annotations: readOnly,
+	add(s, m, tool{Name: "text_search", Annotations: readOnly,
 		Description: "Keyword (BM25) search over memories: best for exact names, ids, error messages and rare terms." + memorySourcesDoctrine +
 			"Example: {\"query\":\"ECONNRESET deploy\",\"namespace\":\"global\",\"limit\":10}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.TextSearch(ctx, p, in.input())
 		})
 
-	add(s, m, &mcp.Tool{Name: "hybrid_search", Annotations: readOnly,
+	add(s, m, tool{Name: "hybrid_search", Core: true, Annotations: readOnly,
+		Limits: limits{
+			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
+		},
 		Description: "Keyword and semantic search over memories fused by Reciprocal Rank Fusion: the best default when unsure." + memorySourcesDoctrine +
 			"Example: {\"query\":\"deployment error on the payments service\",\"limit\":10}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {

@@ -54,7 +54,11 @@ type listMessagesIn struct {
 
 func (s *server) addMessageTools(m *mcp.Server) {
 	c := s.opts.Messages
-	add(s, m, &mcp.Tool{Name: "send_message", Annotations: write,
+	add(s, m, tool{Name: "send_message", Core: true, Annotations: write,
+		Limits: limits{
+			"channel": maxLen(vp.MaxChannelBytes), "content": maxLen(vp.MaxMessageBytes), "from": maxLen(vp.MaxNameBytes),
+			"fromInstanceId": maxLen(vp.MaxNameBytes), "instanceId": maxLen(vp.MaxNameBytes), "tenantId": maxLen(vp.MaxNameBytes),
+		},
 		Description: "Send a message to peers; each recipient gets its own unread receipt. Channel: an orchestrator id, several comma-separated, " +
 			"an instance id, or 'broadcast' (every orchestrator with a profile but you, resolved now). " +
 			"Example: {\"channel\":\"bob,carol\",\"content\":\"API schema merged, you can rebase\"}"},
@@ -63,7 +67,8 @@ func (s *server) addMessageTools(m *mcp.Server) {
 				Content: in.Content, InstanceID: in.InstanceID, SessionDay: in.SessionDay, TenantLabel: in.TenantID})
 		})
 
-	add(s, m, &mcp.Tool{Name: "check_messages", Annotations: readOnly,
+	add(s, m, tool{Name: "check_messages", Core: true, Annotations: readOnly,
+		Limits: limits{"recipient": maxLen(vp.MaxNameBytes), "recipientInstanceId": maxLen(vp.MaxNameBytes)},
 		Description: "Read your unread messages, oldest first, with their receiptId. Does not mark them read: call mark_as_read after handling them. " +
 			"Poll with since to fetch only new ones. Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
 		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (message.Inbox, error) {
@@ -71,7 +76,8 @@ func (s *server) addMessageTools(m *mcp.Server) {
 				Since: in.Since, TenantLabel: in.TenantID, Limit: in.Limit})
 		})
 
-	add(s, m, &mcp.Tool{Name: "mark_as_read", Annotations: idempotent,
+	add(s, m, tool{Name: "mark_as_read", Core: true, Annotations: idempotent,
+		Limits: limits{"receiptIds": maxItems(vp.MaxReceiptIDsPerOp), "receiptIds[]": maxLen(vp.MaxNameBytes)},
 		Description: "Mark received messages as read so that check_messages stops returning them. Returns how many were newly marked " +
 			"(already-read ones are ignored). Example: {\"receiptIds\":[\"rcp_01jd...\"]}"},
 		func(ctx context.Context, p vp.Principal, in markAsReadIn) (markAsReadOut, error) {
@@ -79,27 +85,27 @@ func (s *server) addMessageTools(m *mcp.Server) {
 			return markAsReadOut{Marked: n}, err
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_message", Annotations: readOnly,
+	add(s, m, tool{Name: "get_message", Annotations: readOnly,
 		Description: "Fetch one message by id with its full content and channel. Example: {\"messageId\":\"msg_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in messageIDIn) (vp.Message, error) {
 			return c.GetMessage(ctx, p, in.MessageID)
 		})
 
-	add(s, m, &mcp.Tool{Name: "delete_message", Annotations: destructive,
+	add(s, m, tool{Name: "delete_message", Annotations: destructive,
 		Description: "Delete a message you sent, with every recipient's receipt (sender or system only). Cannot be undone. " +
 			"Example: {\"messageId\":\"msg_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in deleteMessageIn) (message.DeleteResult, error) {
 			return c.DeleteMessage(ctx, p, in.MessageID, in.CallerOrchestrator)
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_messages", Annotations: readOnly,
+	add(s, m, tool{Name: "list_messages", Annotations: readOnly,
 		Description: "Browse message history, newest first, optionally by sender, channel or session day. Paginated: {items, nextCursor?}; " +
 			"pass nextCursor back as cursor. Example: {\"from\":\"alice\",\"limit\":50,\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listMessagesIn) (listing.Page[any], error) {
 			return c.ListMessages(ctx, p, message.ListMessagesInput{From: in.From, Channel: in.Channel, SessionDay: in.SessionDay, Params: in.Params})
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_broadcast_status", Annotations: readOnly,
+	add(s, m, tool{Name: "list_broadcast_status", Annotations: readOnly,
 		Description: "See who has and has not read a message (typically a broadcast): one object with a receipt per recipient. " +
 			"Example: {\"messageId\":\"msg_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in messageIDIn) (message.BroadcastStatus, error) {

@@ -44,7 +44,12 @@ type updateRecurringIn struct {
 
 func (s *server) addRecurringTools(m *mcp.Server) {
 	c := s.opts.Recurring
-	add(s, m, &mcp.Tool{Name: "create_recurring_task", Annotations: write,
+	add(s, m, tool{Name: "create_recurring_task", Annotations: write,
+		Limits: limits{
+			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
+			"project": maxLen(vp.MaxProjectBytes), "assignedTo": maxLen(vp.MaxNameBytes),
+			"cronExpression": maxLen(recurring.MaxCronBytes), "timezone": maxLen(recurring.MaxTimezoneBytes),
+		},
 		Description: "Define a template that creates a todo task on a cron schedule (standard 5 fields, read in timezone, default UTC). " +
 			"Example: {\"title\":\"Daily standup report\",\"assignedTo\":\"carol\",\"priority\":\"medium\",\"cronExpression\":\"0 9 * * 1-5\",\"timezone\":\"Europe/Paris\"}"},
 		func(ctx context.Context, p vp.Principal, in createRecurringIn) (vp.RecurringTask, error) {
@@ -52,19 +57,24 @@ func (s *server) addRecurringTools(m *mcp.Server) {
 				Priority: in.Priority, CronExpression: in.CronExpression, Timezone: in.Timezone, Project: in.Project, CreatedBy: in.CreatedBy})
 		})
 
-	add(s, m, &mcp.Tool{Name: "get_recurring_task", Annotations: readOnly,
+	add(s, m, tool{Name: "get_recurring_task", Annotations: readOnly,
 		Description: "Read one recurring task template with its next run (nextRunAt) and last fired task. Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in recurringIDIn) (vp.RecurringTask, error) {
 			return c.GetRecurringTask(ctx, p, in.RecurringTaskID)
 		})
 
-	add(s, m, &mcp.Tool{Name: "list_recurring_tasks", Annotations: readOnly,
+	add(s, m, tool{Name: "list_recurring_tasks", Annotations: readOnly,
 		Description: "List recurring task templates, newest first. Paginated: {items, nextCursor?}. Example: {\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listing.Params) (listing.Page[any], error) {
 			return c.ListRecurringTasks(ctx, p, in)
 		})
 
-	add(s, m, &mcp.Tool{Name: "update_recurring_task", Annotations: write,
+	add(s, m, tool{Name: "update_recurring_task", Annotations: write,
+		Limits: limits{
+			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
+			"project": maxLen(vp.MaxProjectBytes), "assignedTo": maxLen(vp.MaxNameBytes),
+			"cronExpression": maxLen(recurring.MaxCronBytes), "timezone": maxLen(recurring.MaxTimezoneBytes),
+		},
 		Description: "Change a recurring task template; a new cronExpression or timezone reschedules it from now. " +
 			"Example: {\"recurringTaskId\":\"rec_01jd...\",\"cronExpression\":\"0 8 * * 1-5\"}"},
 		func(ctx context.Context, p vp.Principal, in updateRecurringIn) (vp.RecurringTask, error) {
@@ -73,19 +83,19 @@ func (s *server) addRecurringTools(m *mcp.Server) {
 				CronExpression: in.CronExpression, Timezone: in.Timezone, Project: in.Project})
 		})
 
-	add(s, m, &mcp.Tool{Name: "delete_recurring_task", Annotations: destructive,
+	add(s, m, tool{Name: "delete_recurring_task", Annotations: destructive,
 		Description: "Delete a recurring task template; the tasks it already created are kept. Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in recurringCallerIn) (recurring.DeleteRecurringResult, error) {
 			return c.DeleteRecurringTask(ctx, p, in.RecurringTaskID, in.CallerOrchestrator)
 		})
 
-	add(s, m, &mcp.Tool{Name: "pause_recurring_task", Annotations: write,
+	add(s, m, tool{Name: "pause_recurring_task", Annotations: write,
 		Description: "Pause a recurring task template: it creates no task until resumed. Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in recurringCallerIn) (vp.RecurringTask, error) {
 			return c.PauseRecurringTask(ctx, p, in.RecurringTaskID, in.CallerOrchestrator)
 		})
 
-	add(s, m, &mcp.Tool{Name: "resume_recurring_task", Annotations: write,
+	add(s, m, tool{Name: "resume_recurring_task", Annotations: write,
 		Description: "Resume a paused template from its next slot after now (slots passed while paused are skipped). " +
 			"Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in recurringCallerIn) (vp.RecurringTask, error) {

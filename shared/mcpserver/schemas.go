@@ -66,21 +66,25 @@ func newSchemaSet(inferOnly bool) (*schemaSet, error) {
 	return set, nil
 }
 
-// schemaFor returns the input schema of tool, whose arguments decode into In.
-func schemaFor[In any](set *schemaSet, tool string) (*toolSchema, error) {
+// schemaFor returns the input schema of tool t, whose arguments decode
+// into In. Its limits are part of the generated advertised schema.
+func schemaFor[In any](set *schemaSet, t tool) (*toolSchema, error) {
 	typ := reflect.TypeFor[In]().String()
-	if e, ok := set.cached[tool]; ok && e.Type == typ {
-		return &toolSchema{tool: tool, full: e.Schema, advertised: e.Advertised}, nil
+	if e, ok := set.cached[t.Name]; ok && e.Type == typ {
+		return &toolSchema{tool: t.Name, full: e.Schema, advertised: e.Advertised}, nil
 	}
-	e, err := inferSchema[In]()
+	e, err := inferSchema[In](t.Limits)
 	if err != nil {
-		return nil, fmt.Errorf("mcpserver: input schema of %s: %w", tool, err)
+		return nil, fmt.Errorf("mcpserver: input schema of %s: %w", t.Name, err)
 	}
-	set.inferred[tool] = e
-	return &toolSchema{tool: tool, full: e.Schema, advertised: e.Advertised}, nil
+	set.inferred[t.Name] = e
+	return &toolSchema{tool: t.Name, full: e.Schema, advertised: e.Advertised}, nil
 }
 
-func inferSchema[In any]() (schemaEntry, error) {
+// inferSchema infers the full schema of In and derives the advertised
+// one: lean, with the tool's limits (applied to the advertised schema
+// only; the full one stays as inferred, see limits).
+func inferSchema[In any](lim limits) (schemaEntry, error) {
 	s, err := jsonschema.For[In](&jsonschema.ForOptions{})
 	if err != nil {
 		return schemaEntry{}, err
@@ -97,6 +101,9 @@ func inferSchema[In any]() (schemaEntry, error) {
 		return schemaEntry{}, err
 	}
 	leanSchema(lean)
+	if err := applyLimits(lean, lim); err != nil {
+		return schemaEntry{}, err
+	}
 	advertised, err := json.Marshal(lean)
 	if err != nil {
 		return schemaEntry{}, err

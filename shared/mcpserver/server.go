@@ -72,6 +72,8 @@ type server struct {
 	log  *slog.Logger
 
 	schemas *schemaSet
+	// core lists the registered tools of the core profile, in order.
+	core []string
 }
 
 // New builds the MCP server with every tool registered.
@@ -149,7 +151,8 @@ var (
 	destructive = &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}
 )
 
-// add registers a tool whose handler is a domain call taking the principal.
+// add registers tool t, whose handler is a domain call taking the
+// principal and the decoded arguments of type In.
 //
 // It uses the SDK's low-level registration: arguments are validated against
 // the tool's schema (schemas.go) and decoded once, and the result is
@@ -157,15 +160,17 @@ var (
 // generic path would infer the schema at start-up and, on every call,
 // decode the arguments twice and re-validate an inferred output schema;
 // output shapes are checked by tests instead.
-func add[In, Out any](s *server, m *mcp.Server, t *mcp.Tool, fn func(context.Context, vp.Principal, In) (Out, error)) {
-	schema, err := schemaFor[In](s.schemas, t.Name)
+func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context, vp.Principal, In) (Out, error)) {
+	schema, err := schemaFor[In](s.schemas, t)
 	if err != nil {
-		// An argument type that has no JSON schema is a programming error.
+		// An argument type that has no JSON schema, or limits that name no
+		// argument, are programming errors.
 		panic(err)
 	}
-	tool := *t
-	tool.InputSchema = schema.advertised
-	m.AddTool(&tool, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	if t.Core {
+		s.core = append(s.core, t.Name)
+	}
+	m.AddTool(&mcp.Tool{Name: t.Name, Annotations: t.Annotations, Description: t.Description, InputSchema: schema.advertised}, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				s.log.ErrorContext(ctx, "tool panicked", "tool", t.Name, "panic", r, "stack", string(debug.Stack()))

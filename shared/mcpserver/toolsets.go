@@ -20,17 +20,9 @@ const (
 	ToolProfileHeader = "X-VP-Tool-Profile"
 )
 
-// coreTools is the everyday set: presence, messaging, and the task, mission,
-// memory and diary tools an agent uses in every session. Names not (yet)
-// registered are ignored.
-var coreTools = []string{
-	"whoami", "set_summary", "list_peers", "get_profile",
-	"send_message", "check_messages", "mark_as_read",
-	"create_task", "get_task", "list_tasks", "update_task", "checkout_task", "start_task", "complete_task",
-	"get_mission", "list_missions",
-	"store_memory", "recall", "hybrid_search",
-	"write_diary",
-}
+// The core profile is the everyday set — presence, messaging, and the task,
+// mission, memory and diary tools an agent uses in every session — made of
+// the registered tools whose definition says Core (see tool).
 
 // CheckToolProfile validates a profile name ("" means the default).
 func CheckToolProfile(name string) error {
@@ -81,7 +73,7 @@ func (s *server) filterToolList(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		kept := make([]*mcp.Tool, 0, len(list.Tools))
 		for _, t := range list.Tools {
-			if profile == ToolProfileCore && !slices.Contains(coreTools, t.Name) {
+			if profile == ToolProfileCore && !slices.Contains(s.core, t.Name) {
 				continue
 			}
 			kept = append(kept, t)
