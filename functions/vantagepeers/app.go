@@ -108,18 +108,24 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		_ = st.Close()
 		return nil, err
 	}
-	indexed := &search.Writer{Index: idx, Logger: log}
+	indexed := &search.Writer{Index: idx, Logger: log, Outbox: ob}
+	kw := keyword.New(keyword.Options{Store: st, Cursors: signer, Logger: log, Index: idx})
 	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Logger: log})
 	tasks := task.New(task.Options{Store: st, Cursors: signer, Logger: log, Search: indexed})
 	missions := mission.New(mission.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks})
 	tasks.UseMissions(missions)
+	tasks.UseEvents(ob)
+	if err := wireEffects(ob, kw, missions); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	return &app{
 		store:   st,
 		index:   idx,
 		queue:   q,
 		outbox:  ob,
 		tokens:  auth.New(auth.Options{Store: st, MasterHash: masterHash}),
-		keyword: keyword.New(keyword.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
+		keyword: kw,
 		tasks:   tasks, missions: missions,
 		recurring: recurring.New(recurring.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
@@ -138,6 +144,18 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		log:       log,
 		newMaster: created,
 	}, nil
+}
+
+// wireEffects registers the handlers and subscribers of the outbox: the
+// keyword index writes of every aggregate, and mission auto-completion as
+// an observer of finished tasks. More subscribers of task.TopicFinished
+// (GitHub comments on step completion) are added here, not in the task
+// package.
+func wireEffects(ob *outbox.Outbox, kw *keyword.Service, missions *mission.Service) error {
+	return errors.Join(
+		ob.Handle(search.IndexTopic, kw.IndexJob),
+		ob.Subscribe(task.TopicFinished, "mission.autocomplete", missions.OnTaskFinished),
+	)
 }
 
 // mcpServer builds the MCP server over every service. local is the identity
