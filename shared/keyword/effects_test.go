@@ -224,3 +224,53 @@ func TestTaskEventsThroughOutbox(t *testing.T) {
 		}
 	})
 }
+
+// bulk_complete_tasks publishes one event per mission of each transaction
+// and one index job per transaction: 250 tasks over 3 missions (and none)
+// take 3 transactions, and every mission completes before the call returns.
+func TestBulkCompletionThroughOutbox(t *testing.T) {
+	eachBackendSearch(t, func(t *testing.T, _ *keyword.Service, st store.Store, idx *flakyIndex) {
+		w := wire(t, st, idx)
+		alice := as("acme", "alice")
+		var ms []string
+		for i := range 3 {
+			m, err := w.missions.CreateMission(ctx(), alice, mission.CreateMissionInput{Name: fmt.Sprintf("m%d", i), Project: "web", Priority: "high"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m.ID)
+		}
+		var ids []string
+		for i := range 250 {
+			in := newTaskIn(fmt.Sprintf("chore %d", i), "alice")
+			if i%4 != 3 {
+				in.MissionID = ms[i%4]
+			}
+			ids = append(ids, mustTask(t, w.tasks, alice, in).ID)
+		}
+		w.st.take()
+		live := false
+		res, err := w.tasks.BulkCompleteTasks(ctx(), alice, task.BulkCompleteInput{Filter: task.BulkFilter{TaskIDs: ids}, DryRun: &live})
+		if err != nil || res.Count != 250 {
+			t.Fatalf("bulk: %d closed, %v", res.Count, err)
+		}
+		for _, n := range w.st.take() {
+			if n > store.MaxTransactOps {
+				t.Fatalf("a transaction of %d ops", n)
+			}
+		}
+		for _, id := range ms {
+			v, _ := w.missions.GetMission(ctx(), alice, mission.MissionRef{MissionID: id})
+			if v.Status != vp.MissionComplete {
+				t.Fatalf("mission %s is %s after the bulk run", id, v.Status)
+			}
+		}
+		if n := leftover(t, st, w); n != 0 {
+			t.Fatalf("%d jobs or events were left to the worker", n)
+		}
+		found, err := w.kw.SearchTasks(ctx(), alice, keyword.SearchTasksInput{Query: "chore", Status: vp.TaskDone, Limit: 50})
+		if err != nil || found.Count != 50 {
+			t.Fatalf("search of the done chores: %d, %v", found.Count, err)
+		}
+	})
+}

@@ -106,16 +106,17 @@ type bulkCandidate struct {
 //
 // Every matched task is read by primary key and checked first (state,
 // ownership unless the caller is system, prerequisites done or in the same
-// run); a live run closes nothing unless every check passes. Up to 100
-// tasks commit as ONE transaction, each guarded by IfVersion: atomic. A
-// larger run (up to the cap of 500) commits in transactions of at most
-// 100, each guarded the same way; if one fails (a task changed since it
-// was checked), the tasks already closed by the run are reopened —
+// run); a live run closes nothing unless every check passes. Up to 99
+// tasks (fewer when they span missions: see bulkCommit) commit as ONE
+// transaction, each guarded by IfVersion: atomic. A larger run (up to the
+// cap of 500) commits in several such transactions, each guarded the same
+// way; if one fails (a task changed since it was checked), the tasks
+// already closed by the run are reopened —
 // restored exactly, on the version the run wrote — and the call fails.
 // That keeps the rule "nothing closes if any task fails" for every check
 // and every lost race, but not against a crash between two transactions,
 // and a reader may briefly see a part of the run: the guarantee for more
-// than 100 tasks is compensation, not isolation.
+// than one transaction's worth of tasks is compensation, not isolation.
 func (s *Service) BulkCompleteTasks(ctx context.Context, p vp.Principal, in BulkCompleteInput) (BulkResult, error) {
 	const op = "bulk_complete_tasks"
 	tenant, err := vp.TenantOf(op, p)
