@@ -4,6 +4,10 @@
 // task may belong to a mission; the missions capability is reached through
 // the Missions interface, so that joining a mission commits in the task's
 // own transaction without this package knowing how missions are stored.
+// What follows a change — its index job, and the TopicFinished event a
+// mission's auto-completion observes (events.go) — is committed in the
+// change's transaction through the outbox and run right after it; this
+// package does not know who subscribes.
 package task
 
 import (
