@@ -92,8 +92,10 @@ func TestEffectsExactlyOnceAcrossKill9(t *testing.T) {
 		if len(tasks) != 1 || tasks[0].Status != vp.TaskDone {
 			t.Fatalf("the committed completion is gone: %+v", tasks)
 		}
-		// One pass of the outbox job, as the scheduler runs it.
-		if err := jobs.OutboxDrain(a.outbox, nil)(ctx, time.Now()); err != nil {
+		// One pass of the outbox job, as the scheduler runs it, once the
+		// dead writer's lease on the delivery has ended.
+		ob := pastTheLease(t, a)
+		if err := jobs.OutboxDrain(ob, nil)(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		m = onlyMission(t, a, dir)
@@ -106,7 +108,7 @@ func TestEffectsExactlyOnceAcrossKill9(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := a.outbox.Drain(ctx); n != 0 {
+		if n, _ := ob.Drain(ctx); n != 0 {
 			t.Fatalf("a second drain ran %d jobs", n)
 		}
 		payload, _ := json.Marshal(task.Finished{Tenant: "default", TaskID: tasks[0].ID, MissionID: m.ID, OldStatus: vp.TaskInProgress, NewStatus: vp.TaskDone})
@@ -140,16 +142,7 @@ func TestEffectsExactlyOnceAcrossKill9(t *testing.T) {
 		if n := search(); n != 0 {
 			t.Fatalf("found %d messages before the drain: the child was not killed before the index write", n)
 		}
-		// The job was committed leased to the dead writer: it is due when
-		// that lease ends (outbox.DefaultLease). Drain as the outbox job
-		// does, on a clock past the lease rather than waiting a minute.
-		ob, err := outbox.New(outbox.Options{Store: a.store, Now: func() time.Time { return time.Now().Add(outbox.DefaultLease + time.Second) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := wireEffects(ob, a.keyword, a.missions); err != nil {
-			t.Fatal(err)
-		}
+		ob := pastTheLease(t, a)
 		if err := jobs.OutboxDrain(ob, nil)(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -160,6 +153,23 @@ func TestEffectsExactlyOnceAcrossKill9(t *testing.T) {
 			t.Fatalf("a second drain ran %d jobs", n)
 		}
 	})
+}
+
+// pastTheLease is the outbox of a restarted process, wired as openApp
+// wires it, whose clock is past the dead writer's lease: the jobs and
+// deliveries a writer runs itself are committed leased to it and are due
+// when that lease ends (outbox.DefaultLease, a minute), and the test does
+// not wait that minute.
+func pastTheLease(t *testing.T, a *app) *outbox.Outbox {
+	t.Helper()
+	ob, err := outbox.New(outbox.Options{Store: a.store, Now: func() time.Time { return time.Now().Add(outbox.DefaultLease + time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wireEffects(ob, a.keyword, a.missions); err != nil {
+		t.Fatal(err)
+	}
+	return ob
 }
 
 // onlyMission reads the mission the child created (it left its id in the

@@ -366,7 +366,7 @@ func (s *Service) bulkCommit(ctx context.Context, op, tenant string, cands []bul
 		if err != nil {
 			return err
 		}
-		evs, err := s.publish(ctx, op, fs)
+		evs, err := s.publish(ctx, op, fs, false)
 		if err != nil {
 			return err
 		}

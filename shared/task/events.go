@@ -45,13 +45,17 @@ func DecodeFinished(j outbox.Job) (Finished, error) {
 }
 
 // Events is where the service publishes its events; *outbox.Outbox
-// implements it.
+// implements it. A task change delivers its events itself right after the
+// commit, in the caller's goroutine (PublishInline, RunInline), so that
+// complete_task returns with the mission already completed; the committed
+// deliveries are the backstop. Bulk completion publishes plain events
+// (Publish, Flush): one op each whatever the number of subscribers, which
+// is what its transactions have room for.
 type Events interface {
 	Publish(ctx context.Context, tenant, topic, dedupKey string, payload []byte) (outbox.Pending, error)
-	// Flush runs the published events right after the commit, in the
-	// caller's goroutine, so that complete_task returns with the mission
-	// already completed; the committed event is the backstop.
 	Flush(ctx context.Context, p ...outbox.Pending)
+	PublishInline(ctx context.Context, tenant, topic string, payload []byte) (outbox.Pending, error)
+	RunInline(ctx context.Context, p ...outbox.Pending)
 }
 
 // UseEvents wires the event bus; call it once, before serving. Without
@@ -87,8 +91,9 @@ func finishedEvents(tenant string, old, t *vp.Task) []Finished {
 	return out
 }
 
-// publish returns the pending events of fs, to commit with the change.
-func (s *Service) publish(ctx context.Context, op string, fs []Finished) ([]outbox.Pending, error) {
+// publish returns the pending events of fs, to commit with the change;
+// inline: delivered by this caller (see Events).
+func (s *Service) publish(ctx context.Context, op string, fs []Finished, inline bool) ([]outbox.Pending, error) {
 	if s.events == nil || len(fs) == 0 {
 		return nil, nil
 	}
@@ -98,7 +103,12 @@ func (s *Service) publish(ctx context.Context, op string, fs []Finished) ([]outb
 		if err != nil {
 			return nil, err
 		}
-		p, err := s.events.Publish(ctx, f.Tenant, TopicFinished, "", b)
+		var p outbox.Pending
+		if inline {
+			p, err = s.events.PublishInline(ctx, f.Tenant, TopicFinished, b)
+		} else {
+			p, err = s.events.Publish(ctx, f.Tenant, TopicFinished, "", b)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -116,6 +126,7 @@ func (s *Service) after(ctx context.Context, op, tenant string, ix search.Pendin
 	}
 	s.search.Done(ctx, op, ix, docs...)
 	if s.events != nil && len(evs) > 0 {
-		s.events.Flush(ctx, evs...)
+		s.events.RunInline(ctx, evs...) // the deliveries of PublishInline
+		s.events.Flush(ctx, evs...)     // the events of Publish
 	}
 }
