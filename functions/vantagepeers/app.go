@@ -30,6 +30,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
+	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/tenants"
@@ -60,6 +61,11 @@ type app struct {
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
+
+// servicesStore is the store the domain services write through: the store
+// itself, except in the crash tests, which wrap it so that the process
+// stops right after a commit and before the effects that follow it.
+var servicesStore = func(st *sqlite.Store) store.Store { return st }
 
 func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -108,36 +114,55 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		_ = st.Close()
 		return nil, err
 	}
-	indexed := &search.Writer{Index: idx, Logger: log}
-	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Logger: log})
-	tasks := task.New(task.Options{Store: st, Cursors: signer, Logger: log, Search: indexed})
-	missions := mission.New(mission.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks})
+	ws := servicesStore(st) // what the domain services write through
+	indexed := &search.Writer{Index: idx, Logger: log, Outbox: ob}
+	kw := keyword.New(keyword.Options{Store: ws, Cursors: signer, Logger: log, Index: idx})
+	profiles := profile.New(profile.Options{Store: ws, Cursors: signer, Logger: log})
+	tasks := task.New(task.Options{Store: ws, Cursors: signer, Logger: log, Search: indexed})
+	missions := mission.New(mission.Options{Store: ws, Cursors: signer, Logger: log, Tasks: tasks})
 	tasks.UseMissions(missions)
+	tasks.UseEvents(ob)
+	if err := wireEffects(ob, kw, missions); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	return &app{
 		store:   st,
 		index:   idx,
 		queue:   q,
 		outbox:  ob,
 		tokens:  auth.New(auth.Options{Store: st, MasterHash: masterHash}),
-		keyword: keyword.New(keyword.Options{Store: st, Cursors: signer, Logger: log, Index: idx}),
+		keyword: kw,
 		tasks:   tasks, missions: missions,
-		recurring: recurring.New(recurring.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks}),
+		recurring: recurring.New(recurring.Options{Store: ws, Cursors: signer, Logger: log, Tasks: tasks}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
 		leaves: leaves{
-			briefings:     briefing.New(briefing.Options{Store: st, Cursors: signer, Search: indexed}),
-			components:    component.New(component.Options{Store: st, Cursors: signer, Search: indexed}),
-			businessUnits: businessunit.New(businessunit.Options{Store: st, Cursors: signer}),
-			diary:         diary.New(diary.Options{Store: st, Cursors: signer}),
+			briefings:     briefing.New(briefing.Options{Store: ws, Cursors: signer, Search: indexed}),
+			components:    component.New(component.Options{Store: ws, Cursors: signer, Search: indexed}),
+			businessUnits: businessunit.New(businessunit.Options{Store: ws, Cursors: signer}),
+			diary:         diary.New(diary.Options{Store: ws, Cursors: signer}),
 		},
 		profiles: profiles,
-		messages: message.New(message.Options{Store: st, Cursors: signer, Logger: log, Directory: profiles,
+		messages: message.New(message.Options{Store: ws, Cursors: signer, Logger: log, Directory: profiles,
 			Search: indexed}),
-		iframes:   iframe.New(iframe.Options{Store: st, Logger: log}),
-		mandates:  mandate.New(mandate.Options{Store: st, Cursors: signer, Logger: log}),
+		iframes:   iframe.New(iframe.Options{Store: ws, Logger: log}),
+		mandates:  mandate.New(mandate.Options{Store: ws, Cursors: signer, Logger: log}),
 		log:       log,
 		newMaster: created,
 	}, nil
+}
+
+// wireEffects registers the handlers and subscribers of the outbox: the
+// keyword index writes of every aggregate, and mission auto-completion as
+// an observer of finished tasks. More subscribers of task.TopicFinished
+// (GitHub comments on step completion) are added here, not in the task
+// package.
+func wireEffects(ob *outbox.Outbox, kw *keyword.Service, missions *mission.Service) error {
+	return errors.Join(
+		ob.Handle(search.IndexTopic, kw.IndexJob),
+		ob.Subscribe(task.TopicFinished, "mission.autocomplete", missions.OnTaskFinished),
+	)
 }
 
 // mcpServer builds the MCP server over every service. local is the identity

@@ -241,16 +241,26 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		a.buildLeaves(signer, co.Index, o.Now)
 		a.Profiles = profile.New(profile.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
 		a.Messages = message.New(message.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Directory: a.Profiles,
-			Search: &search.Writer{Index: co.Index, Logger: a.Log}})
+			Search: &search.Writer{Index: co.Index, Logger: a.Log, Outbox: a.Outbox}})
 		a.Iframes = iframe.New(iframe.Options{Store: a.Store, Now: o.Now, Logger: a.Log})
 		a.Mandates = mandate.New(mandate.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
 		tasks := task.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
 		if idx != nil {
-			tasks.Search = &search.Writer{Index: idx, Logger: a.Log}
+			tasks.Search = &search.Writer{Index: idx, Logger: a.Log, Outbox: a.Outbox}
 		}
 		a.Tasks = task.New(tasks)
 		a.Missions = mission.New(mission.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
 		a.Tasks.UseMissions(a.Missions)
+		a.Tasks.UseEvents(a.Outbox)
+		// The outbox's handlers: keyword index writes (only where there is
+		// an index: a Writer without one enqueues nothing) and mission
+		// auto-completion as an observer of finished tasks.
+		if co.Index != nil {
+			err = a.Outbox.Handle(search.IndexTopic, a.Keyword.IndexJob)
+		}
+		if err = errors.Join(err, a.Outbox.Subscribe(task.TopicFinished, "mission.autocomplete", a.Missions.OnTaskFinished)); err != nil {
+			return nil, err
+		}
 		a.Recurring = recurring.New(recurring.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
 	}
 	if nd.memory {
@@ -267,7 +277,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 // buildLeaves builds the services of the leaf aggregates; idx is nil or a
 // real index (never a nil pointer in the interface).
 func (a *App) buildLeaves(signer *listing.Signer, idx search.Index, now func() time.Time) {
-	w := &search.Writer{Index: idx, Logger: a.Log}
+	w := &search.Writer{Index: idx, Logger: a.Log, Outbox: a.Outbox}
 	a.Briefings = briefing.New(briefing.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
 	a.Components = component.New(component.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
 	a.BusinessUnits = businessunit.New(businessunit.Options{Store: a.Store, Cursors: signer, Now: now})

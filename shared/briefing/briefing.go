@@ -115,10 +115,14 @@ func (s *Service) CreateBriefingNote(ctx context.Context, p vp.Principal, in Inp
 	if err != nil {
 		return vp.BriefingNote{}, err
 	}
-	if err := s.st.Write(ctx, store.Put(it, store.IfNotExists)); err != nil {
+	ix, err := s.search.Prepare(ctx, tenant, Kind, n.ID)
+	if err != nil {
+		return vp.BriefingNote{}, err
+	}
+	if err := s.st.Write(ctx, append([]store.Op{store.Put(it, store.IfNotExists)}, ix.Ops()...)...); err != nil {
 		return vp.BriefingNote{}, records.Err(op, err)
 	}
-	s.search.Upsert(ctx, op, Doc(tenant, n))
+	s.search.Done(ctx, op, ix, Doc(tenant, n))
 	return n, nil
 }
 
@@ -160,6 +164,10 @@ func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u Upda
 		return vp.BriefingNote{}, err
 	}
 	k := Notes.KeyOf(tenant, table.Values{"id": u.NoteID})
+	ix, err := s.search.Prepare(ctx, tenant, Kind, u.NoteID)
+	if err != nil {
+		return vp.BriefingNote{}, err
+	}
 	n, _, err := Notes.Update(ctx, s.st, op, tenant, "noteId", u.NoteID, k, func(n *vp.BriefingNote, _ store.Item) ([]store.Op, error) {
 		if who != n.CreatedBy && who != vp.SystemCaller {
 			return nil, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator",
@@ -167,7 +175,7 @@ func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u Upda
 		}
 		_ = apply(op, n, u) // validated above
 		n.UpdatedAt, n.UpdatedBy = max(s.nowMS(), n.CreatedAt), who
-		return nil, nil
+		return ix.Ops(), nil
 	})
 	if vp.IsKind(err, vp.KindConflict) { // the retries ran out: say it as this tool always has
 		return vp.BriefingNote{}, vp.E(op, vp.KindConflict, "noteId", "the note is being updated by others at the same time; retry")
@@ -175,7 +183,7 @@ func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u Upda
 	if err != nil {
 		return vp.BriefingNote{}, err
 	}
-	s.search.Upsert(ctx, op, Doc(tenant, n))
+	s.search.Done(ctx, op, ix, Doc(tenant, n))
 	return n, nil
 }
 

@@ -180,14 +180,18 @@ func (s *Service) RegisterComponent(ctx context.Context, p vp.Principal, in Regi
 	if err != nil {
 		return vp.Component{}, err
 	}
-	err = s.st.Write(ctx, store.Put(it, store.IfNotExists))
+	ix, err := s.search.Prepare(ctx, tenant, Kind, DocID(c.Type, c.Name))
+	if err != nil {
+		return vp.Component{}, err
+	}
+	err = s.st.Write(ctx, append([]store.Op{store.Put(it, store.IfNotExists)}, ix.Ops()...)...)
 	if errors.Is(err, store.ErrConditionFailed) {
 		return vp.Component{}, vp.Errorf(op, vp.KindConflict, "name", "a %s named %q is already registered; change it with update_component (or delete_component it first)", c.Type, name)
 	}
 	if err != nil {
 		return vp.Component{}, records.Err(op, err)
 	}
-	s.search.Upsert(ctx, op, Doc(tenant, c))
+	s.search.Done(ctx, op, ix, Doc(tenant, c))
 	return c, nil
 }
 
@@ -263,6 +267,7 @@ func (s *Service) UpdateComponent(ctx context.Context, p vp.Principal, u Update)
 		return vp.Component{}, err
 	}
 	var next vp.Component
+	var ix search.Pending
 	changed := false
 	err = table.Retry(ctx, op, "name", name, func() error {
 		prev, cur, err := s.owned(ctx, op, tenant, who, u.Type, name)
@@ -289,7 +294,10 @@ func (s *Service) UpdateComponent(ctx context.Context, p vp.Principal, u Update)
 		if drop := prev.Revision - vp.MaxComponentHistory; drop >= 1 {
 			ops = append(ops, store.Delete(revisions.Key(tenant, vp.Component{ID: prev.ID, Revision: drop}), store.Always))
 		}
-		return s.st.Write(ctx, ops...)
+		if ix, err = s.search.Prepare(ctx, tenant, Kind, DocID(next.Type, next.Name)); err != nil {
+			return err
+		}
+		return s.st.Write(ctx, append(ops, ix.Ops()...)...)
 	})
 	if vp.IsKind(err, vp.KindConflict) { // the retries ran out: say it as this tool always has
 		return vp.Component{}, vp.E(op, vp.KindConflict, "name", "the component is being changed by others at the same time; retry")
@@ -298,7 +306,7 @@ func (s *Service) UpdateComponent(ctx context.Context, p vp.Principal, u Update)
 		return vp.Component{}, err
 	}
 	if changed {
-		s.search.Upsert(ctx, op, Doc(tenant, next))
+		s.search.Done(ctx, op, ix, Doc(tenant, next))
 	}
 	return next, nil
 }
@@ -330,6 +338,7 @@ func (s *Service) DeleteComponent(ctx context.Context, p vp.Principal, nameArg, 
 	}
 	var c vp.Component
 	var hist []store.Item
+	var ix search.Pending
 	err = table.Retry(ctx, op, "name", name, func() error {
 		var cur store.Item
 		var err error
@@ -344,6 +353,12 @@ func (s *Service) DeleteComponent(ctx context.Context, p vp.Principal, nameArg, 
 		for _, h := range hist {
 			ops = append(ops, store.Delete(h.Key, store.Always))
 		}
+		if ix, err = s.search.Prepare(ctx, tenant, Kind, DocID(c.Type, c.Name)); err != nil {
+			return err
+		}
+		if ops, err = s.search.Add(ctx, s.st, ops, ix); err != nil {
+			return err
+		}
 		return s.st.Write(ctx, ops...)
 	})
 	if vp.IsKind(err, vp.KindConflict) { // the retries ran out: say it as this tool always has
@@ -352,7 +367,7 @@ func (s *Service) DeleteComponent(ctx context.Context, p vp.Principal, nameArg, 
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	s.search.Delete(ctx, op, tenant, Kind, DocID(c.Type, c.Name))
+	s.search.Done(ctx, op, ix)
 	return DeleteResult{Deleted: true, RevisionsDeleted: len(hist)}, nil
 }
 

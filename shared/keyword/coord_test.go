@@ -38,10 +38,6 @@ func as(tenant string, orchs ...string) vp.Principal {
 	return vp.Principal{Tenant: tenant, Orchestrators: orchs, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
 }
 
-func admin(tenant string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: []string{"*"}, Admin: true}
-}
-
 func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
 	t.Helper()
 	if err == nil {
@@ -55,32 +51,8 @@ func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
 	}
 }
 
-// pageAll follows nextCursor to the end, checking the envelope on the way.
-func pageAll(t *testing.T, page func(cursor string) (listing.Page[any], error)) []any {
-	t.Helper()
-	var all []any
-	cursor := ""
-	for i := 0; ; i++ {
-		if i > 1000 {
-			t.Fatal("pagination does not end")
-		}
-		p, err := page(cursor)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, p.Items...)
-		if p.NextCursor == "" {
-			return all
-		}
-		cursor = p.NextCursor
-	}
-}
-
 func ctx() context.Context {
 	c, cancel := context.WithTimeout(context.Background(), time.Minute)
 	_ = cancel // the test process ends first
 	return c
 }
-
-// mandateLimit is a list limit argument.
-func mandateLimit(n int) *int { return &n }

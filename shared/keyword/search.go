@@ -20,13 +20,15 @@ import (
 
 // Keyword search over messages, tasks, briefing notes and components.
 //
-// Writes index synchronously, after the store write commits, through one
-// document builder per kind (message.Doc, task.Doc, briefing.Doc,
-// component.Doc). The store stays the source of truth: an index failure is
-// logged and does not fail the write, and a search reads every hit back by
-// primary key, drops what is gone and checks the filters again on the
-// stored entity, so a stale document can cost a hit but never returns a
-// row that no longer matches.
+// Each write commits an index job with its change (search.Writer) and runs
+// it right after the commit, so a search right after the write finds it;
+// the job (IndexJob, indexjob.go) reads the entity back and indexes it
+// through one document builder per kind (message.Doc, task.Doc,
+// briefing.Doc, component.Doc), and the outbox retries it when the index
+// fails or the process dies first. The store stays the source of truth: a
+// search reads every hit back by primary key, drops what is gone and
+// checks the filters again on the stored entity, so a stale document can
+// cost a hit but never returns a row that no longer matches.
 //
 // Each kind has its own index partition, "<tenant>/<kind>" (a tenant id
 // cannot contain "/", so no partition is another tenant's): BM25
@@ -58,28 +60,6 @@ func indexPartition(tenant, kind string) string { return tenant + "/" + kind }
 // index (100k messages: 2.8 s of CPU and ~200 MB per process), and keyword
 // search loads it on first use.
 func IsKeywordPartition(searchTenant string) bool { return strings.Contains(searchTenant, "/") }
-
-// index upserts documents after a committed write. A failure is logged,
-// not returned: the write stands, and searches re-check what they return
-// against the store.
-func (s *Service) index(ctx context.Context, op string, docs ...search.Doc) {
-	if s.idx == nil || len(docs) == 0 {
-		return
-	}
-	if err := s.idx.Upsert(ctx, docs...); err != nil {
-		s.log.WarnContext(ctx, "search index not updated; the write stands", "op", op, "docs", len(docs), "err", err)
-	}
-}
-
-// unindex removes the documents of deleted entities (same failure rule).
-func (s *Service) unindex(ctx context.Context, op, tenant, kind string, ids ...string) {
-	if s.idx == nil || len(ids) == 0 {
-		return
-	}
-	if err := s.idx.Delete(ctx, indexPartition(tenant, kind), ids...); err != nil {
-		s.log.WarnContext(ctx, "search index not updated after a delete; the delete stands", "op", op, "kind", kind, "err", err)
-	}
-}
 
 // ---- searches
 

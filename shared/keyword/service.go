@@ -1,8 +1,9 @@
 // Package keyword is keyword search over the coordination aggregates —
 // messages, tasks, briefing notes and components: the searches, which read
 // every hit back from its aggregate's table, and the backfill that indexes
-// what was written before the index existed. Each aggregate indexes its
-// own writes (search.Writer); this package only reads their tables.
+// what was written before the index existed, and the handler of the index
+// jobs every aggregate commits with its writes (search.Writer, IndexJob);
+// this package only reads their tables.
 package keyword
 
 import (

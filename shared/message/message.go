@@ -150,10 +150,19 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 		t.ReceiptID = r.ID
 		res.Recipients = append(res.Recipients, t)
 	}
+	// The index job commits with the message (or just before it, when 99
+	// receipts leave no room: see search.Writer.Add).
+	ix, err := s.search.Prepare(ctx, tenant, Kind, msg.ID)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if ops, err = s.search.Add(ctx, s.st, ops, ix); err != nil {
+		return SendResult{}, records.Err(op, err)
+	}
 	if err := s.st.Write(ctx, ops...); err != nil {
 		return SendResult{}, records.Err(op, err)
 	}
-	s.search.Upsert(ctx, op, Doc(tenant, msg))
+	s.search.Done(ctx, op, ix, Doc(tenant, msg))
 	return res, nil
 }
 
@@ -490,10 +499,17 @@ func (s *Service) DeleteMessage(ctx context.Context, p vp.Principal, id, caller 
 	for _, r := range rows {
 		ops = append(ops, store.Delete(r.Key, store.Always))
 	}
+	ix, err := s.search.Prepare(ctx, tenant, Kind, id)
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	if ops, err = s.search.Add(ctx, s.st, ops, ix); err != nil {
+		return DeleteResult{}, records.Err(op, err)
+	}
 	if err := s.st.Write(ctx, ops...); err != nil {
 		return DeleteResult{}, records.Err(op, err)
 	}
-	s.search.Delete(ctx, op, tenant, Kind, id)
+	s.search.Done(ctx, op, ix)
 	return DeleteResult{Deleted: true, ReceiptsDeleted: len(rows)}, nil
 }
 

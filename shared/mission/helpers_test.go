@@ -9,6 +9,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
@@ -29,6 +30,16 @@ func newServices(st store.Store, cursors *listing.Signer, now func() time.Time) 
 	ts := task.New(task.Options{Store: st, Cursors: cursors, Now: now})
 	ms := mission.New(mission.Options{Store: st, Cursors: cursors, Now: now, Tasks: ts})
 	ts.UseMissions(ms)
+	// Auto-completion observes task.TopicFinished through an outbox, as
+	// main wires it.
+	ob, err := outbox.New(outbox.Options{Store: st, Now: now})
+	if err != nil {
+		panic(err)
+	}
+	if err := ob.Subscribe(task.TopicFinished, "mission.autocomplete", ms.OnTaskFinished); err != nil {
+		panic(err)
+	}
+	ts.UseEvents(ob)
 	return &services{ts, ms}
 }
 

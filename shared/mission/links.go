@@ -3,9 +3,9 @@ package mission
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -52,26 +52,19 @@ func (s *Service) Members(ctx context.Context, op, tenant, missionID string) (st
 	return q, func(it store.Item) string { return strings.TrimPrefix(it.Key.SK, linkPrefix) }, nil
 }
 
-// TaskChanged runs the consequences of a committed task change: a mission
-// whose last open task just closed (or left) completes by itself. old is
-// nil for a new task, t nil for a deleted one. Failures are logged: the
-// task change itself is committed.
-func (s *Service) TaskChanged(ctx context.Context, op, tenant string, old, t *vp.Task) {
-	closed := func(x *vp.Task) bool {
-		return x != nil && (x.Status == vp.TaskDone || x.Status == vp.TaskCancelled)
+// OnTaskFinished is the mission's subscriber to task.TopicFinished (wired
+// in main: ob.Subscribe(task.TopicFinished, "mission.autocomplete", ...)):
+// the event's mission completes by itself when its last open task closed
+// or left. It is idempotent — it decides on the mission and tasks as
+// stored now, and a mission already completed (or still open because a
+// task was reopened or added since) is left alone — so a redelivered or
+// late event changes nothing.
+func (s *Service) OnTaskFinished(ctx context.Context, j outbox.Job) error {
+	f, err := task.DecodeFinished(j)
+	if err != nil {
+		return err
 	}
-	var check []string
-	if old != nil && old.MissionID != "" && (t == nil || t.MissionID != old.MissionID || (closed(t) && !closed(old))) {
-		check = append(check, old.MissionID)
-	}
-	if t != nil && t.MissionID != "" && closed(t) && !slices.Contains(check, t.MissionID) && (old == nil || old.MissionID != t.MissionID || !closed(old)) {
-		check = append(check, t.MissionID)
-	}
-	for _, mid := range check {
-		if err := s.autoComplete(ctx, op, tenant, mid); err != nil {
-			s.log.ErrorContext(ctx, "mission auto-completion failed", "op", op, "tenant", tenant, "missionId", mid, "err", err)
-		}
-	}
+	return s.autoComplete(ctx, "mission.autocomplete", f.Tenant, f.MissionID)
 }
 
 // autoComplete completes an open mission whose non-cancelled tasks

@@ -42,7 +42,9 @@ type Service struct {
 }
 
 // New returns a Service. Wire it into the tasks it reads with
-// Options.Tasks.UseMissions.
+// Options.Tasks.UseMissions, and subscribe OnTaskFinished to
+// task.TopicFinished on the outbox the tasks publish to (UseEvents) for
+// auto-completion.
 func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now

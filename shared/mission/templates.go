@@ -303,14 +303,19 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 			tasks[i] = t
 			ops = append(ops, store.Put(it, store.IfNotExists), linkPut(tenant, m.ID, ids[i]))
 		}
-		err = s.st.Write(ctx, ops...)
+		// 1 + 2×49 steps + the index job: 100 ops, store.MaxTransactOps.
+		ix, err := s.tasks.Creating(ctx, tenant, tasks...)
+		if err != nil {
+			return InstantiateResult{}, err
+		}
+		err = s.st.Write(ctx, append(ops, ix.Ops()...)...)
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue // the mission changed meanwhile: check it again
 		}
 		if err != nil {
 			return InstantiateResult{}, records.Err(op, err)
 		}
-		s.tasks.Created(ctx, op, tenant, tasks...)
+		s.tasks.Created(ctx, op, tenant, ix, tasks...)
 		return InstantiateResult{MissionID: m.ID, TaskIDs: ids, Count: len(ids)}, nil
 	}
 	return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing; retry", in.MissionID)

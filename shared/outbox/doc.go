@@ -13,7 +13,10 @@
 //     event in its transaction; the worker fans it out to one delivery job
 //     per subscriber (in one transaction with the event's removal), so each
 //     subscriber has its own attempts, backoff and dead letter: one that
-//     fails does not replay the others.
+//     fails does not replay the others. PublishInline does that fan-out at
+//     publish time instead, for an event its caller delivers itself right
+//     after the commit (RunInline): each delivery then costs its handler
+//     and its removal, like a job of EnqueueInline.
 //
 // # In a domain package
 //

@@ -1,7 +1,9 @@
 package outbox_test
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +68,89 @@ func TestInlineJob(t *testing.T) {
 		drain(t, ob)
 		if got := c.n(orphan.ID()); got != 1 {
 			t.Fatalf("orphaned inline job after its lease: %d calls, want 1", got)
+		}
+	})
+}
+
+// TestPublishInline: the deliveries of an event its caller delivers itself
+// commit with the change, one per subscriber, run once each in the
+// caller's goroutine and leave nothing behind; a failing subscriber is
+// retried by the worker without replaying the other; a caller that died
+// leaves both to the worker once the lease ends; no subscriber, no ops.
+func TestPublishInline(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		ob := e.outbox(t, outbox.Options{Lease: time.Minute})
+		var mu sync.Mutex
+		calls := map[string]int{}
+		var failGithub bool
+		sub := func(name string) outbox.Handler {
+			return func(_ context.Context, j outbox.Job) error {
+				mu.Lock()
+				defer mu.Unlock()
+				calls[name]++
+				if name == "github" && failGithub {
+					failGithub = false
+					return errors.New("github down")
+				}
+				return nil
+			}
+		}
+		for _, name := range []string{"mission", "github"} {
+			if err := ob.Subscribe("task.finished", name, sub(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		count := func(name string) int {
+			mu.Lock()
+			defer mu.Unlock()
+			return calls[name]
+		}
+		commit := func(id string) outbox.Pending {
+			p, err := ob.PublishInline(ctx, "acme", "task.finished", []byte(`{"id":"`+id+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Ops()) != 2 {
+				t.Fatalf("%d ops, want one delivery per subscriber", len(p.Ops()))
+			}
+			if err := e.st.Write(ctx, append([]store.Op{domainPut(id, store.IfNotExists)}, p.Ops()...)...); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+
+		ok := commit("t1")
+		if n := drain(t, ob); n != 0 {
+			t.Fatalf("a worker ran %d deliveries leased to their caller", n)
+		}
+		ob.RunInline(ctx, ok)
+		if count("mission") != 1 || count("github") != 1 {
+			t.Fatalf("inline deliveries: %v", calls)
+		}
+		e.c.Advance(61 * time.Second)
+		if n := drain(t, ob); n != 0 {
+			t.Fatalf("%d deliveries left after the inline run", n)
+		}
+
+		failing := commit("t2")
+		failGithub = true
+		ob.RunInline(ctx, failing)
+		e.c.Advance(2 * time.Second)
+		drain(t, ob)
+		if count("mission") != 2 || count("github") != 3 {
+			t.Fatalf("after a failed delivery and the worker: %v, want mission 2, github 3", calls)
+		}
+
+		commit("t3") // the caller dies before RunInline
+		e.c.Advance(61 * time.Second)
+		drain(t, ob)
+		if count("mission") != 3 || count("github") != 4 {
+			t.Fatalf("orphaned deliveries after their lease: %v", calls)
+		}
+
+		none, err := ob.PublishInline(ctx, "acme", "nobody.listens", nil)
+		if err != nil || len(none.Ops()) != 0 {
+			t.Fatalf("an event without subscribers: %d ops, %v", len(none.Ops()), err)
 		}
 	})
 }

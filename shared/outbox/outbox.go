@@ -246,8 +246,9 @@ type Pending struct {
 	key       store.Key
 	ops       []store.Op
 	duplicate bool
-	// inline holds the job of EnqueueInline, leased to its caller.
-	inline *record
+	// inline holds the job of EnqueueInline, or the deliveries of
+	// PublishInline, leased to their caller.
+	inline []record
 }
 
 // Ops returns the writes to commit with the caller's own (none for a
@@ -331,9 +332,43 @@ func (o *Outbox) prepare(ctx context.Context, op, tenant, topic, dedupKey string
 	}
 	p := Pending{id: id, key: it.Key, ops: ops}
 	if inline {
-		p.inline = &r
+		p.inline = []record{r}
 	}
 	return p, nil
+}
+
+// PublishInline is Publish for an event its caller delivers itself right
+// after the commit, with RunInline, when the delivery must be
+// near-synchronous (a mission completing with its last task). Instead of
+// the event, it returns the ops of its deliveries to the topic's
+// subscribers — the fan-out a worker would do, done at publish time —
+// each committed leased to the caller like a job of EnqueueInline. A
+// delivery then costs its handler and one write, its removal, where
+// Publish and Flush cost the event's lease and fan-out and each
+// delivery's lease besides. If the caller dies or a handler fails, the
+// deliveries are the worker's like any other. Registration is closed from
+// the first call (the subscribers must be known); with no subscriber the
+// event is dropped, as a fan-out would drop it.
+func (o *Outbox) PublishInline(ctx context.Context, tenant, topic string, payload []byte) (Pending, error) {
+	const op = "outbox.PublishInline"
+	o.start()
+	p, err := o.prepare(ctx, op, tenant, topic, "", payload, true, false)
+	if err != nil {
+		return Pending{}, err
+	}
+	now := o.now()
+	out := Pending{id: p.id}
+	for _, s := range o.subscribers(topic) {
+		d := record{ID: hashID(p.id, s), Tenant: tenant, Topic: topic, Subscriber: s, Payload: payload,
+			State: stateReady, Attempts: 1, DueAt: now.Add(o.lease).UnixMilli(), EnqueuedAt: now.UnixMilli()}
+		it, err := d.item()
+		if err != nil {
+			return Pending{}, vp.Wrap(op, vp.KindInternal, err)
+		}
+		out.ops = append(out.ops, store.Put(it, store.IfNotExists))
+		out.inline = append(out.inline, d)
+	}
+	return out, nil
 }
 
 // IsDuplicate reports whether a failed Write failed on an outbox job or

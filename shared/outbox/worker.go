@@ -52,34 +52,36 @@ func (o *Outbox) Flush(ctx context.Context, p ...Pending) {
 }
 
 // RunInline runs, in the caller's goroutine, the jobs of EnqueueInline
-// once the caller's transaction has committed. The caller holds their
-// lease: the job's first version is the committed one, so success removes
-// it with one conditional delete, and a failure is rescheduled (or
-// dead-lettered) like a worker's. Pendings of Enqueue and Publish are
-// ignored: Kick or Flush those.
+// and the deliveries of PublishInline once the caller's transaction has
+// committed. The caller holds their lease: a job's first version is the
+// committed one, so success removes it with one conditional delete, and a
+// failure is rescheduled (or dead-lettered) like a worker's. Pendings of
+// Enqueue and Publish are ignored: Kick or Flush those.
 func (o *Outbox) RunInline(ctx context.Context, p ...Pending) {
 	for _, x := range p {
-		if x.inline == nil {
-			continue
+		for _, r := range x.inline {
+			o.runInline(ctx, r)
 		}
-		r := *x.inline
-		h := o.handler(r.Topic, r.Subscriber)
-		if h == nil {
-			o.failed(ctx, r, 1, fmt.Errorf("no handler is registered for topic %q in this process", r.Topic))
-			continue
-		}
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.lease)
-		err := call(hctx, h, r.job())
-		cancel()
-		if err != nil {
-			o.failed(ctx, r, 1, err)
-			continue
-		}
-		err = o.st.Write(ctx, store.Delete(x.key, store.IfVersion(1)))
-		if err != nil && !errors.Is(err, store.ErrConditionFailed) {
-			// The job runs again when its lease ends; handlers are idempotent.
-			o.log.ErrorContext(ctx, "outbox job done but not removed", o.attrs(r, "outcome", "done", "err", err)...)
-		}
+	}
+}
+
+func (o *Outbox) runInline(ctx context.Context, r record) {
+	h := o.handler(r.Topic, r.Subscriber)
+	if h == nil {
+		o.failed(ctx, r, 1, fmt.Errorf("no handler is registered for topic %q subscriber %q in this process", r.Topic, r.Subscriber))
+		return
+	}
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.lease)
+	err := call(hctx, h, r.job())
+	cancel()
+	if err != nil {
+		o.failed(ctx, r, 1, err)
+		return
+	}
+	err = o.st.Write(ctx, store.Delete(jobKey(r.Tenant, r.ID), store.IfVersion(1)))
+	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		// The job runs again when its lease ends; handlers are idempotent.
+		o.log.ErrorContext(ctx, "outbox job done but not removed", o.attrs(r, "outcome", "done", "err", err)...)
 	}
 }
 

@@ -167,9 +167,13 @@ func (s *Service) fireOne(ctx context.Context, tenant, id string, now time.Time)
 			return fireOutcome{}, err
 		}
 		fired.ExpiresAt = now.Add(recurringFiredTTL).Unix()
-		err = s.st.Write(ctx, w, store.Put(fired, store.IfNotExists), store.Put(taskItem, store.IfNotExists))
+		ix, err := s.tasks.Creating(ctx, tenant, t)
+		if err != nil {
+			return fireOutcome{}, err
+		}
+		err = s.st.Write(ctx, append([]store.Op{w, store.Put(fired, store.IfNotExists), store.Put(taskItem, store.IfNotExists)}, ix.Ops()...)...)
 		if err == nil {
-			s.tasks.Created(ctx, op, tenant, t)
+			s.tasks.Created(ctx, op, tenant, ix, t)
 			return fireOutcome{taskID: taskID, slot: slot, missed: missed}, nil
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -104,16 +106,17 @@ type bulkCandidate struct {
 //
 // Every matched task is read by primary key and checked first (state,
 // ownership unless the caller is system, prerequisites done or in the same
-// run); a live run closes nothing unless every check passes. Up to 100
-// tasks commit as ONE transaction, each guarded by IfVersion: atomic. A
-// larger run (up to the cap of 500) commits in transactions of at most
-// 100, each guarded the same way; if one fails (a task changed since it
-// was checked), the tasks already closed by the run are reopened —
+// run); a live run closes nothing unless every check passes. Up to 99
+// tasks (fewer when they span missions: see bulkCommit) commit as ONE
+// transaction, each guarded by IfVersion: atomic. A larger run (up to the
+// cap of 500) commits in several such transactions, each guarded the same
+// way; if one fails (a task changed since it was checked), the tasks
+// already closed by the run are reopened —
 // restored exactly, on the version the run wrote — and the call fails.
 // That keeps the rule "nothing closes if any task fails" for every check
 // and every lost race, but not against a crash between two transactions,
 // and a reader may briefly see a part of the run: the guarantee for more
-// than 100 tasks is compensation, not isolation.
+// than one transaction's worth of tasks is compensation, not isolation.
 func (s *Service) BulkCompleteTasks(ctx context.Context, p vp.Principal, in BulkCompleteInput) (BulkResult, error) {
 	const op = "bulk_complete_tasks"
 	tenant, err := vp.TenantOf(op, p)
@@ -219,18 +222,6 @@ func (s *Service) BulkCompleteTasks(ctx context.Context, p vp.Principal, in Bulk
 		return BulkResult{}, err
 	}
 	res.ExecutedAt = &nowMS
-	closed := make([]vp.Task, len(ok))
-	for i, c := range ok {
-		closed[i] = c.closed
-	}
-	s.index(ctx, op, tenant, closed...)
-	missions := map[string]bool{}
-	for _, c := range ok {
-		if c.closed.MissionID != "" && !missions[c.closed.MissionID] {
-			missions[c.closed.MissionID] = true
-			s.missions.TaskChanged(ctx, op, tenant, &c.old, &c.closed)
-		}
-	}
 	return res, nil
 }
 
@@ -308,38 +299,84 @@ func (s *Service) bulkRefusal(ctx context.Context, op, tenant string, t vp.Task,
 
 // bulkCommit writes the closed tasks in transactions of at most 100
 // operations (and 3.5 MB), each task guarded by the version it was checked
-// at. When a transaction fails, the tasks earlier transactions closed are
-// restored and the error says so.
+// at. Each transaction also carries its tasks' index job and one
+// TopicFinished event per mission among them, so a chunk holds up to 99
+// tasks, fewer when they span missions. When a transaction fails, the
+// tasks earlier transactions closed are restored and the error says so.
+// The jobs and events of the committed transactions run at the end either
+// way: their handlers read the tasks back, so after a restore they find
+// them open again and do nothing but fix the index.
 func (s *Service) bulkCommit(ctx context.Context, op, tenant string, cands []bulkCandidate) error {
 	var chunks [][]bulkCandidate
 	var cur []bulkCandidate
-	bytes := 0
+	bytes, missions := 0, map[string]bool{}
 	for _, c := range cands {
 		b, err := records.Encode(op, c.closed)
 		if err != nil {
 			return err
 		}
 		n := len(b)
-		if len(cur) == bulkChunkOps || (len(cur) > 0 && bytes+n > bulkChunkBytes) {
-			chunks, cur, bytes = append(chunks, cur), nil, 0
+		cost := 1
+		if m := c.closed.MissionID; m != "" && !missions[m] {
+			cost++ // its mission's event
+		}
+		// +1: the chunk's index job.
+		if len(cur) > 0 && (len(cur)+len(missions)+cost+1 > bulkChunkOps || bytes+n > bulkChunkBytes) {
+			chunks, cur, bytes, missions = append(chunks, cur), nil, 0, map[string]bool{}
 		}
 		cur = append(cur, c)
+		if m := c.closed.MissionID; m != "" {
+			missions[m] = true
+		}
 		bytes += n
 	}
 	if len(cur) > 0 {
 		chunks = append(chunks, cur)
 	}
+	var (
+		indexed []search.Pending
+		events  []outbox.Pending
+		done    [][]vp.Task
+	)
+	defer func() {
+		for i, ix := range indexed {
+			s.after(ctx, op, tenant, ix, nil, done[i]...)
+		}
+		s.after(ctx, op, tenant, search.Pending{}, events)
+	}()
 	for i, chunk := range chunks {
 		ops := make([]store.Op, len(chunk))
+		ids := make([]string, len(chunk))
+		ts := make([]vp.Task, len(chunk))
+		var fs []Finished
+		seen := map[string]bool{}
 		for j, c := range chunk {
 			it, err := Table.Item(op, tenant, c.closed)
 			if err != nil {
 				return err
 			}
 			ops[j] = store.Put(it, store.IfVersion(c.version))
+			ids[j], ts[j] = c.closed.ID, c.closed
+			if m := c.closed.MissionID; m != "" && !seen[m] {
+				seen[m] = true
+				fs = append(fs, finishedEvents(tenant, &c.old, &c.closed)...)
+			}
 		}
-		err := s.st.Write(ctx, ops...)
+		ix, err := s.indexing(ctx, tenant, ids...)
+		if err != nil {
+			return err
+		}
+		evs, err := s.publish(ctx, op, fs, false)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, ix.Ops()...)
+		for _, e := range evs {
+			ops = append(ops, e.Ops()...)
+		}
+		err = s.st.Write(ctx, ops...)
 		if err == nil {
+			indexed, done, events = append(indexed, ix), append(done, ts), append(events, evs...)
 			continue
 		}
 		why := "a task changed after it was checked"
@@ -350,6 +387,11 @@ func (s *Service) bulkCommit(ctx context.Context, op, tenant string, cands []bul
 			why = "a write failed: " + err.Error()
 		}
 		stuck := s.bulkReopen(ctx, op, tenant, chunks[:i])
+		for k := range done { // what the index should say now (without an outbox)
+			for j, c := range chunks[k] {
+				done[k][j] = c.old
+			}
+		}
 		if len(stuck) > 0 {
 			return vp.Errorf(op, vp.KindConflict, "filter", "%s; the run stopped, and %d task(s) it had closed could not be reopened because they changed again meanwhile: %s. Check them and rerun",
 				why, len(stuck), strings.Join(stuck, ", "))

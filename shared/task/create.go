@@ -99,7 +99,11 @@ func (s *Service) CreateTask(ctx context.Context, p vp.Principal, in CreateTaskI
 			}
 			ops = append(ops, mops...)
 		}
-		ops = append([]store.Op{store.Put(it, store.IfNotExists)}, ops...)
+		ix, err := s.indexing(ctx, tenant, t.ID)
+		if err != nil {
+			return vp.Task{}, err
+		}
+		ops = append(append([]store.Op{store.Put(it, store.IfNotExists)}, ops...), ix.Ops()...)
 		err = s.st.Write(ctx, ops...)
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue // a prerequisite or the mission changed meanwhile: check again
@@ -107,7 +111,7 @@ func (s *Service) CreateTask(ctx context.Context, p vp.Principal, in CreateTaskI
 		if err != nil {
 			return vp.Task{}, records.Err(op, err)
 		}
-		s.index(ctx, op, tenant, t)
+		s.after(ctx, op, tenant, ix, nil, t)
 		return t, nil
 	}
 	return vp.Task{}, vp.E(op, vp.KindConflict, "dependsOn", "its prerequisites or mission kept changing; retry")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -146,6 +148,8 @@ func (s *Service) changeTask(ctx context.Context, op, tenant, id string, change 
 		return vp.Task{}, vp.Task{}, err
 	}
 	var old, t vp.Task
+	var ix search.Pending
+	var evs []outbox.Pending
 	err := table.Retry(ctx, op, "taskId", "task "+id, func() error {
 		var it store.Item
 		var err error
@@ -163,12 +167,27 @@ func (s *Service) changeTask(ctx context.Context, op, tenant, id string, change 
 		if err != nil {
 			return err
 		}
-		return s.st.Write(ctx, append([]store.Op{store.Put(item, store.IfVersion(it.Version))}, extra...)...)
+		ops := append([]store.Op{store.Put(item, store.IfVersion(it.Version))}, extra...)
+		// A change that leaves the document as it was (a heartbeat of
+		// minutes, a note) has nothing to index.
+		ix = search.Pending{}
+		if Doc(tenant, old) != Doc(tenant, t) {
+			if ix, err = s.indexing(ctx, tenant, t.ID); err != nil {
+				return err
+			}
+			ops = append(ops, ix.Ops()...)
+		}
+		if evs, err = s.publish(ctx, op, finishedEvents(tenant, &old, &t), true); err != nil {
+			return err
+		}
+		for _, e := range evs {
+			ops = append(ops, e.Ops()...)
+		}
+		return s.st.Write(ctx, ops...)
 	})
 	if err != nil {
 		return vp.Task{}, vp.Task{}, err
 	}
-	s.index(ctx, op, tenant, t)
-	s.missions.TaskChanged(ctx, op, tenant, &old, &t)
+	s.after(ctx, op, tenant, ix, evs, t)
 	return t, old, nil
 }

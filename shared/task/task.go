@@ -4,6 +4,10 @@
 // task may belong to a mission; the missions capability is reached through
 // the Missions interface, so that joining a mission commits in the task's
 // own transaction without this package knowing how missions are stored.
+// What follows a change — its index job, and the TopicFinished event a
+// mission's auto-completion observes (events.go) — is committed in the
+// change's transaction through the outbox and run right after it; this
+// package does not know who subscribes.
 package task
 
 import (
@@ -40,6 +44,7 @@ type Service struct {
 	log      *slog.Logger
 	search   *search.Writer
 	missions Missions
+	events   Events
 }
 
 // New returns a Service. Missions are wired afterwards (UseMissions), since
@@ -67,9 +72,6 @@ type Missions interface {
 	// Members checks that the mission exists and returns the query of its
 	// task links, in creation (step) order, and the task id of a link row.
 	Members(ctx context.Context, op, tenant, missionID string) (store.Query, func(store.Item) string, error)
-	// TaskChanged runs after a task change commits: old is nil for a new
-	// task, t nil for a deleted one.
-	TaskChanged(ctx context.Context, op, tenant string, old, t *vp.Task)
 }
 
 // UseMissions wires the missions capability; call it once, before serving.
@@ -86,7 +88,6 @@ func (noMissions) LeaveOps(string, string, string) []store.Op { return nil }
 func (noMissions) Members(_ context.Context, op, _, _ string) (store.Query, func(store.Item) string, error) {
 	return store.Query{}, nil, vp.E(op, vp.KindInvalid, "missionId", "missions are not available on this server")
 }
-func (noMissions) TaskChanged(context.Context, string, string, *vp.Task, *vp.Task) {}
 
 func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
 
@@ -137,19 +138,28 @@ func Doc(tenant string, t vp.Task) search.Doc {
 		Type: t.Status, Owner: t.AssignedTo, Title: t.Title, Text: text, CreatedAt: t.CreationTime}
 }
 
-func (s *Service) index(ctx context.Context, op, tenant string, ts ...vp.Task) {
-	docs := make([]search.Doc, len(ts))
-	for i, t := range ts {
-		docs[i] = Doc(tenant, t)
-	}
-	s.search.Upsert(ctx, op, docs...)
+// indexing prepares the index job of tasks ids, to commit with their
+// change.
+func (s *Service) indexing(ctx context.Context, tenant string, ids ...string) (search.Pending, error) {
+	return s.search.Prepare(ctx, tenant, Kind, ids...)
 }
 
-// Created is what follows the commit of tasks another capability wrote
-// with Build (a template's steps, a recurring slot's task): keyword
-// indexing.
-func (s *Service) Created(ctx context.Context, op, tenant string, ts ...vp.Task) {
-	s.index(ctx, op, tenant, ts...)
+// Creating returns the ops another capability commits with tasks it wrote
+// with Build (a template's steps, a recurring slot's task): their index
+// job. Pass the result to Created once the Write commits.
+func (s *Service) Creating(ctx context.Context, tenant string, ts ...vp.Task) (search.Pending, error) {
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	return s.indexing(ctx, tenant, ids...)
+}
+
+// Created is what follows the commit of tasks written with Build and
+// Creating: their index job runs. New tasks are open, so they publish no
+// TopicFinished event.
+func (s *Service) Created(ctx context.Context, op, tenant string, ix search.Pending, ts ...vp.Task) {
+	s.after(ctx, op, tenant, ix, nil, ts...)
 }
 
 const (
@@ -229,8 +239,8 @@ func checkFields(op string, t vp.Task) vp.Errs {
 // instantiation and recurring tasks: fill Title, AssignedTo, Priority,
 // CreatedBy (and any optional field); ID, times and status todo are set
 // here when empty. A task with a MissionID also needs its mission link in
-// the same Write, and a caller other than this package calls Created once
-// the Write commits.
+// the same Write, and a caller other than this package commits the ops of
+// Creating with it and calls Created once the Write commits.
 func (s *Service) Build(op, tenant string, t vp.Task, now int64) (vp.Task, store.Item, error) {
 	if t.ID == "" {
 		t.ID = s.ids.New("tsk")

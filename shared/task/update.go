@@ -221,6 +221,18 @@ func (s *Service) DeleteTask(ctx context.Context, p vp.Principal, ref TaskRef) (
 		if t.MissionID != "" {
 			ops = append(ops, s.missions.LeaveOps(tenant, t.MissionID, t.ID)...)
 		}
+		ix, err := s.indexing(ctx, tenant, t.ID)
+		if err != nil {
+			return DeleteResultTask{}, err
+		}
+		evs, err := s.publish(ctx, op, finishedEvents(tenant, &t, nil), true)
+		if err != nil {
+			return DeleteResultTask{}, err
+		}
+		ops = append(ops, ix.Ops()...)
+		for _, e := range evs {
+			ops = append(ops, e.Ops()...)
+		}
 		err = s.st.Write(ctx, ops...)
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
@@ -228,8 +240,7 @@ func (s *Service) DeleteTask(ctx context.Context, p vp.Principal, ref TaskRef) (
 		if err != nil {
 			return DeleteResultTask{}, records.Err(op, err)
 		}
-		s.search.Delete(ctx, op, tenant, Kind, t.ID)
-		s.missions.TaskChanged(ctx, op, tenant, &t, nil)
+		s.after(ctx, op, tenant, ix, evs)
 		return DeleteResultTask{Deleted: true}, nil
 	}
 	return DeleteResultTask{}, vp.Errorf(op, vp.KindConflict, "taskId", "task %s kept changing under this call; retry", ref.TaskID)

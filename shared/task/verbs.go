@@ -253,14 +253,20 @@ func (s *Service) CheckoutTask(ctx context.Context, p vp.Principal, in CheckoutI
 		if err != nil {
 			return CheckoutResult{}, err
 		}
-		err = s.st.Write(ctx, store.Put(item, store.IfVersion(it.Version)))
+		// A claim publishes no event (the task stays open): its cost is
+		// the index job, one op here and its removal after.
+		ix, err := s.indexing(ctx, tenant, t.ID)
+		if err != nil {
+			return CheckoutResult{}, err
+		}
+		err = s.st.Write(ctx, append([]store.Op{store.Put(item, store.IfVersion(it.Version))}, ix.Ops()...)...)
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue // someone else wrote first: read again and report
 		}
 		if err != nil {
 			return CheckoutResult{}, records.Err(op, err)
 		}
-		s.index(ctx, op, tenant, t)
+		s.after(ctx, op, tenant, ix, nil, t)
 		return CheckoutResult{Claimed: true, Task: &t}, nil
 	}
 	return CheckoutResult{Reason: "the task kept changing under this call; read it again"}, nil

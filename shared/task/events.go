@@ -1,0 +1,132 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Task events: what other capabilities may react to, published in the
+// transaction of the change and delivered after it commits to whoever
+// subscribed in wiring (mission auto-completion today; GitHub comments on
+// step completion later). This package does not know who listens.
+
+// TopicFinished is the topic of the event published when a task that
+// belongs to a mission reaches done or cancelled, or leaves the mission
+// (moved to another, or deleted): the moments its mission may have become
+// complete. One event names one mission; a change that touches two (a
+// done task moved between missions) publishes two.
+const TopicFinished = "task.finished"
+
+// Finished is the payload of TopicFinished.
+type Finished struct {
+	Tenant    string `json:"tenant"`
+	TaskID    string `json:"taskId"`
+	MissionID string `json:"missionId"` // the mission to look at
+	OldStatus string `json:"oldStatus,omitempty"`
+	NewStatus string `json:"newStatus,omitempty"` // "" for a deleted task
+}
+
+// DecodeFinished reads the payload of a TopicFinished job; a payload that
+// does not decode is a permanent failure.
+func DecodeFinished(j outbox.Job) (Finished, error) {
+	var f Finished
+	if err := json.Unmarshal(j.Payload, &f); err != nil || f.MissionID == "" {
+		return f, outbox.Permanent(vp.Errorf("task.finished", vp.KindInvalid, "payload", "not a task.finished event: %s", j.Payload))
+	}
+	if f.Tenant == "" {
+		f.Tenant = j.Tenant
+	}
+	return f, nil
+}
+
+// Events is where the service publishes its events; *outbox.Outbox
+// implements it. A task change delivers its events itself right after the
+// commit, in the caller's goroutine (PublishInline, RunInline), so that
+// complete_task returns with the mission already completed; the committed
+// deliveries are the backstop. Bulk completion publishes plain events
+// (Publish, Flush): one op each whatever the number of subscribers, which
+// is what its transactions have room for.
+type Events interface {
+	Publish(ctx context.Context, tenant, topic, dedupKey string, payload []byte) (outbox.Pending, error)
+	Flush(ctx context.Context, p ...outbox.Pending)
+	PublishInline(ctx context.Context, tenant, topic string, payload []byte) (outbox.Pending, error)
+	RunInline(ctx context.Context, p ...outbox.Pending)
+}
+
+// UseEvents wires the event bus; call it once, before serving. Without
+// one, no event is published (and no mission completes by itself).
+func (s *Service) UseEvents(e Events) { s.events = e }
+
+func closed(t *vp.Task) bool {
+	return t != nil && (t.Status == vp.TaskDone || t.Status == vp.TaskCancelled)
+}
+
+// finishedEvents returns the events of a change from old to t (old nil for
+// a new task, t nil for a deleted one): none for most changes, so that
+// checkout_task and the other verbs pay nothing for them.
+func finishedEvents(tenant string, old, t *vp.Task) []Finished {
+	var out []Finished
+	ev := func(mission string) {
+		f := Finished{Tenant: tenant, MissionID: mission}
+		if old != nil {
+			f.TaskID, f.OldStatus = old.ID, old.Status
+		}
+		if t != nil {
+			f.TaskID, f.NewStatus = t.ID, t.Status
+		}
+		out = append(out, f)
+	}
+	if old != nil && old.MissionID != "" && (t == nil || t.MissionID != old.MissionID || (closed(t) && !closed(old))) {
+		ev(old.MissionID)
+	}
+	if t != nil && t.MissionID != "" && closed(t) && (old == nil || old.MissionID != t.MissionID || !closed(old)) &&
+		(len(out) == 0 || out[0].MissionID != t.MissionID) {
+		ev(t.MissionID)
+	}
+	return out
+}
+
+// publish returns the pending events of fs, to commit with the change;
+// inline: delivered by this caller (see Events).
+func (s *Service) publish(ctx context.Context, op string, fs []Finished, inline bool) ([]outbox.Pending, error) {
+	if s.events == nil || len(fs) == 0 {
+		return nil, nil
+	}
+	out := make([]outbox.Pending, 0, len(fs))
+	for _, f := range fs {
+		b, err := records.Encode(op, f)
+		if err != nil {
+			return nil, err
+		}
+		var p outbox.Pending
+		if inline {
+			p, err = s.events.PublishInline(ctx, f.Tenant, TopicFinished, b)
+		} else {
+			p, err = s.events.Publish(ctx, f.Tenant, TopicFinished, "", b)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// after runs what follows a committed change: its index job, then its
+// events.
+func (s *Service) after(ctx context.Context, op, tenant string, ix search.Pending, evs []outbox.Pending, ts ...vp.Task) {
+	docs := make([]search.Doc, len(ts))
+	for i, t := range ts {
+		docs[i] = Doc(tenant, t)
+	}
+	s.search.Done(ctx, op, ix, docs...)
+	if s.events != nil && len(evs) > 0 {
+		s.events.RunInline(ctx, evs...) // the deliveries of PublishInline
+		s.events.Flush(ctx, evs...)     // the events of Publish
+	}
+}
