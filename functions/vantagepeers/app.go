@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -109,7 +110,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 	// run by their writers right after the commit; the outbox job retries
 	// what failed. Handlers and subscribers are registered below, before
 	// any job runs.
-	ob, err := outbox.New(outbox.Options{Store: st, Logger: log})
+	ob, err := outbox.New(outbox.Options{Store: st, Logger: log, RemovalBatch: removalBatch})
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -191,4 +192,11 @@ func (a *app) tenants(ctx context.Context) ([]string, error) {
 	return tenants.WithCredentials(ctx, a.store)
 }
 
-func (a *app) Close() error { return errors.Join(a.index.Close(), a.store.Close()) }
+func (a *app) Close() error {
+	a.outbox.Close() // its batched removals go to the store first
+	return errors.Join(a.index.Close(), a.store.Close())
+}
+
+// removalBatch is how long the removals of side effects done inline wait
+// to be written together, off the tool call's path (outbox.RemovalBatch).
+const removalBatch = 20 * time.Millisecond

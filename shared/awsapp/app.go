@@ -230,7 +230,10 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 	if nd.coord {
-		if a.Outbox, err = outbox.New(outbox.Options{Store: a.Store, Logger: a.Log, Now: o.Now}); err != nil {
+		if a.Outbox, err = outbox.New(outbox.Options{Store: a.Store, Logger: a.Log, Now: o.Now,
+			// A frozen container writes them at its next invocation; one
+			// that dies leaves jobs that run again after their lease.
+			RemovalBatch: 20 * time.Millisecond}); err != nil {
 			return nil, err
 		}
 		co := keyword.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}

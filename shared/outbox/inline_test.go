@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -151,6 +152,45 @@ func TestPublishInline(t *testing.T) {
 		none, err := ob.PublishInline(ctx, "acme", "nobody.listens", nil)
 		if err != nil || len(none.Ops()) != 0 {
 			t.Fatalf("an event without subscribers: %d ops, %v", len(none.Ops()), err)
+		}
+	})
+}
+
+// TestInlineRemovalsBatched: with RemovalBatch, inline jobs are removed
+// together after their effects, off the caller's path; Close writes what
+// still waits; a job whose removal was lost only runs again after its
+// lease (the handler is idempotent).
+func TestInlineRemovalsBatched(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		c := &counter{}
+		ob := e.outbox(t, outbox.Options{Lease: time.Minute, RemovalBatch: time.Hour}) // only Close or a full batch writes
+		if err := ob.Handle("index", c.handle); err != nil {
+			t.Fatal(err)
+		}
+		var ps []outbox.Pending
+		for i := range 150 { // more than one batch of store.MaxTransactOps
+			p, err := ob.EnqueueInline(ctx, "acme", "index", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.st.Write(ctx, append([]store.Op{domainPut(fmt.Sprint(i), store.IfNotExists)}, p.Ops()...)...); err != nil {
+				t.Fatal(err)
+			}
+			ob.RunInline(ctx, p)
+			ps = append(ps, p)
+		}
+		ob.Close()
+		for _, p := range ps {
+			if got := c.n(p.ID()); got != 1 {
+				t.Fatalf("job %s ran %d times, want 1", p.ID(), got)
+			}
+			if _, err := e.st.Get(ctx, store.Key{PK: "T#acme#OB#" + p.ID(), SK: "JOB"}); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("job %s not removed after Close: %v", p.ID(), err)
+			}
+		}
+		e.c.Advance(2 * time.Minute)
+		if n := drain(t, ob); n != 0 {
+			t.Fatalf("a worker ran %d jobs whose removals were written", n)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -68,6 +69,14 @@ type Options struct {
 	// Jitter returns a number in [0, 1]; the backoff delay d becomes
 	// d/2 + Jitter()*d/2 (default math/rand/v2.Float64). Tests pin it.
 	Jitter func() float64
+	// RemovalBatch, when positive, is how long the removals of jobs run
+	// inline (RunInline) may wait to be written together, in one
+	// transaction of up to store.MaxTransactOps deletes, instead of one
+	// write each on the caller's path. A removal lost to a crash only makes
+	// the job run again when its lease ends, which handlers tolerate (they
+	// are idempotent). Close writes what waits. Zero: each removal is
+	// written before RunInline returns.
+	RemovalBatch time.Duration
 }
 
 // Handler runs one job. See the package documentation for its contract
@@ -111,6 +120,14 @@ type Outbox struct {
 
 	wake  chan struct{}
 	kicks chan store.Key
+
+	removalBatch   time.Duration
+	removals       chan store.Key
+	removerOnce    sync.Once
+	closeOnce      sync.Once
+	removerStarted atomic.Bool
+	closing        chan struct{}
+	removerDone    chan struct{}
 }
 
 // New returns an outbox over o.Store.
@@ -149,6 +166,8 @@ func New(o Options) (*Outbox, error) {
 		now: o.Now, jitter: o.Jitter, ids: vp.NewIDs(o.Now),
 		handlers: map[string]Handler{}, subs: map[string]map[string]Handler{},
 		wake: make(chan struct{}, 1), kicks: make(chan store.Key, 1024),
+		removalBatch: o.RemovalBatch, removals: make(chan store.Key, 4096),
+		closing: make(chan struct{}), removerDone: make(chan struct{}),
 	}, nil
 }
 

@@ -78,11 +78,95 @@ func (o *Outbox) runInline(ctx context.Context, r record) {
 		o.failed(ctx, r, 1, err)
 		return
 	}
-	err = o.st.Write(ctx, store.Delete(jobKey(r.Tenant, r.ID), store.IfVersion(1)))
+	k := jobKey(r.Tenant, r.ID)
+	if o.removalBatch > 0 && !o.isClosing() {
+		o.removerOnce.Do(func() { o.removerStarted.Store(true); go o.remover() })
+		if o.removerStarted.Load() {
+			select {
+			case o.removals <- k:
+				return
+			default: // the batch is full: write this one now
+			}
+		}
+	}
+	err = o.st.Write(ctx, store.Delete(k, store.IfVersion(1)))
 	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		// The job runs again when its lease ends; handlers are idempotent.
 		o.log.ErrorContext(ctx, "outbox job done but not removed", o.attrs(r, "outcome", "done", "err", err)...)
 	}
+}
+
+func (o *Outbox) isClosing() bool {
+	select {
+	case <-o.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// remover writes the removals of inline jobs in batches (RemovalBatch).
+// A batch deletes unconditionally: every job in it has had its effect,
+// whoever holds it now.
+func (o *Outbox) remover() {
+	defer close(o.removerDone)
+	t := time.NewTicker(o.removalBatch)
+	defer t.Stop()
+	batch := map[store.Key]bool{}
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		ops := make([]store.Op, 0, len(batch))
+		for k := range batch {
+			ops = append(ops, store.Delete(k, store.Always))
+		}
+		clear(batch)
+		if err := o.st.Write(context.Background(), ops...); err != nil {
+			o.log.Error("outbox jobs done but not removed; they run again after their lease", "jobs", len(ops), "err", err)
+		}
+	}
+	for {
+		select {
+		case k := <-o.removals:
+			batch[k] = true
+			if len(batch) >= store.MaxTransactOps {
+				flush()
+			}
+		case <-t.C:
+			flush()
+		case <-o.closing:
+			for {
+				select {
+				case k := <-o.removals:
+					batch[k] = true
+					if len(batch) >= store.MaxTransactOps {
+						flush()
+					}
+				default:
+					flush()
+					return
+				}
+			}
+		}
+	}
+}
+
+// Close writes the removals still waiting (RemovalBatch), for up to 10
+// seconds. Call it before closing the store; RunInline after Close writes
+// each removal itself.
+func (o *Outbox) Close() {
+	o.removerOnce.Do(func() {}) // not started by now: it never will be
+	o.closeOnce.Do(func() {
+		close(o.closing)
+		if !o.removerStarted.Load() {
+			return
+		}
+		select {
+		case <-o.removerDone:
+		case <-time.After(10 * time.Second):
+		}
+	})
 }
 
 // Run drains due jobs until ctx is done: at every Kick, and every
