@@ -78,6 +78,29 @@ func (o *Outbox) runInline(ctx context.Context, r record) {
 		o.failed(ctx, r, 1, err)
 		return
 	}
+	o.remove(ctx, r)
+}
+
+// Settle ends the jobs of p (EnqueueInline) whose effect their caller did
+// itself, without the handler — with what it held right after its commit,
+// sparing the handler's reads on the call's path. err is how that went: nil
+// removes the jobs; an error reschedules them for the worker, whose handler
+// then does the effect from the store, as after any failed delivery.
+func (o *Outbox) Settle(ctx context.Context, err error, p ...Pending) {
+	for _, x := range p {
+		for _, r := range x.inline {
+			if err != nil {
+				o.failed(ctx, r, 1, err)
+				continue
+			}
+			o.remove(ctx, r)
+		}
+	}
+}
+
+// remove deletes an inline job whose effect is done: in the next batch
+// (RemovalBatch), or now.
+func (o *Outbox) remove(ctx context.Context, r record) {
 	k := jobKey(r.Tenant, r.ID)
 	if o.removalBatch > 0 && !o.isClosing() {
 		o.removerOnce.Do(func() { o.removerStarted.Store(true); go o.remover() })
@@ -89,7 +112,7 @@ func (o *Outbox) runInline(ctx context.Context, r record) {
 			}
 		}
 	}
-	err = o.st.Write(ctx, store.Delete(k, store.IfVersion(1)))
+	err := o.st.Write(ctx, store.Delete(k, store.IfVersion(1)))
 	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		// The job runs again when its lease ends; handlers are idempotent.
 		o.log.ErrorContext(ctx, "outbox job done but not removed", o.attrs(r, "outcome", "done", "err", err)...)

@@ -109,16 +109,14 @@ func (w *Writer) Add(ctx context.Context, st store.Store, ops []store.Op, p Pend
 	return ops, nil
 }
 
-// Done runs p's job once the change has committed. docs are the current
-// documents of p's ids (none for a deleted entity); they are only used
-// without an outbox, where they are written directly: with one, the job
-// reads the entities back itself.
+// Done writes p's documents once the change has committed. docs are the
+// current documents of p's ids (none for a deleted entity), as the writer
+// holds them. With an outbox the job then ends (Settle): removed when the
+// index took them, else rescheduled for the worker, whose handler reads
+// the entities back from the store — so a retry, however late, indexes
+// what is stored then.
 func (w *Writer) Done(ctx context.Context, op string, p Pending, docs ...Doc) {
 	if w == nil || w.Index == nil || len(p.ids) == 0 {
-		return
-	}
-	if p.queued {
-		w.Outbox.RunInline(ctx, p.job)
 		return
 	}
 	has := make(map[string]bool, len(docs))
@@ -131,15 +129,21 @@ func (w *Writer) Done(ctx context.Context, op string, p Pending, docs ...Doc) {
 			gone = append(gone, id)
 		}
 	}
+	var failed error
 	if len(docs) > 0 {
 		if err := w.Index.Upsert(ctx, docs...); err != nil {
-			w.log().WarnContext(ctx, "search index not updated; the write stands", "op", op, "docs", len(docs), "err", err)
+			failed = err
+			w.log().WarnContext(ctx, "search index not updated; the write stands", "op", op, "docs", len(docs), "err", err, "retried", p.queued)
 		}
 	}
 	if len(gone) > 0 {
 		if err := w.Index.Delete(ctx, KindPartition(p.tenant, p.kind), gone...); err != nil {
-			w.log().WarnContext(ctx, "search index not updated after a delete; the delete stands", "op", op, "kind", p.kind, "err", err)
+			failed = err
+			w.log().WarnContext(ctx, "search index not updated after a delete; the delete stands", "op", op, "kind", p.kind, "err", err, "retried", p.queued)
 		}
+	}
+	if p.queued {
+		w.Outbox.Settle(ctx, failed, p.job)
 	}
 }
 
