@@ -3,8 +3,10 @@ package keyword_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/task"
@@ -20,7 +22,7 @@ import (
 //
 //	go test ./shared/keyword -run '^$' -bench TaskEffects -benchtime 300x
 func BenchmarkTaskEffects(b *testing.B) {
-	for _, wiring := range []string{"none", "direct", "outbox"} {
+	for _, wiring := range []string{"none", "direct", "outbox", "outbox-batched"} {
 		for _, verb := range []string{"checkout", "complete-last"} {
 			b.Run(wiring+"/"+verb, func(b *testing.B) {
 				st, err := sqlite.Open(ctx(), sqlite.Options{Path: b.TempDir() + "/vp.db"})
@@ -42,6 +44,10 @@ func BenchmarkTaskEffects(b *testing.B) {
 					ts.UseMissions(ms)
 				case "outbox":
 					w := wire(&testing.T{}, st, idx)
+					ts, ms = w.tasks, w.missions
+				case "outbox-batched": // as the binaries wire it
+					w := wireWith(&testing.T{}, st, idx, outbox.Options{RemovalBatch: 20 * time.Millisecond})
+					defer w.ob.Close()
 					ts, ms = w.tasks, w.missions
 				}
 				alice := as("acme", "alice")

@@ -56,8 +56,15 @@ type wired struct {
 
 func wire(t *testing.T, st store.Store, idx search.Index) wired {
 	t.Helper()
+	return wireWith(t, st, idx, outbox.Options{})
+}
+
+// wireWith is wire with the outbox's options (its Store is st).
+func wireWith(t *testing.T, st store.Store, idx search.Index, o outbox.Options) wired {
+	t.Helper()
 	cs := &countingStore{Store: st}
-	ob, err := outbox.New(outbox.Options{Store: st})
+	o.Store = st
+	ob, err := outbox.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
