@@ -1,58 +1,31 @@
 package component_test
 
 import (
-	"context"
-	"crypto/rand"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 
 	"github.com/vantagepeers/vantagepeers/shared/component"
-	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
+// The helpers every aggregate's tests share.
+var (
+	as       = domaintest.As
+	admin    = domaintest.Admin
+	wantKind = domaintest.WantKind
+	ctx      = domaintest.Ctx
+)
+
 // eachBackend runs fn once per store backend with a fresh service.
 func eachBackend(t *testing.T, fn func(t *testing.T, svc *component.Service)) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		signer, err := listing.NewSigner(key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		signer := domaintest.Signer(t)
 		fn(t, component.New(component.Options{Store: b.Open(t, nil), Cursors: signer}))
 	})
 }
 
-func as(tenant string, orchs ...string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: orchs, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
-}
-
-func admin(tenant string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: []string{"*"}, Admin: true}
-}
-
-func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s on %q", kind, field)
-	}
-	if vp.KindOf(err) != kind {
-		t.Fatalf("got %v (kind %s), want kind %s", err, vp.KindOf(err), kind)
-	}
-	if field != "" && !strings.Contains(err.Error(), field) {
-		t.Fatalf("error %q does not name field %q", err, field)
-	}
-}
-
-func ctx() context.Context {
-	c, cancel := context.WithTimeout(context.Background(), time.Minute)
-	_ = cancel // the test process ends first
-	return c
-}
 func strp(s string) *string { return &s }

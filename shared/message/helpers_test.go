@@ -3,9 +3,10 @@ package message_test
 import (
 	"context"
 	"crypto/rand"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/message"
@@ -17,6 +18,14 @@ import (
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// The helpers every aggregate's tests share.
+var (
+	as       = domaintest.As
+	admin    = domaintest.Admin
+	wantKind = domaintest.WantKind
+	ctx      = domaintest.Ctx
+)
 
 // services is messaging wired to profiles as the binaries wire them; the
 // tests call both through it (their method names do not overlap).
@@ -52,36 +61,9 @@ func newServices(t *testing.T, st store.Store, now func() time.Time) *services {
 	}
 }
 
-func as(tenant string, orchs ...string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: orchs, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
-}
-
-func admin(tenant string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: []string{"*"}, Admin: true}
-}
-
-func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s on %q", kind, field)
-	}
-	if vp.KindOf(err) != kind {
-		t.Fatalf("got %v (kind %s), want kind %s", err, vp.KindOf(err), kind)
-	}
-	if field != "" && !strings.Contains(err.Error(), field) {
-		t.Fatalf("error %q does not name field %q", err, field)
-	}
-}
-
 func mustProfile(t *testing.T, svc *services, p vp.Principal, orch string) {
 	t.Helper()
 	if _, err := svc.UpdateProfile(context.Background(), p, profile.Update{Orchestrator: orch}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func ctx() context.Context {
-	c, cancel := context.WithTimeout(context.Background(), time.Minute)
-	_ = cancel // the test process ends first
-	return c
 }

@@ -2,11 +2,11 @@ package task_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
@@ -14,10 +14,18 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/task"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// The helpers every aggregate's tests share.
+var (
+	as       = domaintest.As
+	admin    = domaintest.Admin
+	wantKind = domaintest.WantKind
+	pageAll  = domaintest.PageAll
+	ctx      = domaintest.Ctx
+)
 
 // services are the capabilities these tests drive, on one store, wired as
 // main wires them, so that a test calls any of them on one value.
@@ -46,65 +54,9 @@ func eachBackend(t *testing.T, fn func(t *testing.T, svc *services)) {
 	})
 }
 
-func signer(t *testing.T) *listing.Signer {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	s, err := listing.NewSigner(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func signer(t *testing.T) *listing.Signer { return domaintest.Signer(t) }
 
 func newService(t *testing.T, st store.Store) *services { return newServices(st, signer(t), nil) }
-
-func as(tenant string, orchs ...string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: orchs, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}}
-}
-
-func admin(tenant string) vp.Principal {
-	return vp.Principal{Tenant: tenant, Orchestrators: []string{"*"}, Admin: true}
-}
-
-func wantKind(t *testing.T, err error, kind vp.Kind, field string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s on %q", kind, field)
-	}
-	if vp.KindOf(err) != kind {
-		t.Fatalf("got %v (kind %s), want kind %s", err, vp.KindOf(err), kind)
-	}
-	if field != "" && !strings.Contains(err.Error(), field) {
-		t.Fatalf("error %q does not name field %q", err, field)
-	}
-}
-
-func ctx() context.Context {
-	c, cancel := context.WithTimeout(context.Background(), time.Minute)
-	_ = cancel // the test process ends first
-	return c
-}
-
-// pageAll follows cursors to the end and returns every item.
-func pageAll(t *testing.T, page func(cursor string) (listing.Page[any], error)) []any {
-	t.Helper()
-	var all []any
-	cursor := ""
-	for i := 0; ; i++ {
-		if i > 1000 {
-			t.Fatal("pagination does not end")
-		}
-		p, err := page(cursor)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, p.Items...)
-		if p.NextCursor == "" {
-			return all
-		}
-		cursor = p.NextCursor
-	}
-}
 
 // faultStore fails every Write whose operations match poison, before the
 // backend sees it.
