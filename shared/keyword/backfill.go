@@ -204,7 +204,7 @@ func (s *Service) Reindex(ctx context.Context, tenant string) (ReindexReport, er
 			run.Source, run.After = i, &pos
 			return s.saveBackfill(ctx, tenant, run)
 		}
-		_, err := s.scan(ctx, q, func(it store.Item) (bool, error) {
+		err := records.Scan(ctx, s.st, q, func(it store.Item) (bool, error) {
 			d, err := src.doc(it)
 			if err != nil {
 				return false, err

@@ -7,7 +7,6 @@
 package keyword
 
 import (
-	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -66,27 +65,3 @@ func New(o Options) *Service {
 }
 
 func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
-
-// scan walks a partition in pages, calling fn until it returns false.
-func (s *Service) scan(ctx context.Context, q store.Query, fn func(store.Item) (bool, error)) (int, error) {
-	n := 0
-	for {
-		q.Limit = 100
-		rows, err := s.st.Query(ctx, q)
-		if err != nil {
-			return n, err
-		}
-		for _, it := range rows {
-			n++
-			more, err := fn(it)
-			if err != nil || !more {
-				return n, err
-			}
-		}
-		if len(rows) < q.Limit {
-			return n, nil
-		}
-		pos := store.PositionOf(rows[len(rows)-1], q.Index)
-		q.After = &pos
-	}
-}

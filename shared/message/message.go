@@ -286,7 +286,7 @@ func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inb
 		q.SKFrom = vp.IDFloor("rcp", time.UnixMilli(*in.Since+1))
 	}
 	inbox := Inbox{Messages: []vp.Receipt{}}
-	_, err = s.scan(ctx, q, func(it store.Item) (bool, error) {
+	err = records.Scan(ctx, s.st, q, func(it store.Item) (bool, error) {
 		r, err := records.Decode[vp.Receipt](op, it)
 		if err != nil {
 			return false, err
@@ -313,30 +313,6 @@ func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inb
 	}
 	inbox.Count = len(inbox.Messages)
 	return inbox, nil
-}
-
-// scan walks a partition in pages, calling fn until it returns false.
-func (s *Service) scan(ctx context.Context, q store.Query, fn func(store.Item) (bool, error)) (int, error) {
-	n := 0
-	for {
-		q.Limit = 100
-		rows, err := s.st.Query(ctx, q)
-		if err != nil {
-			return n, err
-		}
-		for _, it := range rows {
-			n++
-			more, err := fn(it)
-			if err != nil || !more {
-				return n, err
-			}
-		}
-		if len(rows) < q.Limit {
-			return n, nil
-		}
-		pos := store.PositionOf(rows[len(rows)-1], q.Index)
-		q.After = &pos
-	}
 }
 
 // MarkRead marks receipts read and returns how many were newly marked. Every

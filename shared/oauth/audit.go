@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -76,7 +77,7 @@ func (s *Server) ListAudit(ctx context.Context, day string, limit int) ([]AuditR
 		return nil, vp.Errorf(op, vp.KindInvalid, "day", "%q: want YYYY-MM-DD", day)
 	}
 	limit = max(1, min(limit, 1000))
-	rows, err := queryAll(ctx, s.st, auditQuery(day), limit)
+	rows, err := records.QueryAll(ctx, s.st, auditQuery(day), limit)
 	if err != nil {
 		return nil, vp.Wrap(op, vp.KindInternal, err)
 	}

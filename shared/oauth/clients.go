@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -425,7 +426,7 @@ func defaultFetch(ctx context.Context, u string) ([]byte, error) {
 // ListClients returns every client (deleted ones last seen as revoked),
 // without secret hashes.
 func (s *Server) ListClients(ctx context.Context) ([]Client, error) {
-	rows, err := queryAll(ctx, s.st, clients.Query("", store.GSI1, nil), 100_000)
+	rows, err := records.QueryAll(ctx, s.st, clients.Query("", store.GSI1, nil), 100_000)
 	if err != nil {
 		return nil, vp.Wrap("oauth.client.list", vp.KindInternal, err)
 	}
@@ -544,7 +545,7 @@ func (s *Server) clientRevocations(ctx context.Context, clientID string, now int
 			tokOps = append(tokOps, op)
 		}
 	}
-	fams, err := queryAll(ctx, s.st, families.Query("", store.GSI3, table.Values{"clientId": clientID}), 1_000_000)
+	fams, err := records.QueryAll(ctx, s.st, families.Query("", store.GSI3, table.Values{"clientId": clientID}), 1_000_000)
 	if err != nil {
 		return nil, nil, vp.Wrap("oauth.client.delete", vp.KindInternal, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -101,7 +102,7 @@ func (s *Server) GetProfile(ctx context.Context, id string) (Profile, error) {
 
 // ListProfiles returns every profile, by id.
 func (s *Server) ListProfiles(ctx context.Context) ([]Profile, error) {
-	rows, err := queryAll(ctx, s.st, profiles.Query("", store.Primary, nil), 10_000)
+	rows, err := records.QueryAll(ctx, s.st, profiles.Query("", store.Primary, nil), 10_000)
 	if err != nil {
 		return nil, vp.Wrap("oauth.profile.list", vp.KindInternal, err)
 	}
@@ -335,22 +336,4 @@ func mustJSON(v any) []byte {
 		panic("oauth: encoding: " + err.Error())
 	}
 	return b
-}
-
-func queryAll(ctx context.Context, st store.Store, q store.Query, max int) ([]store.Item, error) {
-	var out []store.Item
-	for len(out) < max {
-		q.Limit = min(200, max-len(out))
-		rows, err := st.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rows...)
-		if len(rows) < q.Limit {
-			break
-		}
-		p := store.PositionOf(rows[len(rows)-1], q.Index)
-		q.After = &p
-	}
-	return out, nil
 }

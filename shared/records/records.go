@@ -85,3 +85,25 @@ func QueryAll(ctx context.Context, st store.Store, q store.Query, max int) ([]st
 	}
 	return out, nil
 }
+
+// Scan walks a partition in pages of 100, calling fn on each item until it
+// returns false or an error.
+func Scan(ctx context.Context, st store.Store, q store.Query, fn func(store.Item) (bool, error)) error {
+	for {
+		q.Limit = 100
+		rows, err := st.Query(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, it := range rows {
+			if more, err := fn(it); err != nil || !more {
+				return err
+			}
+		}
+		if len(rows) < q.Limit {
+			return nil
+		}
+		pos := store.PositionOf(rows[len(rows)-1], q.Index)
+		q.After = &pos
+	}
+}

@@ -241,7 +241,7 @@ func (s *Service) bulkMatches(ctx context.Context, op, tenant string, f BulkFilt
 		if assignee != "" {
 			q = store.Query{Index: store.GSI1, PK: Table.PK(tenant, store.GSI1, table.Values{"assignee": assignee, "status": st})}
 		}
-		err := s.scan(ctx, q, func(it store.Item) (bool, error) {
+		err := records.Scan(ctx, s.st, q, func(it store.Item) (bool, error) {
 			t, err := records.Decode[vp.Task](op, it)
 			if err != nil {
 				return false, err
@@ -427,25 +427,4 @@ func (s *Service) bulkReopen(ctx context.Context, op, tenant string, chunks [][]
 		s.log.ErrorContext(ctx, "bulk run could not reopen tasks", "op", op, "tenant", tenant, "taskIds", stuck)
 	}
 	return stuck
-}
-
-// scan reads a partition in pages of 100 while fn asks for more.
-func (s *Service) scan(ctx context.Context, q store.Query, fn func(store.Item) (bool, error)) error {
-	for {
-		q.Limit = 100
-		rows, err := s.st.Query(ctx, q)
-		if err != nil {
-			return err
-		}
-		for _, it := range rows {
-			if more, err := fn(it); err != nil || !more {
-				return err
-			}
-		}
-		if len(rows) < q.Limit {
-			return nil
-		}
-		pos := store.PositionOf(rows[len(rows)-1], q.Index)
-		q.After = &pos
-	}
 }
