@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -381,4 +382,46 @@ func (s *Service) ListFixPatterns(ctx context.Context, p vp.Principal, in ListFi
 		f, err := records.Decode[vp.FixPattern](op, it)
 		return f, err == nil, err
 	})
+}
+
+// issueRef is "owner/repo#NNN", the form fix patterns name issues by.
+var issueRef = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}$`)
+
+// LinkIssue adds an issue ("owner/repo#NNN") to a pattern's
+// linkedIssueIds; linking one already there changes nothing.
+func (s *Service) LinkIssue(ctx context.Context, p vp.Principal, patternID, issueID string) (vp.FixPattern, error) {
+	const op = "link_issue_to_pattern"
+	tenant, err := tenantOf(op, p)
+	if err != nil {
+		return vp.FixPattern{}, err
+	}
+	if err := checkID(op, "patternId", patternID); err != nil {
+		return vp.FixPattern{}, err
+	}
+	if !issueRef.MatchString(issueID) {
+		return vp.FixPattern{}, vp.Errorf(op, vp.KindInvalid, "issueId", "must be owner/repo#NNN, e.g. acme/api#282; got %q", issueID)
+	}
+	var f vp.FixPattern
+	err = table.Retry(ctx, op, "patternId", patternID, func() error {
+		var it store.Item
+		var err error
+		f, it, err = get[vp.FixPattern](ctx, s, op, "patternId", "fix pattern", patternID, fixKey(tenant, patternID))
+		if err != nil || slices.ContainsFunc(f.LinkedIssueIDs, func(id string) bool { return strings.EqualFold(id, issueID) }) {
+			return err
+		}
+		if len(f.LinkedIssueIDs) >= vp.MaxFixListItems {
+			return vp.Errorf(op, vp.KindTooLarge, "issueId", "pattern %s already links %d issues; the limit is %d", patternID, len(f.LinkedIssueIDs), vp.MaxFixListItems)
+		}
+		f.LinkedIssueIDs = append(f.LinkedIssueIDs, issueID)
+		f.UpdatedAt = s.nowMS()
+		next, err := fixItem(op, tenant, f)
+		if err != nil {
+			return err
+		}
+		return s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+	})
+	if err != nil {
+		return vp.FixPattern{}, err
+	}
+	return f, nil
 }

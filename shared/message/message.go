@@ -130,29 +130,7 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 		Channel: NormalizeChannel(in.Channel), Content: in.Content, InstanceID: in.InstanceID,
 		SessionDay: in.SessionDay, TenantLabel: in.TenantLabel, Recipients: len(targets), CreatedAt: now,
 	}
-	mi, err := Messages.Item(op, tenant, msg)
-	if err != nil {
-		return SendResult{}, err
-	}
-	ops := []store.Op{store.Put(mi, store.IfNotExists)}
-	res := SendResult{MessageID: msg.ID, CreatedAt: now, Recipients: make([]Recipient, 0, len(targets))}
-	for _, t := range targets {
-		r := vp.Receipt{
-			ID: s.ids.New("rcp"), MessageID: msg.ID, Recipient: t.Orchestrator, RecipientInstanceID: t.InstanceID,
-			From: from, FromInstanceID: in.FromInstanceID, Channel: msg.Channel, Content: in.Content,
-			TenantLabel: in.TenantLabel, CreatedAt: now,
-		}
-		ri, err := receipts.Item(op, tenant, r)
-		if err != nil {
-			return SendResult{}, err
-		}
-		ops = append(ops, store.Put(ri, store.IfNotExists))
-		t.ReceiptID = r.ID
-		res.Recipients = append(res.Recipients, t)
-	}
-	// The index job commits with the message (or just before it, when 99
-	// receipts leave no room: see search.Writer.Add).
-	ix, err := s.search.Prepare(ctx, tenant, Kind, msg.ID)
+	ops, res, ix, err := s.compose(ctx, op, tenant, msg, targets)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -164,6 +142,74 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 	}
 	s.search.Done(ctx, op, ix, Doc(tenant, msg))
 	return res, nil
+}
+
+// compose returns the writes of msg to targets: the message, a receipt
+// each, and its index job.
+func (s *Service) compose(ctx context.Context, op, tenant string, msg vp.Message, targets []Recipient) ([]store.Op, SendResult, search.Pending, error) {
+	mi, err := Messages.Item(op, tenant, msg)
+	if err != nil {
+		return nil, SendResult{}, search.Pending{}, err
+	}
+	from, now := msg.From, msg.CreationTime
+	ops := []store.Op{store.Put(mi, store.IfNotExists)}
+	res := SendResult{MessageID: msg.ID, CreatedAt: now, Recipients: make([]Recipient, 0, len(targets))}
+	for _, t := range targets {
+		r := vp.Receipt{
+			ID: s.ids.New("rcp"), MessageID: msg.ID, Recipient: t.Orchestrator, RecipientInstanceID: t.InstanceID,
+			From: from, FromInstanceID: msg.FromInstanceID, Channel: msg.Channel, Content: msg.Content,
+			TenantLabel: msg.TenantLabel, CreatedAt: now,
+		}
+		ri, err := receipts.Item(op, tenant, r)
+		if err != nil {
+			return nil, SendResult{}, search.Pending{}, err
+		}
+		ops = append(ops, store.Put(ri, store.IfNotExists))
+		t.ReceiptID = r.ID
+		res.Recipients = append(res.Recipients, t)
+	}
+	// The index job commits with the message (or just before it, when 99
+	// receipts leave no room: see search.Writer.Add).
+	ix, err := s.search.Prepare(ctx, tenant, Kind, msg.ID)
+	return ops, res, ix, err
+}
+
+// Notice is a message from the system to one orchestrator, composed for
+// a caller's transaction (an issue assigned by a webhook): commit Ops,
+// then call Sent.
+type Notice struct {
+	MessageID string
+	Ops       []store.Op
+	msg       vp.Message
+	ix        search.Pending
+}
+
+// ComposeNotice returns the writes of a message from `from` to the
+// orchestrator `to`.
+func (s *Service) ComposeNotice(ctx context.Context, op, tenant, from, to, content string) (Notice, error) {
+	var errs vp.Errs
+	errs.Add(vp.CheckName(op, "from", from, true))
+	errs.Add(vp.CheckName(op, "to", to, true))
+	errs.Add(vp.CheckText(op, "content", content, vp.MaxMessageBytes, true))
+	if err := errs.First(); err != nil {
+		return Notice{}, err
+	}
+	id, now := s.ids.NewTimed("msg")
+	to = vp.NormalizeOrchestrator(to)
+	msg := vp.Message{ID: id, CreationTime: now, From: vp.NormalizeOrchestrator(from), Channel: to, Content: content,
+		Recipients: 1, CreatedAt: now}
+	ops, _, ix, err := s.compose(ctx, op, tenant, msg, []Recipient{{Orchestrator: to}})
+	if err != nil {
+		return Notice{}, err
+	}
+	// Room for the index job is the caller's to keep (search.Writer.Add
+	// would commit it ahead, outside the caller's transaction).
+	return Notice{MessageID: id, Ops: append(ops, ix.Ops()...), msg: msg, ix: ix}, nil
+}
+
+// Sent runs what follows the commit of n's writes: its index job.
+func (s *Service) Sent(ctx context.Context, op, tenant string, n Notice) {
+	s.search.Done(ctx, op, n.ix, Doc(tenant, n.msg))
 }
 
 // NormalizeChannel folds each entry like an orchestrator id (so that "Alice"

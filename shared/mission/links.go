@@ -64,6 +64,9 @@ func (s *Service) OnTaskFinished(ctx context.Context, j outbox.Job) error {
 	if err != nil {
 		return err
 	}
+	if f.MissionID == "" {
+		return nil // a watched task outside missions
+	}
 	return s.autoComplete(ctx, "mission.autocomplete", f.Tenant, f.MissionID)
 }
 

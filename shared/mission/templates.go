@@ -257,16 +257,8 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 	if err != nil {
 		return InstantiateResult{}, err
 	}
-	pairs := make([]string, 0, 2*len(in.Context))
-	for _, k := range slices.Sorted(maps.Keys(in.Context)) {
-		pairs = append(pairs, "{{"+k+"}}", in.Context[k])
-	}
-	fill := strings.NewReplacer(pairs...).Replace
-	ids := make([]string, len(tpl.Steps))
-	tasks := make([]vp.Task, len(tpl.Steps))
-	for i := range ids {
-		ids[i] = s.ids.New("tsk")
-	}
+	fill := filler(in.Context)
+	ids, tasks := s.newTaskIDs(len(tpl.Steps)), make([]vp.Task, len(tpl.Steps))
 	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
 		m, mit, err := s.get(ctx, op, tenant, in.MissionID)
 		if err != nil {
@@ -281,28 +273,11 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 		if err != nil {
 			return InstantiateResult{}, err
 		}
-		ops := []store.Op{w}
-		for i, st := range tpl.Steps {
-			draft := vp.Task{
-				ID: ids[i], Title: fill(st.Title), Description: fill(st.Description), Tags: slices.Clone(st.Tags),
-				AssignedTo: st.AssignedTo, Priority: m.Priority, Project: m.Project, MissionID: m.ID, CreatedBy: caller,
-			}
-			if in.TitlePrefix != "" {
-				draft.Title = in.TitlePrefix + " " + draft.Title
-			}
-			if draft.AssignedTo == "" {
-				draft.AssignedTo = m.Pilot
-			}
-			for _, d := range st.DependsOn {
-				draft.DependsOn = append(draft.DependsOn, ids[d])
-			}
-			t, it, err := s.tasks.Build(op, tenant, draft, now)
-			if err != nil {
-				return InstantiateResult{}, stepError(op, i, st, in.TitlePrefix != "", err)
-			}
-			tasks[i] = t
-			ops = append(ops, store.Put(it, store.IfNotExists), linkPut(tenant, m.ID, ids[i]))
+		ops, err := s.stepTasks(op, tenant, m, tpl, fill, in.TitlePrefix, caller, ids, tasks, now)
+		if err != nil {
+			return InstantiateResult{}, err
 		}
+		ops = append([]store.Op{w}, ops...)
 		// 1 + 2×49 steps + the index job: 100 ops, store.MaxTransactOps.
 		ix, err := s.tasks.Creating(ctx, tenant, tasks...)
 		if err != nil {
@@ -319,6 +294,52 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 		return InstantiateResult{MissionID: m.ID, TaskIDs: ids, Count: len(ids)}, nil
 	}
 	return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing; retry", in.MissionID)
+}
+
+// filler replaces {{key}} with context[key].
+func filler(context map[string]string) func(string) string {
+	pairs := make([]string, 0, 2*len(context))
+	for _, k := range slices.Sorted(maps.Keys(context)) {
+		pairs = append(pairs, "{{"+k+"}}", context[k])
+	}
+	return strings.NewReplacer(pairs...).Replace
+}
+
+func (s *Service) newTaskIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = s.ids.New("tsk")
+	}
+	return ids
+}
+
+// stepTasks builds one task per template step in mission m (into tasks,
+// with the ids given) and returns their puts and link rows.
+func (s *Service) stepTasks(op, tenant string, m vp.Mission, tpl vp.MissionTemplate, fill func(string) string,
+	prefix, caller string, ids []string, tasks []vp.Task, now int64) ([]store.Op, error) {
+	ops := make([]store.Op, 0, 2*len(tpl.Steps))
+	for i, st := range tpl.Steps {
+		draft := vp.Task{
+			ID: ids[i], Title: fill(st.Title), Description: fill(st.Description), Tags: slices.Clone(st.Tags),
+			AssignedTo: st.AssignedTo, Priority: m.Priority, Project: m.Project, MissionID: m.ID, CreatedBy: caller,
+		}
+		if prefix != "" {
+			draft.Title = prefix + " " + draft.Title
+		}
+		if draft.AssignedTo == "" {
+			draft.AssignedTo = m.Pilot
+		}
+		for _, d := range st.DependsOn {
+			draft.DependsOn = append(draft.DependsOn, ids[d])
+		}
+		t, it, err := s.tasks.Build(op, tenant, draft, now)
+		if err != nil {
+			return nil, stepError(op, i, st, prefix != "", err)
+		}
+		tasks[i] = t
+		ops = append(ops, store.Put(it, store.IfNotExists), linkPut(tenant, m.ID, ids[i]))
+	}
+	return ops, nil
 }
 
 // stepError explains which step would make an invalid task, blaming the

@@ -359,7 +359,7 @@ func (s *Service) bulkCommit(ctx context.Context, op, tenant string, cands []bul
 			ids[j], ts[j] = c.closed.ID, c.closed
 			if m := c.closed.MissionID; m != "" && !seen[m] {
 				seen[m] = true
-				fs = append(fs, finishedEvents(tenant, &c.old, &c.closed)...)
+				fs = append(fs, s.finishedEvents(tenant, &c.old, &c.closed)...)
 			}
 		}
 		ix, err := s.indexing(ctx, tenant, ids...)

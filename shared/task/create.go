@@ -14,7 +14,7 @@ import (
 
 // CreateTaskInput is create_task's arguments.
 type CreateTaskInput struct {
-	Title              string   `json:"title"`
+	Title              string   `json:"title" jsonschema:"naming #N (or owner/repo#N) links the task to that issue of a repo mapped to its project when completed"`
 	Description        string   `json:"description,omitempty"`
 	Project            string   `json:"project,omitempty"`
 	Tags               []string `json:"tags,omitempty"`

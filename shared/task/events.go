@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/records"
@@ -19,23 +20,34 @@ import (
 // belongs to a mission reaches done or cancelled, or leaves the mission
 // (moved to another, or deleted): the moments its mission may have become
 // complete. One event names one mission; a change that touches two (a
-// done task moved between missions) publishes two.
+// done task moved between missions) publishes two. A task outside any
+// mission publishes one when it reaches done and a watcher registered
+// with WatchFinished wants it (MissionID is then "").
 const TopicFinished = "task.finished"
 
 // Finished is the payload of TopicFinished.
 type Finished struct {
 	Tenant    string `json:"tenant"`
 	TaskID    string `json:"taskId"`
-	MissionID string `json:"missionId"` // the mission to look at
+	MissionID string `json:"missionId,omitempty"` // the mission to look at; "" for a watched task outside missions
 	OldStatus string `json:"oldStatus,omitempty"`
 	NewStatus string `json:"newStatus,omitempty"` // "" for a deleted task
+	// What observers of a completion read, so that they need not read the
+	// task back: its title, project and completion note (the note cut to
+	// maxEventNote bytes).
+	Title   string `json:"title,omitempty"`
+	Project string `json:"project,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
+
+// maxEventNote bounds the completion note an event carries.
+const maxEventNote = 4096
 
 // DecodeFinished reads the payload of a TopicFinished job; a payload that
 // does not decode is a permanent failure.
 func DecodeFinished(j outbox.Job) (Finished, error) {
 	var f Finished
-	if err := json.Unmarshal(j.Payload, &f); err != nil || f.MissionID == "" {
+	if err := json.Unmarshal(j.Payload, &f); err != nil || f.TaskID == "" {
 		return f, outbox.Permanent(vp.Errorf("task.finished", vp.KindInvalid, "payload", "not a task.finished event: %s", j.Payload))
 	}
 	if f.Tenant == "" {
@@ -62,6 +74,12 @@ type Events interface {
 // one, no event is published (and no mission completes by itself).
 func (s *Service) UseEvents(e Events) { s.events = e }
 
+// WatchFinished also publishes TopicFinished when a task outside any
+// mission reaches done and watch(task) holds — a completion another
+// capability reacts to (a title naming a GitHub issue). Call it before
+// serving; the predicate must be cheap: it runs on every completion.
+func (s *Service) WatchFinished(watch func(vp.Task) bool) { s.watch = watch }
+
 func closed(t *vp.Task) bool {
 	return t != nil && (t.Status == vp.TaskDone || t.Status == vp.TaskCancelled)
 }
@@ -69,17 +87,22 @@ func closed(t *vp.Task) bool {
 // finishedEvents returns the events of a change from old to t (old nil for
 // a new task, t nil for a deleted one): none for most changes, so that
 // checkout_task and the other verbs pay nothing for them.
-func finishedEvents(tenant string, old, t *vp.Task) []Finished {
+func (s *Service) finishedEvents(tenant string, old, t *vp.Task) []Finished {
 	var out []Finished
 	ev := func(mission string) {
 		f := Finished{Tenant: tenant, MissionID: mission}
 		if old != nil {
-			f.TaskID, f.OldStatus = old.ID, old.Status
+			f.TaskID, f.OldStatus, f.Title, f.Project = old.ID, old.Status, old.Title, old.Project
 		}
 		if t != nil {
-			f.TaskID, f.NewStatus = t.ID, t.Status
+			f.TaskID, f.NewStatus, f.Title, f.Project = t.ID, t.Status, t.Title, t.Project
+			f.Note = truncate(t.CompletionNote, maxEventNote)
 		}
 		out = append(out, f)
+	}
+	if t != nil && t.MissionID == "" && t.Status == vp.TaskDone && (old == nil || old.Status != vp.TaskDone) &&
+		s.watch != nil && s.watch(*t) {
+		ev("")
 	}
 	if old != nil && old.MissionID != "" && (t == nil || t.MissionID != old.MissionID || (closed(t) && !closed(old))) {
 		ev(old.MissionID)
@@ -89,6 +112,17 @@ func finishedEvents(tenant string, old, t *vp.Task) []Finished {
 		ev(t.MissionID)
 	}
 	return out
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // publish returns the pending events of fs, to commit with the change;

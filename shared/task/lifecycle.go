@@ -177,7 +177,7 @@ func (s *Service) changeTask(ctx context.Context, op, tenant, id string, change 
 			}
 			ops = append(ops, ix.Ops()...)
 		}
-		if evs, err = s.publish(ctx, op, finishedEvents(tenant, &old, &t), true); err != nil {
+		if evs, err = s.publish(ctx, op, s.finishedEvents(tenant, &old, &t), true); err != nil {
 			return err
 		}
 		for _, e := range evs {

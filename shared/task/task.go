@@ -45,6 +45,7 @@ type Service struct {
 	search   *search.Writer
 	missions Missions
 	events   Events
+	watch    func(vp.Task) bool
 }
 
 // New returns a Service. Missions are wired afterwards (UseMissions), since

@@ -225,7 +225,7 @@ func (s *Service) DeleteTask(ctx context.Context, p vp.Principal, ref TaskRef) (
 		if err != nil {
 			return DeleteResultTask{}, err
 		}
-		evs, err := s.publish(ctx, op, finishedEvents(tenant, &t, nil), true)
+		evs, err := s.publish(ctx, op, s.finishedEvents(tenant, &t, nil), true)
 		if err != nil {
 			return DeleteResultTask{}, err
 		}
