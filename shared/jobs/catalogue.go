@@ -71,6 +71,8 @@ type Deps struct {
 	Tenants TenantLister
 	// Outbox runs the side effects committed with their causes.
 	Outbox OutboxDrainer
+	// Issues is the GitHub issues capability (PR monitor, statistics).
+	Issues IssueJobs
 	// Embedder configures the embedding worker (Queue and Memory required).
 	Embedder EmbedderOptions
 	// EmbedPoll bounds the worker's wait for jobs another process enqueued.
@@ -94,6 +96,8 @@ const (
 	JobSearchBackfill = "search-backfill"
 	JobEmbedder       = "embedder"
 	JobOutbox         = "outbox"
+	JobPRMonitor      = "pr-monitor"
+	JobIssueStats     = "issue-stats"
 )
 
 // Catalogue returns every job, in a fixed order. Each call returns fresh
@@ -150,6 +154,16 @@ func Catalogue() []Job {
 				}
 				return OutboxDrain(d.Outbox, d.Logger), nil
 			},
+		},
+		{
+			Name: JobPRMonitor, Kind: Cron, Schedule: MustParseSchedule("0 * * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
+			Summary: "polls the pull requests of tracked external issues (conditional requests) and tells the watcher on merge or close",
+			build: func(d Deps) (Func, error) { return perTenant(JobPRMonitor, d, IssueJobs.MonitorPRs) },
+		},
+		{
+			Name: JobIssueStats, Kind: Cron, Schedule: MustParseSchedule("0 6 * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
+			Summary: "writes each mapped project's daily issue resolution snapshot (time to first response, time to fix)",
+			build: func(d Deps) (Func, error) { return perTenant(JobIssueStats, d, IssueJobs.SnapshotAll) },
 		},
 		{
 			Name: JobEmbedder, Kind: Worker, Function: awsenv.FuncEmbedder,

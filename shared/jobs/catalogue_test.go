@@ -70,6 +70,8 @@ func TestCatalogue(t *testing.T) {
 		"search-backfill":        "*/10 * * * *",
 		"embedder":               "",
 		"outbox":                 "* * * * *",
+		"pr-monitor":             "0 * * * *", // §11.6: hourly
+		"issue-stats":            "0 6 * * *", // §11.4: daily at 06:00 UTC
 	}
 	for name, sched := range want {
 		j, ok := jobs.Lookup(name)

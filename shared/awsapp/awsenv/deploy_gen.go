@@ -21,5 +21,7 @@ func Schedules() []Schedule {
 		{Job: "iframe-session-cleanup", Cron: "0 * * * *", EventBridge: "cron(0 * * * ? *)", Function: "scheduler"},
 		{Job: "search-backfill", Cron: "*/10 * * * *", EventBridge: "cron(0/10 * * * ? *)", Function: "scheduler"},
 		{Job: "outbox", Cron: "* * * * *", EventBridge: "cron(* * * * ? *)", Function: "scheduler"},
+		{Job: "pr-monitor", Cron: "0 * * * *", EventBridge: "cron(0 * * * ? *)", Function: "scheduler"},
+		{Job: "issue-stats", Cron: "0 6 * * *", EventBridge: "cron(0 6 * * ? *)", Function: "scheduler"},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
@@ -44,6 +45,7 @@ func All() []table.Doc {
 		mission.Tables(),
 		recurring.Tables(),
 		keyword.Tables(),
+		issue.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

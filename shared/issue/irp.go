@@ -1,0 +1,281 @@
+package issue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/task"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// TopicComment is the outbox topic of the IRP's GitHub comments.
+const TopicComment = "github.comment"
+
+// The four comments of the protocol (§11.3), by step.
+var commentTexts = map[string]string{
+	"open": "Investigating - assigned to %s",
+	"T6":   "Bug reproduced in test suite. Root cause identified.",
+	"T8":   "Fix ready. All tests pass including new regression test.",
+	"T11":  "Fixed and deployed to production. Regression test added.",
+}
+
+// markerPrefix starts the hidden marker each comment carries: CommentJob
+// looks for it on the issue before posting, and issue_comment events
+// carrying it are ours.
+const markerPrefix = "<!-- vantagepeers:irp:"
+
+func marker(step, issueID string) string { return markerPrefix + step + ":" + issueID + " -->" }
+
+type commentJob struct {
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"`
+	Step         string `json:"step"`
+	Orchestrator string `json:"orchestrator"`
+	IssueID      string `json:"issueId"`
+	At           int64  `json:"at"` // when the step happened, for the signature
+}
+
+// queueComment returns the job of one of the protocol's comments, to
+// commit with its cause. Its dedup key is the issue's id and the step, so
+// a second cause (a redelivered event) queues nothing.
+func (s *Service) queueComment(ctx context.Context, tenant string, i Issue, step string) (outbox.Pending, error) {
+	b, err := json.Marshal(commentJob{Repo: i.Repo, Number: i.IssueNumber, Step: step, Orchestrator: i.Orchestrator,
+		IssueID: i.ID, At: s.nowMS()})
+	if err != nil {
+		return outbox.Pending{}, vp.Wrap("github.comment", vp.KindInternal, err)
+	}
+	return s.jobs.Enqueue(ctx, tenant, TopicComment, "irp:"+i.ID+":"+step, b)
+}
+
+// CommentJob posts one comment of the protocol: the outbox handler of
+// TopicComment. It comments where the issue lives now (after a
+// transfer too), and GitHub.CommentOnce skips a comment whose marker is
+// already on the issue, which is what makes a crash between GitHub's
+// answer and the job's removal harmless.
+func (s *Service) CommentJob(ctx context.Context, j outbox.Job) error {
+	const op = "github.comment"
+	var c commentJob
+	if err := json.Unmarshal(j.Payload, &c); err != nil || c.Step == "" || commentTexts[c.Step] == "" {
+		return outbox.Permanent(vp.Errorf(op, vp.KindInvalid, "payload", "not a comment job: %s", j.Payload))
+	}
+	repo, number := c.Repo, c.Number
+	for hop := 0; hop < 5; hop++ {
+		i, _, err := s.issue(ctx, op, j.Tenant, repo, number)
+		if err != nil {
+			if vp.IsKind(err, vp.KindNotFound) {
+				break // the record is gone: comment where it was
+			}
+			return err
+		}
+		to, n, ok := splitRef(i.TransferredTo)
+		if !ok {
+			break
+		}
+		repo, number = to, n
+	}
+	text := commentTexts[c.Step]
+	if c.Step == "open" {
+		text = fmt.Sprintf(text, displayName(c.Orchestrator))
+	}
+	body := text + "\n\n" + Signature(c.Orchestrator, time.UnixMilli(c.At)) + "\n\n" + marker(c.Step, c.IssueID)
+	err := s.gh.CommentOnce(ctx, j.Tenant, repo, number, marker(c.Step, c.IssueID), body)
+	switch vp.KindOf(err) {
+	case vp.KindUnauthorized, vp.KindForbidden, vp.KindNotFound, vp.KindInvalid, vp.KindTooLarge:
+		return outbox.Permanent(err) // retrying cannot help: a dead letter to look at
+	}
+	return err
+}
+
+func splitRef(ref string) (string, int, bool) {
+	repo, num, ok := strings.Cut(ref, "#")
+	if !ok {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(num)
+	return repo, n, err == nil && n > 0
+}
+
+// teams are the VantageOS team suffixes of the fleet's orchestrators (§11.5).
+var teams = map[string]string{"pi": "Lead", "sigma": "Infra", "omega": "Dev", "tau": "Frontend", "phi": "Product", "zeta": "Dev"}
+
+// Signature is the orchestrator signature that ends every comment:
+// "Orchestrator: Sigma — VantageOS Team Infra | 2026-04-06 14:32" (UTC).
+func Signature(orchestrator string, at time.Time) string {
+	team := "VantageOS Team"
+	if t, ok := teams[strings.ToLower(orchestrator)]; ok {
+		team += " " + t
+	}
+	return fmt.Sprintf("Orchestrator: %s — %s | %s", displayName(orchestrator), team, at.UTC().Format("2006-01-02 15:04"))
+}
+
+func displayName(o string) string {
+	if o == "" {
+		return "the team"
+	}
+	r := []rune(o)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// stepPattern finds the protocol step of an IRP task title: "[#42] T6 — Write Missing Tests".
+var stepPattern = regexp.MustCompile(`(?:^|\s)(T\d{1,2})\s+—`)
+
+// OnTaskFinished reacts to a completed task (subscriber of
+// task.TopicFinished): an IRP step T6, T8 or T11 queues its comment, and
+// a title naming an issue links the task to it (auto-linking, §11.2).
+func (s *Service) OnTaskFinished(ctx context.Context, j outbox.Job) error {
+	f, err := task.DecodeFinished(j)
+	if err != nil || f.NewStatus != vp.TaskDone {
+		return err
+	}
+	if f.MissionID != "" {
+		if err := s.stepDone(ctx, f); err != nil {
+			return err
+		}
+	}
+	return s.autoLink(ctx, f)
+}
+
+func (s *Service) stepDone(ctx context.Context, f task.Finished) error {
+	const op = "github.irp"
+	m := stepPattern.FindStringSubmatch(f.Title)
+	if m == nil || commentTexts[m[1]] == "" {
+		return nil
+	}
+	rows, err := s.st.Query(ctx, Issues.Query(f.Tenant, store.GSI3, table.Values{"missionId": f.MissionID}))
+	if err != nil {
+		return records.Err(op, err)
+	}
+	for _, it := range rows {
+		i, err := records.Decode[Issue](op, it)
+		if err != nil {
+			return err
+		}
+		job, err := s.queueComment(ctx, f.Tenant, i, m[1])
+		if err != nil {
+			return err
+		}
+		if job.Duplicate() {
+			continue
+		}
+		if err := s.st.Write(ctx, job.Ops()...); err != nil && !outbox.IsDuplicate(err) {
+			return records.Err(op, err)
+		}
+		s.jobs.Kick(job)
+	}
+	return nil
+}
+
+// autoLink links a completed task to the issues its title names: "#N" on
+// a repository mapped to the task's project, "owner/repo#N" on that
+// mapped repository. The note's commit SHAs are recorded, and an open or
+// in-progress issue becomes fixed when the note says fix/fixed or
+// carries a SHA. Each link is idempotent, so a redelivered event changes
+// nothing.
+func (s *Service) autoLink(ctx context.Context, f task.Finished) error {
+	const op = "github.autolink"
+	refs := References(f.Title)
+	if len(refs) == 0 {
+		return nil
+	}
+	var projectRepos []string
+	if f.Project != "" {
+		ms, err := s.mappingsOfProject(ctx, op, f.Tenant, f.Project)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			projectRepos = append(projectRepos, m.Repo)
+		}
+	}
+	shas, fixed := CommitSHAs(f.Note), saysFixed(f.Note)
+	for _, r := range refs {
+		repos := projectRepos
+		if r.Repo != "" {
+			if _, _, err := s.mapping(ctx, op, f.Tenant, r.Repo); err != nil {
+				if vp.IsKind(err, vp.KindNotFound) {
+					continue
+				}
+				return err
+			}
+			repos = []string{r.Repo}
+		}
+		for _, repo := range repos {
+			_, err := s.update(ctx, op, f.Tenant, repo, r.Number, func(i *Issue, now int64) error {
+				changed := false
+				if !containsString(i.LinkedTaskIDs, f.TaskID) && len(i.LinkedTaskIDs) < maxLinks {
+					i.LinkedTaskIDs, changed = append(i.LinkedTaskIDs, f.TaskID), true
+				}
+				for _, sha := range shas {
+					if !containsString(i.CommitSHAs, sha) && len(i.CommitSHAs) < maxLinks {
+						i.CommitSHAs, changed = append(i.CommitSHAs, sha), true
+					}
+				}
+				if fixed && (i.Status == StatusOpen || i.Status == StatusInProgress) {
+					_ = setStatus(op, i, StatusFixed, now)
+					changed = true
+				}
+				if !changed {
+					return errUnchanged
+				}
+				return nil
+			})
+			if err != nil && !vp.IsKind(err, vp.KindNotFound) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// setPRStatus records a pull request's status on an external issue and,
+// when it is merged or closed, tells the watcher in the same transaction.
+// extra ops (a delivery's dedup record) commit with it.
+func (s *Service) setPRStatus(ctx context.Context, op, tenant string, w Issue, status, etag string, extra ...store.Op) (bool, error) {
+	changed := false
+	var notice *message.Notice
+	_, err := s.updateWith(ctx, op, tenant, w.Repo, w.IssueNumber, func(i *Issue, now int64) ([]store.Op, error) {
+		changed, notice = false, nil
+		etagChanged := etag != "" && etag != i.PRETag
+		if etagChanged {
+			i.PRETag = etag
+		}
+		if i.PRStatus == status {
+			if etagChanged {
+				return extra, nil
+			}
+			return nil, errUnchanged
+		}
+		i.PRStatus, changed = status, true
+		if (status != "merged" && status != "closed") || i.Watcher == "" {
+			return extra, nil
+		}
+		verb := "was merged"
+		if status == "closed" {
+			verb = "was closed without merging"
+		}
+		n, err := s.notices.ComposeNotice(ctx, op, tenant, vp.SystemCaller, i.Watcher,
+			fmt.Sprintf("Pull request %s for %s %s.", i.PRURL, i.Ref(), verb))
+		if err != nil {
+			return nil, err
+		}
+		notice = &n
+		return append(slices.Clip(extra), n.Ops...), nil
+	})
+	if err == nil && notice != nil {
+		s.notices.Sent(ctx, op, tenant, *notice)
+	}
+	return changed, err
+}
