@@ -154,7 +154,7 @@ func (s *Service) stepDone(ctx context.Context, f task.Finished) error {
 	if m == nil || commentTexts[m[1]] == "" {
 		return nil
 	}
-	rows, err := s.st.Query(ctx, Issues.Query(f.Tenant, store.GSI3, table.Values{"missionId": f.MissionID}))
+	rows, err := records.QueryAll(ctx, s.st, Issues.Query(f.Tenant, store.GSI3, table.Values{"missionId": f.MissionID}), 10)
 	if err != nil {
 		return records.Err(op, err)
 	}

@@ -158,12 +158,12 @@ func Catalogue() []Job {
 		{
 			Name: JobPRMonitor, Kind: Cron, Schedule: MustParseSchedule("0 * * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
 			Summary: "polls the pull requests of tracked external issues (conditional requests) and tells the watcher on merge or close",
-			build: func(d Deps) (Func, error) { return perTenant(JobPRMonitor, d, IssueJobs.MonitorPRs) },
+			build:   func(d Deps) (Func, error) { return perTenant(JobPRMonitor, d, IssueJobs.MonitorPRs) },
 		},
 		{
 			Name: JobIssueStats, Kind: Cron, Schedule: MustParseSchedule("0 6 * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
 			Summary: "writes each mapped project's daily issue resolution snapshot (time to first response, time to fix)",
-			build: func(d Deps) (Func, error) { return perTenant(JobIssueStats, d, IssueJobs.SnapshotAll) },
+			build:   func(d Deps) (Func, error) { return perTenant(JobIssueStats, d, IssueJobs.SnapshotAll) },
 		},
 		{
 			Name: JobEmbedder, Kind: Worker, Function: awsenv.FuncEmbedder,

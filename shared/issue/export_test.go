@@ -1,0 +1,4 @@
+package issue
+
+// ComputeSnapshot exposes the statistics arithmetic to the tests.
+var ComputeSnapshot = computeSnapshot
