@@ -19,6 +19,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/task"
+	"github.com/vantagepeers/vantagepeers/webhooks"
 )
 
 // All is every declared table, in the order KEYS.md lists them. A package
@@ -44,6 +45,7 @@ func All() []table.Doc {
 		mission.Tables(),
 		recurring.Tables(),
 		keyword.Tables(),
+		webhooks.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}
