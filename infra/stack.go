@@ -171,7 +171,8 @@ var (
 	StoreItemActions  = []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
 	StoreQueryActions = []string{"dynamodb:Query"}
 	SearchHTTPActions = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
-	// SearchIndexerActions are the scheduler's: it checks and creates the
+	// SearchIndexerActions are the scheduler's (and the webhooks function's,
+	// which creates tasks from GitHub deliveries): it checks and creates the
 	// index and its pipeline at start (HEAD, PUT), indexes the tasks it
 	// creates and backfills the keyword index (POST _bulk), and reads the
 	// backfill markers (POST _search). It never GETs a mapping or DELETEs.
@@ -239,7 +240,7 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	// ---- the HTTP API (routes are added once the functions exist) ----
 	apiProps := &awsapigatewayv2.HttpApiProps{
 		ApiName:     jsii.String(name),
-		Description: jsii.String("VantagePeers " + p.Customer + ": MCP (Streamable HTTP) and OAuth"),
+		Description: jsii.String("VantagePeers " + p.Customer + ": MCP (Streamable HTTP), OAuth and GitHub webhooks"),
 		CorsPreflight: &awsapigatewayv2.CorsPreflightOptions{
 			AllowOrigins: jsii.Strings("*"),
 			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST,
@@ -292,6 +293,7 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	}
 	mcp, oauth := s.Functions[awsenv.FuncMCP], s.Functions[awsenv.FuncOAuth]
 	embedder, scheduler := s.Functions[awsenv.FuncEmbedder], s.Functions[awsenv.FuncScheduler]
+	webhooks := s.Functions[awsenv.FuncWebhooks]
 
 	// Every function uses the store; each gets exactly its actions.
 	for _, fn := range Functions {
@@ -341,7 +343,9 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	}
 	// The scheduler creates tasks (recurring templates) that keyword search
 	// must find, and backfills the keyword index: the index, not memory.
+	// The webhooks function creates tasks from GitHub deliveries: the same.
 	srch.grant(scheduler, SearchIndexerActions)
+	srch.grant(webhooks, SearchIndexerActions)
 	srch.finish()
 	// The embedder drains the queue, reporting failed items only.
 	embedder.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{

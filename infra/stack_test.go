@@ -287,6 +287,7 @@ func TestFunctionPolicies(t *testing.T) {
 		{awsenv.FuncOAuth, sorted(store, secrets), []string{tableID, masterID}},
 		{awsenv.FuncEmbedder, sorted(store, send, consume, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID}},
 		{awsenv.FuncScheduler, sorted(store, SearchIndexerActions), []string{tableID, searchID}},
+		{awsenv.FuncWebhooks, sorted(store, SearchIndexerActions), []string{tableID, searchID}},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {
@@ -541,12 +542,14 @@ func TestRoutes(t *testing.T) {
 		got[p["RouteKey"].(string)] = fnOf[fnID]
 	}
 	want := map[string]string{
-		"ANY /mcp":                  awsenv.FuncMCP,
-		"ANY /.well-known/{proxy+}": awsenv.FuncOAuth,
-		"ANY /oauth/{proxy+}":       awsenv.FuncOAuth,
-		"ANY /admin/{proxy+}":       awsenv.FuncOAuth,
-		"ANY /issueBearerFromClerk": awsenv.FuncOAuth,
-		"GET /health":               awsenv.FuncOAuth,
+		"ANY /mcp":                       awsenv.FuncMCP,
+		"ANY /.well-known/{proxy+}":      awsenv.FuncOAuth,
+		"ANY /oauth/{proxy+}":            awsenv.FuncOAuth,
+		"ANY /admin/{proxy+}":            awsenv.FuncOAuth,
+		"ANY /issueBearerFromClerk":      awsenv.FuncOAuth,
+		"GET /health":                    awsenv.FuncOAuth,
+		"POST /webhooks/github":          awsenv.FuncWebhooks,
+		"POST /webhooks/github/{tenant}": awsenv.FuncWebhooks,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes = %v\nwant     %v", got, want)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the tests need, idempotently and quietly:
 #
-#   - tests/node_modules: the MCP TypeScript SDK and the MCP Inspector CLI,
-#     pinned in tests/package.json and tests/package-lock.json (npm ci). It
-#     is reinstalled only when missing or when package-lock.json changed.
+#   - tests/node_modules: the MCP TypeScript SDK, the MCP Inspector CLI and
+#     GitHub's webhook payloads (@octokit/webhooks-examples), pinned in
+#     tests/package.json and tests/package-lock.json (npm ci). It is
+#     reinstalled only when missing or when package-lock.json changed.
 #   - DynamoDB Local (scripts/dynamodb-local.sh), for the DynamoDB store tests.
 #   - The Lambda Runtime Interface Emulator (Go module) into .cache/bin, for
 #     tests/lambda, and the CDK CLI aws-cdk@2.1148.1 (npm) into .cache/cdk,
@@ -53,7 +54,8 @@ install_node_modules() {
 	want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
 	if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" &&
 		-f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" &&
-		-f "$dir/node_modules/@modelcontextprotocol/inspector/package.json" ]]; then
+		-f "$dir/node_modules/@modelcontextprotocol/inspector/package.json" &&
+		-f "$dir/node_modules/@octokit/webhooks-examples/api.github.com/index.json" ]]; then
 		return 0
 	fi
 	say "installing tests/node_modules (npm ci)"

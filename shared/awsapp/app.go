@@ -48,6 +48,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/task"
+	"github.com/vantagepeers/vantagepeers/webhooks"
 )
 
 // The functions, as named in functions/<name> and in the CDK stack.
@@ -56,6 +57,7 @@ const (
 	FuncOAuth     = awsenv.FuncOAuth
 	FuncEmbedder  = awsenv.FuncEmbedder
 	FuncScheduler = awsenv.FuncScheduler
+	FuncWebhooks  = awsenv.FuncWebhooks
 )
 
 // needs says what a function builds at start. Least privilege follows from
@@ -77,6 +79,10 @@ var functionNeeds = map[string]needs{
 	FuncOAuth:     {master: true},
 	FuncEmbedder:  {memory: true},
 	FuncScheduler: {coord: true, search: true},
+	// GitHub deliveries become issues, missions and tasks (the coordination
+	// services), and the tasks must be found by keyword search, as the
+	// scheduler's; no bearer token or list cursor is checked here.
+	FuncWebhooks: {coord: true, search: true},
 }
 
 // Options configures Load. Only Function is required.
@@ -130,6 +136,10 @@ type App struct {
 	Components    *component.Service
 	BusinessUnits *businessunit.Service
 	Diary         *diary.Service
+
+	// Webhooks configures the webhooks function's handler (WebhooksHandler):
+	// its Secrets and Dispatcher, filled at Load by WireWebhooks.
+	Webhooks webhooks.Options
 
 	loaded time.Time // when Load returned
 }
@@ -270,6 +280,9 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {
 			return nil, err
 		}
+	}
+	if err := a.wireWebhooks(ctx, o.Secrets); err != nil {
+		return nil, err
 	}
 	a.Log.Info("container ready", "version", o.Version, "table", cfg.Table, "memory", a.Memory != nil, "searchIndex", idx != nil,
 		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())

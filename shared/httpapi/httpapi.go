@@ -1,6 +1,7 @@
 // Package httpapi is the HTTP surface of VantagePeers: /health and the
-// Streamable HTTP MCP endpoint behind bearer authentication. The same
-// handler serves the embedded binary and the Lambda function.
+// Streamable HTTP MCP endpoint behind bearer authentication, and the
+// OAuth and webhook handlers it is given. The same handler serves the
+// embedded binary and the Lambda functions.
 package httpapi
 
 import (
@@ -40,6 +41,10 @@ type Options struct {
 	// OAuth, when set, serves /.well-known/ (the metadata resource_metadata
 	// points at), /oauth/, /admin/ and /issueBearerFromClerk.
 	OAuth http.Handler
+	// Webhooks, when set, serves the GitHub webhooks (webhooks.New):
+	// /webhooks/github and /webhooks/github/{tenant}. It checks the
+	// signatures itself.
+	Webhooks http.Handler
 }
 
 // TenantHeader lets the master token act in a tenant other than the default.
@@ -67,7 +72,7 @@ func New(o Options) http.Handler {
 	for _, r := range Routes() {
 		h := r.handler(o, authed)
 		if h == nil {
-			continue // OAuth not configured here: its routes are not served
+			continue // OAuth or webhooks not configured here: their routes are not served
 		}
 		for _, p := range r.MuxPatterns() {
 			mux.Handle(p, h)

@@ -19,15 +19,18 @@ const (
 	// (on /mcp by this package, before the MCP handler; on /admin by the
 	// OAuth server, which also audits the refusal).
 	AuthBearer Auth = "bearer"
-	// AuthSignature: the request body is signed with a shared secret (the
-	// GitHub webhook, to come); no route uses it yet.
+	// AuthSignature: the request body is signed with a shared secret: the
+	// GitHub webhooks, whose handler (webhooks.New) answers 401 to a request
+	// without a valid X-Hub-Signature-256.
 	AuthSignature Auth = "signature"
 )
 
 // Route is one entry of the HTTP surface: what the embedded server mounts,
 // what each Lambda function serves and what the CDK stack routes to it.
 type Route struct {
-	// Path in API Gateway syntax: "/mcp", or "/oauth/{proxy+}" for a prefix.
+	// Path in API Gateway syntax: "/mcp", "/oauth/{proxy+}" for a prefix,
+	// "/webhooks/github/{tenant}" for one segment (the same in a ServeMux
+	// pattern).
 	Path string
 	// Methods allowed; empty for any.
 	Methods []string
@@ -42,6 +45,8 @@ type Route struct {
 // fresh values.
 func Routes() []Route {
 	oauth := func(o Options, _ http.Handler) http.Handler { return o.OAuth }
+	webhooks := func(o Options, _ http.Handler) http.Handler { return o.Webhooks }
+	post := []string{http.MethodPost}
 	return []Route{
 		{Path: "/mcp", Auth: AuthBearer, Function: awsenv.FuncMCP,
 			handler: func(_ Options, mcp http.Handler) http.Handler { return mcp }},
@@ -51,6 +56,9 @@ func Routes() []Route {
 		{Path: "/oauth/{proxy+}", Auth: AuthNone, Function: awsenv.FuncOAuth, handler: oauth},
 		{Path: "/admin/{proxy+}", Auth: AuthBearer, Function: awsenv.FuncOAuth, handler: oauth},
 		{Path: "/issueBearerFromClerk", Auth: AuthNone, Function: awsenv.FuncOAuth, handler: oauth},
+		// GitHub deliveries for the default tenant, and for a named one.
+		{Path: "/webhooks/github", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
+		{Path: "/webhooks/github/{tenant}", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
 	}
 }
 

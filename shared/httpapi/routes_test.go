@@ -16,7 +16,16 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/webhooks"
+	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
 )
+
+// secrets are webhook secrets by tenant.
+type secrets map[string]string
+
+func (s secrets) WebhookSecret(_ context.Context, tenant string) (string, error) {
+	return s[tenant], nil
+}
 
 // TestRouteTable: paths are unique, each route says who may call it, and
 // what it says holds: a bearer route refuses a request without a token
@@ -35,16 +44,19 @@ func TestRouteTable(t *testing.T) {
 	h := httpapi.New(httpapi.Options{
 		MCP:    mcpserver.New(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}), Version: "t"}),
 		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite",
-		OAuth: oauth.New(oauth.Options{Store: st, Tokens: toks}),
+		OAuth:    oauth.New(oauth.Options{Store: st, Tokens: toks}),
+		Webhooks: webhooks.New(webhooks.Options{Secrets: secrets{"default": "s1", "acme": "s2"}}),
 	})
 	// A request each route's handler answers (the {proxy+} part filled in).
 	probe := map[string]string{
-		"/mcp":                  "POST /mcp",
-		"/health":               "GET /health",
-		"/.well-known/{proxy+}": "GET /.well-known/oauth-authorization-server",
-		"/oauth/{proxy+}":       "GET /oauth/authorize",
-		"/admin/{proxy+}":       "GET /admin/oauth/clients",
-		"/issueBearerFromClerk": "POST /issueBearerFromClerk",
+		"/mcp":                      "POST /mcp",
+		"/health":                   "GET /health",
+		"/.well-known/{proxy+}":     "GET /.well-known/oauth-authorization-server",
+		"/oauth/{proxy+}":           "GET /oauth/authorize",
+		"/admin/{proxy+}":           "GET /admin/oauth/clients",
+		"/issueBearerFromClerk":     "POST /issueBearerFromClerk",
+		"/webhooks/github":          "POST /webhooks/github",
+		"/webhooks/github/{tenant}": "POST /webhooks/github/acme",
 	}
 	seen := map[string]bool{}
 	for _, r := range httpapi.Routes() {
@@ -65,6 +77,11 @@ func TestRouteTable(t *testing.T) {
 			if rec.Code != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
 				t.Errorf("%s (bearer): %s without a token answered %d, WWW-Authenticate %q; want 401 Bearer",
 					r.Path, req, rec.Code, rec.Header().Get("WWW-Authenticate"))
+			}
+		case httpapi.AuthSignature:
+			if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "X-Hub-Signature-256") {
+				t.Errorf("%s (signature): %s without a signature answered %d %s; want 401 naming the header",
+					r.Path, req, rec.Code, rec.Body.String())
 			}
 		case httpapi.AuthNone:
 			if rec.Code == http.StatusUnauthorized || rec.Code == http.StatusNotFound {
@@ -93,9 +110,51 @@ func TestMuxPatterns(t *testing.T) {
 		{httpapi.Route{Path: "/oauth/{proxy+}"}, "/oauth/"},
 		{httpapi.Route{Path: "/health", Methods: []string{"GET"}}, "GET /health"},
 		{httpapi.Route{Path: "/x", Methods: []string{"GET", "POST"}}, "GET /x,POST /x"},
+		{httpapi.Route{Path: "/webhooks/github/{tenant}", Methods: []string{"POST"}}, "POST /webhooks/github/{tenant}"},
 	} {
 		if got := strings.Join(tc.r.MuxPatterns(), ","); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}
+
+// dispatched records the deliveries that reach it.
+type dispatched []webhooks.Delivery
+
+func (d *dispatched) Deliver(_ context.Context, dl webhooks.Delivery) (webhooks.Outcome, error) {
+	*d = append(*d, dl)
+	return webhooks.Accepted, nil
+}
+
+// TestWebhookRoutes: with a webhooks handler the server passes signed
+// deliveries to it on both paths, the tenant from the path; without one
+// the paths are not served.
+func TestWebhookRoutes(t *testing.T) {
+	var got dispatched
+	h := httpapi.New(httpapi.Options{Webhooks: webhooks.New(webhooks.Options{
+		Secrets: secrets{"default": "s1", "acme": "s2"}, Dispatcher: &got})})
+	body := []byte(`{"action":"opened"}`)
+	for _, c := range []struct{ path, secret, tenant string }{
+		{"/webhooks/github", "s1", "default"},
+		{"/webhooks/github/acme", "s2", "acme"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, webhookstest.Request(c.path, c.secret, "issues", "d-"+c.tenant, body))
+		if rec.Code != http.StatusAccepted || len(got) == 0 || got[len(got)-1].Tenant != c.tenant {
+			t.Errorf("%s: %d %s, dispatched %v", c.path, rec.Code, rec.Body.String(), got)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/webhooks/github", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /webhooks/github: %d", rec.Code)
+	}
+	bare := httpapi.New(httpapi.Options{})
+	for _, p := range []string{"/webhooks/github", "/webhooks/github/acme"} {
+		rec := httptest.NewRecorder()
+		bare.ServeHTTP(rec, webhookstest.Request(p, "s1", "issues", "d1", body))
+		if rec.Code != http.StatusNotFound {
+			t.Errorf("%s without a webhooks handler: %d", p, rec.Code)
 		}
 	}
 }

@@ -100,7 +100,7 @@ func skipOrFail(t testing.TB, format string, args ...any) {
 var buildOnce sync.Once
 var buildErr error
 
-// binaries builds the four functions as the Makefile does, but for this
+// binaries builds every function as the Makefile does, but for this
 // machine (the deployed arm64 binaries cannot run here), and the embedded
 // binary, once per run.
 func binaries(t testing.TB) {

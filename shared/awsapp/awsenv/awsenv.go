@@ -10,6 +10,7 @@ const (
 	FuncOAuth     = "oauth"
 	FuncEmbedder  = "embedder"
 	FuncScheduler = "scheduler"
+	FuncWebhooks  = "webhooks"
 )
 
 // Environment variables read by awsapp.ConfigFromEnv. The CDK stack (infra/) sets

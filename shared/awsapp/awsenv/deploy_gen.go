@@ -11,6 +11,8 @@ func Routes() []Route {
 		{Path: "/oauth/{proxy+}", Methods: []string(nil), Auth: "none", Function: "oauth"},
 		{Path: "/admin/{proxy+}", Methods: []string(nil), Auth: "bearer", Function: "oauth"},
 		{Path: "/issueBearerFromClerk", Methods: []string(nil), Auth: "none", Function: "oauth"},
+		{Path: "/webhooks/github", Methods: []string{"POST"}, Auth: "signature", Function: "webhooks"},
+		{Path: "/webhooks/github/{tenant}", Methods: []string{"POST"}, Auth: "signature", Function: "webhooks"},
 	}
 }
 

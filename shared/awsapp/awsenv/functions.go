@@ -38,6 +38,8 @@ func Functions() []Function {
 		{Name: FuncEmbedder, Dir: "functions/" + FuncEmbedder, MemoryMB: 512, Timeout: 60 * time.Second, Trigger: TriggerQueue},
 		// Less than the 1-minute period of the most frequent job.
 		{Name: FuncScheduler, Dir: "functions/" + FuncScheduler, MemoryMB: 256, Timeout: 55 * time.Second, Trigger: TriggerSchedule},
+		// GitHub counts a delivery not answered within 10 s as failed.
+		{Name: FuncWebhooks, Dir: "functions/" + FuncWebhooks, MemoryMB: 256, Timeout: 10 * time.Second, Trigger: TriggerHTTP},
 	}
 }
 

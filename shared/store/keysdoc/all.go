@@ -20,6 +20,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/task"
+	"github.com/vantagepeers/vantagepeers/webhooks"
 )
 
 // All is every declared table, in the order KEYS.md lists them. A package
@@ -46,6 +47,7 @@ func All() []table.Doc {
 		recurring.Tables(),
 		keyword.Tables(),
 		issue.Tables(),
+		webhooks.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}
