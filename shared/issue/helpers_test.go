@@ -286,3 +286,7 @@ func openSQLite(t *testing.T) store.Store {
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
+
+func missionList(project string) mission.ListMissionsInput {
+	return mission.ListMissionsInput{Project: project, Status: "all"}
+}
