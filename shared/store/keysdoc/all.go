@@ -6,6 +6,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
@@ -44,6 +45,7 @@ func All() []table.Doc {
 		mission.Tables(),
 		recurring.Tables(),
 		keyword.Tables(),
+		github.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}
