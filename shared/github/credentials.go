@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -186,6 +188,18 @@ func (f *FileCredentials) Stored(tenant string) (Credentials, error) {
 	}
 	e := all[tenant]
 	return Credentials(e), nil
+}
+
+// Tenants lists the tenants the file has an entry for, sorted.
+func (f *FileCredentials) Tenants() ([]string, error) {
+	const op = "github.credentials"
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	all, err := f.load(op)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(all)), nil
 }
 
 // Set rotates tenant's credentials: each non-empty field replaces the
