@@ -6,6 +6,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
@@ -48,6 +49,7 @@ func All() []table.Doc {
 		keyword.Tables(),
 		issue.Tables(),
 		webhooks.Tables(),
+		github.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/vantagepeers/vantagepeers/shared/github"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+const githubUsage = `vantagepeers github — each tenant's GitHub webhook secret and token
+
+  vantagepeers github set [--tenant T] --webhook-secret-stdin | --token-stdin   read one secret from stdin
+  vantagepeers github show [--tenant T]                                         whether each is set, and its fingerprint
+  vantagepeers github remove --tenant T                                         forget a tenant's secrets
+
+The secrets are kept in <data dir>/` + github.CredentialsFile + ` (mode 0600). They are read from
+stdin, never from the command line (which other users of the machine can see). --tenant
+defaults to "default", whose secrets VP_GITHUB_WEBHOOK_SECRET and VP_GITHUB_TOKEN supply when
+the file does not. Every command also takes --data-dir.
+`
+
+// maxSecretBytes bounds what set reads from stdin: GitHub's tokens are
+// under 300 characters; a megabyte on stdin is a mistake.
+const maxSecretBytes = 4096
+
+// githubCmd administers the GitHub credentials of the data dir. It touches
+// only their file, not the store, so it works while the server runs (the
+// server rereads the file when it changes).
+func githubCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, githubUsage)
+		return flag.ErrHelp
+	}
+	cmd := args[0]
+	fs := flag.NewFlagSet("github "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	tenant := fs.String("tenant", "", `tenant id (set: "default" when omitted; show: every tenant when omitted)`)
+	var hookStdin, tokenStdin bool
+	if cmd == "set" {
+		fs.BoolVar(&hookStdin, "webhook-secret-stdin", false, "read the webhook secret from stdin")
+		fs.BoolVar(&tokenStdin, "token-stdin", false, "read the GitHub token from stdin")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		// Not quoted: a stray argument may well be the secret itself.
+		return fmt.Errorf("github %s: %d unexpected argument(s); secrets are read from stdin, never from arguments", cmd, fs.NArg())
+	}
+	if *tenant != "" && !vp.ValidTenant(*tenant) {
+		return fmt.Errorf("github %s: --tenant: %q is not a valid tenant id", cmd, *tenant)
+	}
+	f := &github.FileCredentials{
+		Path:     filepath.Join(c.dataDir, github.CredentialsFile),
+		Defaults: github.CredentialsFromEnv(os.Getenv),
+	}
+	switch cmd {
+	case "set":
+		return githubSet(f, cmp.Or(*tenant, github.DefaultTenant), hookStdin, tokenStdin, stdin, stdout)
+	case "show":
+		return githubShow(f, *tenant, stdout)
+	case "remove":
+		if *tenant == "" {
+			return errors.New("github remove: --tenant is required")
+		}
+		if err := f.Remove(*tenant); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "tenant %s: GitHub credentials removed from %s\n", *tenant, f.Path)
+		return nil
+	}
+	fmt.Fprint(stderr, githubUsage)
+	return fmt.Errorf("github: unknown subcommand %q; use set, show or remove", cmd)
+}
+
+func githubSet(f *github.FileCredentials, tenant string, hook, tok bool, stdin io.Reader, stdout io.Writer) error {
+	if hook == tok {
+		return errors.New("github set: give exactly one of --webhook-secret-stdin and --token-stdin")
+	}
+	what := "token"
+	if hook {
+		what = "webhook secret"
+	}
+	secret, err := readSecret(stdin)
+	if err != nil {
+		return fmt.Errorf("github set: the %s on stdin: %w", what, err)
+	}
+	c := github.Credentials{Token: secret}
+	if hook {
+		c = github.Credentials{WebhookSecret: secret}
+	}
+	if err := f.Set(tenant, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "tenant %s: GitHub %s set (fingerprint %s) in %s\n", tenant, what, github.Fingerprint(secret), f.Path)
+	return nil
+}
+
+// readSecret reads one line from stdin: the secret without its line end
+// (spaces inside are kept: a webhook secret may have them).
+func readSecret(stdin io.Reader) (string, error) {
+	if stdin == nil {
+		return "", errors.New("no stdin")
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, maxSecretBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxSecretBytes {
+		return "", fmt.Errorf("more than %d bytes", maxSecretBytes)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	var lines []string
+	for sc.Scan() {
+		if l := strings.TrimRight(sc.Text(), "\r"); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	switch len(lines) {
+	case 0:
+		return "", errors.New("empty")
+	case 1:
+		if strings.TrimSpace(lines[0]) != lines[0] {
+			return "", errors.New("it starts or ends with a space, which is most likely a copy mistake")
+		}
+		return lines[0], nil
+	}
+	return "", fmt.Errorf("%d lines, want one", len(lines))
+}
+
+// githubShow prints, for one tenant or every tenant the file has (and the
+// default tenant), whether each secret is set, where it comes from and its
+// fingerprint, never its value.
+func githubShow(f *github.FileCredentials, tenant string, stdout io.Writer) error {
+	tenants := []string{tenant}
+	if tenant == "" {
+		all, err := f.Tenants()
+		if err != nil {
+			return err
+		}
+		tenants = all
+		if f.Defaults != (github.Credentials{}) && !slices.Contains(all, github.DefaultTenant) {
+			tenants = append([]string{github.DefaultTenant}, all...)
+		}
+		if len(tenants) == 0 {
+			fmt.Fprintf(stdout, "no GitHub credentials in %s (set them with: vantagepeers github set --tenant T --token-stdin)\n", f.Path)
+			return nil
+		}
+	}
+	for _, t := range tenants {
+		stored, err := f.Stored(t)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "tenant %s:\n", t)
+		fmt.Fprintf(stdout, "  webhook secret: %s\n", describeSecret(t, stored.WebhookSecret, f.Defaults.WebhookSecret, github.EnvWebhookSecret))
+		fmt.Fprintf(stdout, "  token:          %s\n", describeSecret(t, stored.Token, f.Defaults.Token, github.EnvToken))
+	}
+	return nil
+}
+
+func describeSecret(tenant, stored, def, env string) string {
+	switch {
+	case stored != "":
+		return "set (fingerprint " + github.Fingerprint(stored) + ", from the file)"
+	case tenant == github.DefaultTenant && def != "":
+		return "set (fingerprint " + github.Fingerprint(def) + ", from " + env + ")"
+	}
+	return "not set"
+}
