@@ -1,0 +1,61 @@
+package github
+
+import (
+	"context"
+
+	"github.com/vantagepeers/vantagepeers/shared/issue"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// ForTenants is GitHub for the issues capability (issue.GitHub): each
+// tenant acts with its own token, read from Credentials on every call so
+// that a rotation needs no restart.
+type ForTenants struct {
+	Client      *Client
+	Credentials CredentialSource
+}
+
+var _ issue.GitHub = ForTenants{}
+
+func (t ForTenants) account(ctx context.Context, op, tenant string) (Account, error) {
+	c, err := t.Credentials.Credentials(ctx, tenant)
+	if err != nil {
+		return Account{}, err
+	}
+	if c.Token == "" {
+		return Account{}, vp.Errorf(op, vp.KindUnauthorized, "token",
+			"tenant %s has no GitHub token: set %s (tenant default) or run `vantagepeers github set --tenant %s --token-stdin`, then retry the dead letters (`vantagepeers outbox retry`)",
+			tenant, EnvToken, tenant)
+	}
+	return Account{Tenant: tenant, Token: c.Token}, nil
+}
+
+// CommentOnce implements issue.GitHub.
+func (t ForTenants) CommentOnce(ctx context.Context, tenant, repo string, number int, marker, body string) error {
+	a, err := t.account(ctx, "github.comment", tenant)
+	if err != nil {
+		return err
+	}
+	_, err = t.Client.CommentOnce(ctx, a, repo, number, marker, body)
+	return err
+}
+
+// PullRequest implements issue.GitHub.
+func (t ForTenants) PullRequest(ctx context.Context, tenant, repo string, number int, etag string) (issue.PullRequest, bool, error) {
+	a, err := t.account(ctx, "github.pull_request", tenant)
+	if err != nil {
+		return issue.PullRequest{}, false, err
+	}
+	pr, notModified, err := t.Client.PullRequest(ctx, a, repo, number, etag)
+	return issue.PullRequest{State: pr.State, Draft: pr.Draft, Merged: pr.Merged, ETag: pr.ETag}, notModified, err
+}
+
+// WebhookSecrets gives each tenant's webhook secret from Credentials
+// (webhooks.Secrets).
+type WebhookSecrets struct{ Credentials CredentialSource }
+
+// WebhookSecret implements webhooks.Secrets.
+func (w WebhookSecrets) WebhookSecret(ctx context.Context, tenant string) (string, error) {
+	c, err := w.Credentials.Credentials(ctx, tenant)
+	return c.WebhookSecret, err
+}
