@@ -33,6 +33,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/embed/openai"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
@@ -137,8 +138,10 @@ type App struct {
 	BusinessUnits *businessunit.Service
 	Diary         *diary.Service
 
-	// Webhooks configures the webhooks function's handler (WebhooksHandler):
-	// its Secrets and Dispatcher, filled at Load by WireWebhooks.
+	// Issues is the GitHub capability (repo mappings, issues, the IRP),
+	// built with Coord; Webhooks configures the webhooks function's
+	// handler (WebhooksHandler) on it.
+	Issues   *issue.Service
 	Webhooks webhooks.Options
 
 	loaded time.Time // when Load returned
@@ -275,14 +278,14 @@ func Load(ctx context.Context, o Options) (*App, error) {
 			return nil, err
 		}
 		a.Recurring = recurring.New(recurring.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
+		if err := a.buildIssues(signer, o.Secrets, o.Now); err != nil {
+			return nil, err
+		}
 	}
 	if nd.memory {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {
 			return nil, err
 		}
-	}
-	if err := a.wireWebhooks(ctx, o.Secrets); err != nil {
-		return nil, err
 	}
 	a.Log.Info("container ready", "version", o.Version, "table", cfg.Table, "memory", a.Memory != nil, "searchIndex", idx != nil,
 		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())

@@ -51,6 +51,10 @@ type Config struct {
 	AllowedExtIDs []string
 	LogLevel      slog.Level
 	ToolProfile   string
+
+	GitHubSecretPrefix string
+	GitHubAPIURL       string
+	GitHubTrusted      []string
 }
 
 // ConfigFromEnv reads the configuration; getenv is os.Getenv in the
@@ -79,6 +83,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ClerkIssuer:      get(awsenv.EnvClerkIssuer),
 		ClerkAudience:    get(awsenv.EnvClerkAudience),
 		ToolProfile:      get(awsenv.EnvToolProfile),
+
+		GitHubSecretPrefix: get(awsenv.EnvGitHubSecretPrefix),
+		GitHubAPIURL:       get(awsenv.EnvGitHubAPIURL),
+		GitHubTrusted:      ListEnv(get(awsenv.EnvGitHubTrusted)),
 	}
 	var errs []error
 	bad := func(env, msg string) { errs = append(errs, fmt.Errorf("%s: %s", env, msg)) }
@@ -124,11 +132,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.Embedder == awsenv.EmbedderOpenAI && c.OpenAIBaseURL == "" {
 		bad(awsenv.EnvOpenAIBaseURL, "the OpenAI-compatible endpoint is required with "+awsenv.EnvEmbedder+"=openai")
 	}
-	for _, id := range strings.Split(get(awsenv.EnvAllowedExtIDs), ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			c.AllowedExtIDs = append(c.AllowedExtIDs, id)
-		}
-	}
+	c.AllowedExtIDs = ListEnv(get(awsenv.EnvAllowedExtIDs))
 	if c.MasterHash != "" && !isHex32(c.MasterHash) {
 		bad(awsenv.EnvMasterHash, "must be the SHA-256 of the master token as 64 hex characters")
 	}
@@ -141,4 +145,16 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 func isHex32(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == 32
+}
+
+// ListEnv splits a comma-separated variable, dropping empty entries; nil
+// when there are none.
+func ListEnv(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

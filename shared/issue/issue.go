@@ -15,6 +15,7 @@ package issue
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"regexp"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -324,4 +326,26 @@ func checkNumber(op string, n int) error {
 		return vp.Errorf(op, vp.KindInvalid, "issueNumber", "must be a GitHub issue number (1 to 1000000000), got %d", n)
 	}
 	return nil
+}
+
+// Registrar is the outbox as Wire needs it; *outbox.Outbox implements it.
+type Registrar interface {
+	Handle(topic string, h outbox.Handler) error
+	Subscribe(topic, subscriber string, h outbox.Handler) error
+}
+
+// TaskWatcher is the task service as Wire needs it.
+type TaskWatcher interface {
+	WatchFinished(watch func(vp.Task) bool)
+}
+
+// Wire registers what the capability reacts to, before the outbox runs:
+// its comment jobs, completed tasks (IRP steps and auto-linking), and
+// the completions of tasks outside missions whose title names an issue.
+func (s *Service) Wire(ob Registrar, tasks TaskWatcher) error {
+	tasks.WatchFinished(NamesIssue)
+	return errors.Join(
+		ob.Handle(TopicComment, s.CommentJob),
+		ob.Subscribe(task.TopicFinished, "github.issues", s.OnTaskFinished),
+	)
 }

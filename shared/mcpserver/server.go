@@ -21,6 +21,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
@@ -58,6 +59,8 @@ type Options struct {
 	Components    *component.Service
 	BusinessUnits *businessunit.Service
 	Diary         *diary.Service
+	// Issues: GitHub repo mappings and issues.
+	Issues *issue.Service
 
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool
@@ -118,6 +121,7 @@ func build(o Options) (*server, *mcp.Server) {
 	s.addProfileTools(m)
 	s.addMessageTools(m)
 	s.addKeywordTools(m)
+	s.addIssueTools(m)
 	return s, m
 }
 

@@ -49,6 +49,15 @@ const (
 	EnvAllowedExtIDs = "VP_ALLOWED_EXT_IDS"
 	EnvLogLevel      = "VP_LOG_LEVEL"
 	EnvToolProfile   = "VP_TOOL_PROFILE"
+	// GitHub: each tenant's webhook secret and token live in the Secrets
+	// Manager secret <prefix><tenant> as JSON {"webhookSecret","token"};
+	// the API URL is for GitHub Enterprise Server (and tests); trusted
+	// lists the author associations whose issues start a mission
+	// (default OWNER,MEMBER,COLLABORATOR). The embedded binary reads the
+	// last two as well.
+	EnvGitHubSecretPrefix = "VP_GITHUB_SECRET_PREFIX"
+	EnvGitHubAPIURL       = "VP_GITHUB_API_URL"
+	EnvGitHubTrusted      = "VP_GITHUB_TRUSTED"
 )
 
 // Embedder providers.

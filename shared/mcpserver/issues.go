@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/issue"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+type issueRefIn struct {
+	Repo        string `json:"repo" jsonschema:"owner/name"`
+	IssueNumber int    `json:"issueNumber"`
+}
+
+func (r issueRefIn) ref() issue.IssueRef {
+	return issue.IssueRef{Repo: r.Repo, IssueNumber: r.IssueNumber}
+}
+
+type addMappingIn struct {
+	Repo         string `json:"repo" jsonschema:"owner/name"`
+	Orchestrator string `json:"orchestrator" jsonschema:"who handles its issues"`
+	Project      string `json:"project"`
+	Active       *bool  `json:"active,omitempty" jsonschema:"default true; false records issues without starting missions"`
+}
+
+type listIssuesIn struct {
+	listing.Params
+	Project string `json:"project,omitempty"`
+	Status  string `json:"status,omitempty" jsonschema:"open|in_progress|fixed|verified|closed"`
+}
+
+type updateIssueStatusIn struct {
+	issueRefIn
+	Status  string `json:"status" jsonschema:"open|in_progress|fixed|verified|closed"`
+	PRURL   string `json:"prUrl,omitempty" jsonschema:"external issue: the fixing PR, watched hourly"`
+	Watcher string `json:"watcher,omitempty" jsonschema:"told when that PR is merged or closed; default you"`
+}
+
+type linkCommitIn struct {
+	issueRefIn
+	CommitSHA string `json:"commitSha" jsonschema:"7-40 hex"`
+	FixedBy   string `json:"fixedBy,omitempty"`
+}
+
+type verifyIssueIn struct {
+	issueRefIn
+	VerifiedBy string `json:"verifiedBy"`
+}
+
+type issueStatsIn struct {
+	Project string `json:"project,omitempty"`
+	Daily   bool   `json:"daily,omitempty" jsonschema:"also the daily MTTR snapshots (needs project)"`
+}
+
+type linkIssueToPatternIn struct {
+	PatternID string `json:"patternId"`
+	IssueID   string `json:"issueId" jsonschema:"owner/repo#NNN"`
+}
+
+func (s *server) addIssueTools(m *mcp.Server) {
+	is := s.opts.Issues
+	if is == nil {
+		return
+	}
+	repoLimit := limits{"repo": maxLen(140)}
+	add(s, m, tool{Name: "add_repo_mapping", Annotations: idempotent,
+		Limits: limits{"repo": maxLen(140), "orchestrator": maxLen(vp.MaxNameBytes), "project": maxLen(vp.MaxProjectBytes)},
+		Description: "Map a GitHub repo to the orchestrator and project that handle its issues: an opened issue then starts " +
+			"an issue-resolution-v2 mission. Replaces an existing mapping. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"sigma\",\"project\":\"api\"}"},
+		func(ctx context.Context, p vp.Principal, in addMappingIn) (issue.Mapping, error) {
+			return is.AddMapping(ctx, p, issue.MappingInput{Repo: in.Repo, Orchestrator: in.Orchestrator, Project: in.Project, Active: in.Active})
+		})
+	add(s, m, tool{Name: "get_repo_mapping", Annotations: readOnly, Limits: repoLimit,
+		Description: "Fetch a repo mapping. Example: {\"repo\":\"acme/api\"}"},
+		func(ctx context.Context, p vp.Principal, in issue.RepoRef) (issue.Mapping, error) {
+			return is.GetMapping(ctx, p, in)
+		})
+	add(s, m, tool{Name: "list_repo_mappings", Annotations: readOnly,
+		Description: "List repo mappings, newest first. Paginated {items, nextCursor?}. Example: {\"limit\":50}"},
+		func(ctx context.Context, p vp.Principal, in issue.ListMappingsInput) (listing.Page[any], error) {
+			return is.ListMappings(ctx, p, in)
+		})
+	add(s, m, tool{Name: "remove_repo_mapping", Annotations: destructive, Limits: repoLimit,
+		Description: "Delete a repo mapping; its issues stay. Example: {\"repo\":\"acme/api\"}"},
+		func(ctx context.Context, p vp.Principal, in issue.RepoRef) (issue.RemoveResult, error) {
+			return is.RemoveMapping(ctx, p, in)
+		})
+	add(s, m, tool{Name: "list_issues", Annotations: readOnly,
+		Description: "List GitHub issues of mapped repos, newest first. Returns {count, issues, nextCursor?}. " +
+			"Example: {\"project\":\"api\",\"status\":\"open\"}"},
+		func(ctx context.Context, p vp.Principal, in listIssuesIn) (issue.List, error) {
+			return is.ListIssues(ctx, p, issue.ListInput{Params: in.Params, Project: in.Project, Status: in.Status})
+		})
+	add(s, m, tool{Name: "get_issue", Annotations: readOnly, Limits: repoLimit,
+		Description: "Fetch an issue with its mission, linked tasks and commits. Example: {\"repo\":\"acme/api\",\"issueNumber\":42}"},
+		func(ctx context.Context, p vp.Principal, in issueRefIn) (issue.Issue, error) {
+			return is.GetIssue(ctx, p, in.ref())
+		})
+	add(s, m, tool{Name: "update_issue_status", Annotations: idempotent, Limits: repoLimit,
+		Description: "Move an issue: open → in_progress → fixed → verified → closed (closed only reopens). " +
+			"Example: {\"repo\":\"acme/api\",\"issueNumber\":42,\"status\":\"fixed\"}"},
+		func(ctx context.Context, p vp.Principal, in updateIssueStatusIn) (issue.Issue, error) {
+			return is.UpdateStatus(ctx, p, issue.StatusInput{IssueRef: in.ref(), Status: in.Status, PRURL: in.PRURL, Watcher: in.Watcher})
+		})
+	add(s, m, tool{Name: "link_commit_to_issue", Annotations: idempotent, Limits: repoLimit,
+		Description: "Record a commit on an issue. Example: {\"repo\":\"acme/api\",\"issueNumber\":42,\"commitSha\":\"3f2a9c1\"}"},
+		func(ctx context.Context, p vp.Principal, in linkCommitIn) (issue.Issue, error) {
+			return is.LinkCommit(ctx, p, issue.CommitInput{IssueRef: in.ref(), CommitSHA: in.CommitSHA, FixedBy: in.FixedBy})
+		})
+	add(s, m, tool{Name: "verify_issue", Annotations: idempotent, Limits: repoLimit,
+		Description: "Mark a fixed issue verified. Example: {\"repo\":\"acme/api\",\"issueNumber\":42,\"verifiedBy\":\"pi\"}"},
+		func(ctx context.Context, p vp.Principal, in verifyIssueIn) (issue.Issue, error) {
+			return is.Verify(ctx, p, issue.VerifyInput{IssueRef: in.ref(), VerifiedBy: in.VerifiedBy})
+		})
+	add(s, m, tool{Name: "issue_stats", Annotations: readOnly,
+		Description: "Issue counts by status; daily:true adds resolution-time snapshots. Example: {\"project\":\"api\",\"daily\":true}"},
+		func(ctx context.Context, p vp.Principal, in issueStatsIn) (issue.Stats, error) {
+			return is.IssueStats(ctx, p, issue.StatsInput{Project: in.Project, Daily: in.Daily})
+		})
+	if mem := s.opts.Memory; mem != nil {
+		add(s, m, tool{Name: "link_issue_to_pattern", Annotations: idempotent,
+			Description: "Add an issue to a fix pattern's linkedIssueIds. Example: {\"patternId\":\"fix_1\",\"issueId\":\"acme/api#42\"}"},
+			func(ctx context.Context, p vp.Principal, in linkIssueToPatternIn) (vp.FixPattern, error) {
+				return mem.LinkIssue(ctx, p, in.PatternID, in.IssueID)
+			})
+	}
+}
