@@ -25,9 +25,9 @@ const (
 
 // Params are the paging arguments every list_* tool accepts.
 type Params struct {
-	Limit  *int   `json:"limit,omitempty" jsonschema:"page size, default 20, clamped to 1..200"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page, verbatim"`
-	Fields string `json:"fields,omitempty" jsonschema:"lite or full (default)"`
+	Limit  *int   `json:"limit,omitempty" jsonschema:"default 20, max 200"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"a nextCursor"`
+	Fields string `json:"fields,omitempty" jsonschema:"lite|full (default)"`
 }
 
 // Page is the envelope. NextCursor is absent, never null, on the last page.

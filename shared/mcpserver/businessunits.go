@@ -11,53 +11,53 @@ import (
 )
 
 type createBUIn struct {
-	Name               string                `json:"name" jsonschema:"the unit's name, e.g. VantagePeers"`
-	Description        string                `json:"description" jsonschema:"what it does"`
-	Purpose            string                `json:"purpose" jsonschema:"why it exists"`
-	Domain             string                `json:"domain,omitempty" jsonschema:"website domain"`
-	OrchestratorID     string                `json:"orchestratorId,omitempty" jsonschema:"lead orchestrator; defaults to you"`
-	Status             string                `json:"status,omitempty" jsonschema:"idea (default), building, live or revenue"`
-	BusinessModel      string                `json:"businessModel" jsonschema:"how it makes money"`
-	TargetCustomers    string                `json:"targetCustomers" jsonschema:"whom it serves"`
-	Services           []string              `json:"services" jsonschema:"what it offers"`
-	Pricing            string                `json:"pricing" jsonschema:"pricing strategy"`
-	RevenueProjections vp.RevenueProjections `json:"revenueProjections" jsonschema:"revenue targets for years 1-3: {A1, A2, A3}"`
-	CoreTeam           *vp.CoreTeam          `json:"coreTeam,omitempty" jsonschema:"the agents, skills, hooks and plugins it runs on"`
-	ManagementFee      *float64              `json:"managementFee,omitempty" jsonschema:"commission percentage, 0-100, default 10"`
-	CreatedBy          string                `json:"createdBy,omitempty" jsonschema:"creator; defaults to you"`
+	Name               string                `json:"name"`
+	Description        string                `json:"description"`
+	Purpose            string                `json:"purpose"`
+	Domain             string                `json:"domain,omitempty" jsonschema:"website"`
+	OrchestratorID     string                `json:"orchestratorId,omitempty" jsonschema:"the lead; defaults to you"`
+	Status             string                `json:"status,omitempty" jsonschema:"idea (default)|building|live|revenue"`
+	BusinessModel      string                `json:"businessModel"`
+	TargetCustomers    string                `json:"targetCustomers"`
+	Services           []string              `json:"services"`
+	Pricing            string                `json:"pricing"`
+	RevenueProjections vp.RevenueProjections `json:"revenueProjections" jsonschema:"revenue targets, years 1-3"`
+	CoreTeam           *vp.CoreTeam          `json:"coreTeam,omitempty"`
+	ManagementFee      *float64              `json:"managementFee,omitempty" jsonschema:"commission %, default 10"`
+	CreatedBy          string                `json:"createdBy,omitempty"`
 }
 
 type updateBUIn struct {
-	BUID               string                 `json:"buId" jsonschema:"the unit to change"`
-	CallerOrchestrator string                 `json:"callerOrchestrator,omitempty" jsonschema:"who is updating: the creator, the lead or system; defaults to you"`
+	BUID               string                 `json:"buId"`
+	CallerOrchestrator string                 `json:"callerOrchestrator,omitempty"`
 	Name               *string                `json:"name,omitempty"`
 	Description        *string                `json:"description,omitempty"`
 	Purpose            *string                `json:"purpose,omitempty"`
-	Domain             *string                `json:"domain,omitempty" jsonschema:"website domain; empty clears it"`
-	OrchestratorID     *string                `json:"orchestratorId,omitempty" jsonschema:"hand the lead to another orchestrator"`
-	Status             *string                `json:"status,omitempty" jsonschema:"idea, building, live or revenue"`
+	Domain             *string                `json:"domain,omitempty" jsonschema:"website; empty clears it"`
+	OrchestratorID     *string                `json:"orchestratorId,omitempty" jsonschema:"the new lead"`
+	Status             *string                `json:"status,omitempty" jsonschema:"idea|building|live|revenue"`
 	BusinessModel      *string                `json:"businessModel,omitempty"`
 	TargetCustomers    *string                `json:"targetCustomers,omitempty"`
-	Services           []string               `json:"services,omitempty" jsonschema:"replaces the services"`
+	Services           []string               `json:"services,omitempty"`
 	Pricing            *string                `json:"pricing,omitempty"`
-	RevenueProjections *vp.RevenueProjections `json:"revenueProjections,omitempty" jsonschema:"replaces the revenue targets"`
-	CoreTeam           *vp.CoreTeam           `json:"coreTeam,omitempty" jsonschema:"replaces the core team"`
-	ManagementFee      *float64               `json:"managementFee,omitempty" jsonschema:"commission percentage, 0-100"`
+	RevenueProjections *vp.RevenueProjections `json:"revenueProjections,omitempty"`
+	CoreTeam           *vp.CoreTeam           `json:"coreTeam,omitempty"`
+	ManagementFee      *float64               `json:"managementFee,omitempty" jsonschema:"commission %"`
 }
 
 type buIDIn struct {
-	BUID string `json:"buId" jsonschema:"the _id create_bu returned"`
+	BUID string `json:"buId"`
 }
 
 type deleteBUIn struct {
-	BUID               string `json:"buId" jsonschema:"the unit to delete"`
-	CallerOrchestrator string `json:"callerOrchestrator,omitempty" jsonschema:"who is deleting: the creator, the lead or system; defaults to you"`
+	BUID               string `json:"buId"`
+	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
 type listBUsIn struct {
 	listing.Params
-	OrchestratorID string `json:"orchestratorId,omitempty" jsonschema:"only units led by this orchestrator"`
-	Status         string `json:"status,omitempty" jsonschema:"only units at this stage: idea, building, live or revenue"`
+	OrchestratorID string `json:"orchestratorId,omitempty" jsonschema:"the lead"`
+	Status         string `json:"status,omitempty" jsonschema:"idea|building|live|revenue"`
 }
 
 func (s *server) addBusinessUnitTools(m *mcp.Server) {
@@ -72,10 +72,9 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
 			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
 		},
-		Description: "Create a business unit with its strategy: offer, customers, pricing, revenue targets and core team. " +
-			"Example: {\"name\":\"VantagePeers\",\"description\":\"Agent coordination backend\",\"purpose\":\"Let agents work as a team\"," +
-			"\"businessModel\":\"SaaS\",\"targetCustomers\":\"AI studios\",\"services\":[\"hosting\"],\"pricing\":\"49 EUR/seat/month\"," +
-			"\"revenueProjections\":{\"A1\":50000,\"A2\":150000,\"A3\":400000}}"},
+		Description: "Create a business unit and its strategy. " +
+			"Example: {\"name\":\"VP\",\"description\":\"Agent backend\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\"," +
+			"\"targetCustomers\":\"AI studios\",\"services\":[\"hosting\"],\"pricing\":\"49 EUR/seat\",\"revenueProjections\":{\"A1\":50000,\"A2\":90000,\"A3\":200000}}"},
 		func(ctx context.Context, p vp.Principal, in createBUIn) (vp.BusinessUnit, error) {
 			return c.CreateBU(ctx, p, businessunit.Fields{Name: &in.Name, Description: &in.Description, Purpose: &in.Purpose, Domain: &in.Domain,
 				OrchestratorID: &in.OrchestratorID, Status: &in.Status, BusinessModel: &in.BusinessModel, TargetCustomers: &in.TargetCustomers,
@@ -93,8 +92,8 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
 			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
 		},
-		Description: "Change fields of a business unit (its creator, its lead or system): move its status along, revise pricing or targets, " +
-			"hand the lead over; omitted fields keep their value. Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
+		Description: "Change a business unit (creator, lead or system); omitted fields are kept, given lists and objects replaced. " +
+			"Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in updateBUIn) (vp.BusinessUnit, error) {
 			return c.UpdateBU(ctx, p, in.BUID, in.CallerOrchestrator, businessunit.Fields{Name: in.Name, Description: in.Description,
 				Purpose: in.Purpose, Domain: in.Domain, OrchestratorID: in.OrchestratorID, Status: in.Status, BusinessModel: in.BusinessModel,
@@ -103,20 +102,19 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "get_bu", Annotations: readOnly,
-		Description: "Read one business unit with all its fields. Example: {\"buId\":\"bun_01jd...\"}"},
+		Description: "Read a business unit. Example: {\"buId\":\"bun_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in buIDIn) (vp.BusinessUnit, error) {
 			return c.GetBU(ctx, p, in.BUID)
 		})
 
 	add(s, m, tool{Name: "list_bus", Annotations: readOnly,
-		Description: "Browse business units, newest first, optionally by lead orchestrator and status. Paginated: {items, nextCursor?}. " +
-			"Example: {\"status\":\"live\",\"fields\":\"lite\"}"},
+		Description: "List business units, newest first. Paginated {items, nextCursor?}. Example: {\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in listBUsIn) (listing.Page[any], error) {
 			return c.ListBUs(ctx, p, businessunit.ListInput{OrchestratorID: in.OrchestratorID, Status: in.Status, Params: in.Params})
 		})
 
 	add(s, m, tool{Name: "delete_bu", Annotations: destructive,
-		Description: "Delete a business unit (its creator, its lead or system). Cannot be undone. Example: {\"buId\":\"bun_01jd...\"}"},
+		Description: "Delete a business unit for good (creator, lead or system). Example: {\"buId\":\"bun_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in deleteBUIn) (businessunit.DeleteResult, error) {
 			return c.DeleteBU(ctx, p, in.BUID, in.CallerOrchestrator)
 		})

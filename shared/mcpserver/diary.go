@@ -11,31 +11,31 @@ import (
 )
 
 type writeDiaryIn struct {
-	Date         string   `json:"date" jsonschema:"the day, YYYY-MM-DD, e.g. 2026-05-29"`
-	Orchestrator string   `json:"orchestrator,omitempty" jsonschema:"whose diary; defaults to you"`
-	InstanceID   string   `json:"instanceId,omitempty" jsonschema:"the instance writing, e.g. sigma-vps-01"`
-	Content      string   `json:"content" jsonschema:"the day's narrative, at most 64 KiB"`
-	Highlights   []string `json:"highlights,omitempty" jsonschema:"key events of the day (at most 100)"`
-	Blockers     []string `json:"blockers,omitempty" jsonschema:"what is blocking (at most 100)"`
+	Date         string   `json:"date" jsonschema:"YYYY-MM-DD"`
+	Orchestrator string   `json:"orchestrator,omitempty"`
+	InstanceID   string   `json:"instanceId,omitempty"`
+	Content      string   `json:"content"`
+	Highlights   []string `json:"highlights,omitempty"`
+	Blockers     []string `json:"blockers,omitempty"`
 }
 
 type getDiaryIn struct {
-	Orchestrator string `json:"orchestrator,omitempty" jsonschema:"whose diary; defaults to you"`
-	Date         string `json:"date" jsonschema:"the day, YYYY-MM-DD"`
+	Orchestrator string `json:"orchestrator,omitempty"`
+	Date         string `json:"date" jsonschema:"YYYY-MM-DD"`
 }
 
 type listDiariesIn struct {
 	listing.Params
-	Orchestrator string `json:"orchestrator,omitempty" jsonschema:"only this orchestrator's entries; omit for everyone's"`
-	From         string `json:"from,omitempty" jsonschema:"first day, YYYY-MM-DD, inclusive"`
-	To           string `json:"to,omitempty" jsonschema:"last day, YYYY-MM-DD, inclusive"`
+	Orchestrator string `json:"orchestrator,omitempty" jsonschema:"omit for everyone"`
+	From         string `json:"from,omitempty" jsonschema:"YYYY-MM-DD, inclusive"`
+	To           string `json:"to,omitempty" jsonschema:"YYYY-MM-DD, inclusive"`
 }
 
 type listDiaryRangeIn struct {
 	listing.Params
-	From         string `json:"from" jsonschema:"first day, YYYY-MM-DD, inclusive"`
-	To           string `json:"to" jsonschema:"last day, YYYY-MM-DD, inclusive"`
-	Orchestrator string `json:"orchestrator,omitempty" jsonschema:"only this orchestrator's entries; omit for everyone's"`
+	From         string `json:"from" jsonschema:"YYYY-MM-DD, inclusive"`
+	To           string `json:"to" jsonschema:"YYYY-MM-DD, inclusive"`
+	Orchestrator string `json:"orchestrator,omitempty" jsonschema:"omit for everyone"`
 }
 
 func (s *server) addDiaryTools(m *mcp.Server) {
@@ -47,8 +47,7 @@ func (s *server) addDiaryTools(m *mcp.Server) {
 			"blockers[]": maxLen(vp.MaxDiaryItemBytes), "orchestrator": maxLen(vp.MaxNameBytes),
 			"instanceId": maxLen(vp.MaxNameBytes),
 		},
-		Description: "Write your diary entry for a day at the end of a session: one entry per orchestrator and date, so writing the same day " +
-			"again overwrites it (content, highlights and blockers are replaced). " +
+		Description: "Write your diary entry for a day as a session ends; one per orchestrator and date: writing it again replaces it. " +
 			"Example: {\"date\":\"2026-05-29\",\"content\":\"Shipped M3.\",\"highlights\":[\"M3 on time\"]}"},
 		func(ctx context.Context, p vp.Principal, in writeDiaryIn) (diary.WriteResult, error) {
 			return c.WriteDiary(ctx, p, diary.WriteInput{Date: in.Date, Orchestrator: in.Orchestrator, InstanceID: in.InstanceID,
@@ -56,22 +55,20 @@ func (s *server) addDiaryTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "get_diary", Annotations: readOnly,
-		Description: "Read one diary entry by orchestrator and date, e.g. to recall what a peer did yesterday. " +
-			"Example: {\"orchestrator\":\"sigma\",\"date\":\"2026-05-29\"}"},
+		Description: "Read an orchestrator's diary entry for a date. Example: {\"orchestrator\":\"sigma\",\"date\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in getDiaryIn) (vp.DiaryEntry, error) {
 			return c.GetDiary(ctx, p, in.Orchestrator, in.Date)
 		})
 
 	add(s, m, tool{Name: "list_diaries", Annotations: readOnly,
-		Description: "Browse diary entries, newest date first, for one orchestrator or everyone, optionally within from..to. " +
-			"Paginated: {items, nextCursor?}; pass nextCursor back as cursor. Example: {\"orchestrator\":\"sigma\",\"limit\":7,\"fields\":\"lite\"}"},
+		Description: "List diary entries, newest date first. Paginated {items, nextCursor?}. Example: {\"orchestrator\":\"sigma\",\"limit\":7}"},
 		func(ctx context.Context, p vp.Principal, in listDiariesIn) (listing.Page[any], error) {
 			return c.ListDiaries(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})
 
 	add(s, m, tool{Name: "list_diary_by_date_range", Annotations: readOnly,
-		Description: "Read the diary entries between two dates (inclusive) in date order, oldest first: for weekly reviews or replaying a period. " +
-			"Paginated like list_diaries. Example: {\"from\":\"2026-05-20\",\"to\":\"2026-05-29\",\"orchestrator\":\"sigma\"}"},
+		Description: "List the diary entries from..to, oldest first, e.g. for a weekly review. Paginated {items, nextCursor?}. " +
+			"Example: {\"from\":\"2026-05-20\",\"to\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in listDiaryRangeIn) (listing.Page[any], error) {
 			return c.ListDiaryByDateRange(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})

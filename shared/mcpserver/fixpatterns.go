@@ -11,44 +11,44 @@ import (
 )
 
 type createFixPatternIn struct {
-	Symptom        string   `json:"symptom" jsonschema:"what the bug looks like (searched semantically), at most 8 KiB"`
-	RootCause      string   `json:"rootCause" jsonschema:"why it happens"`
-	Tags           []string `json:"tags" jsonschema:"categories, e.g. race-condition, credit-system"`
-	Stack          []string `json:"stack" jsonschema:"technologies, e.g. next.js, convex"`
-	SourceProject  string   `json:"sourceProject" jsonschema:"the project where it was found"`
-	CreatedBy      string   `json:"createdBy,omitempty" jsonschema:"author orchestrator; defaults to you"`
-	Severity       string   `json:"severity" jsonschema:"critical, major or minor"`
-	ValidatedFix   string   `json:"validatedFix,omitempty" jsonschema:"the fix that worked, if known"`
-	Files          []string `json:"files,omitempty" jsonschema:"files involved"`
-	LinkedIssueIDs []string `json:"linkedIssueIds,omitempty" jsonschema:"related issue ids"`
+	Symptom        string   `json:"symptom" jsonschema:"searched semantically"`
+	RootCause      string   `json:"rootCause"`
+	Tags           []string `json:"tags"`
+	Stack          []string `json:"stack" jsonschema:"technologies"`
+	SourceProject  string   `json:"sourceProject"`
+	CreatedBy      string   `json:"createdBy,omitempty"`
+	Severity       string   `json:"severity" jsonschema:"critical|major|minor"`
+	ValidatedFix   string   `json:"validatedFix,omitempty"`
+	Files          []string `json:"files,omitempty"`
+	LinkedIssueIDs []string `json:"linkedIssueIds,omitempty"`
 }
 
 type patternIDIn struct {
-	PatternID string `json:"patternId" jsonschema:"the patternId create_fix_pattern returned"`
+	PatternID string `json:"patternId"`
 }
 
 type addFixAttemptIn struct {
-	PatternID   string `json:"patternId" jsonschema:"the pattern this attempt is for"`
+	PatternID   string `json:"patternId"`
 	Description string `json:"description" jsonschema:"what was tried"`
-	Worked      bool   `json:"worked" jsonschema:"whether it fixed the bug"`
-	Why         string `json:"why" jsonschema:"why it worked or did not"`
-	CreatedBy   string `json:"createdBy,omitempty" jsonschema:"author orchestrator; defaults to you"`
-	Commit      string `json:"commit,omitempty" jsonschema:"git commit of the attempt"`
+	Worked      bool   `json:"worked"`
+	Why         string `json:"why"`
+	CreatedBy   string `json:"createdBy,omitempty"`
+	Commit      string `json:"commit,omitempty"`
 }
 
 type validateFixIn struct {
-	PatternID    string `json:"patternId" jsonschema:"the pattern to update"`
-	ValidatedFix string `json:"validatedFix" jsonschema:"the fix that works (replaces any previous one)"`
+	PatternID    string `json:"patternId"`
+	ValidatedFix string `json:"validatedFix"`
 }
 
 type searchFixPatternsIn struct {
-	Query string `json:"query" jsonschema:"the symptom you see"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 100"`
+	Query string `json:"query" jsonschema:"the symptom"`
+	Limit int    `json:"limit,omitempty" jsonschema:"default 10, max 100"`
 }
 
 type listFixPatternsIn struct {
 	listing.Params
-	Project string `json:"project,omitempty" jsonschema:"only patterns found in this project"`
+	Project string `json:"project,omitempty" jsonschema:"the source project"`
 }
 
 func (s *server) addFixPatternTools(m *mcp.Server) {
@@ -65,9 +65,9 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 			"files[]": maxLen(vp.MaxFixListItemBytes), "linkedIssueIds": maxItems(vp.MaxFixListItems),
 			"linkedIssueIds[]": maxLen(vp.MaxFixListItemBytes),
 		},
-		Description: "Document a bug once you understand it: symptom, root cause, tags, stack, project and severity, so that any project " +
-			"can find it with search_fix_patterns. Example: {\"symptom\":\"Credits not deducted after video generation\"," +
-			"\"rootCause\":\"Race in the credit mutation\",\"tags\":[\"race-condition\"],\"stack\":[\"convex\"],\"sourceProject\":\"reels\",\"severity\":\"critical\"}"},
+		Description: "Document an understood bug so any project finds it with search_fix_patterns. " +
+			"Example: {\"symptom\":\"Credits not deducted\",\"rootCause\":\"Race in the mutation\",\"tags\":[\"race\"]," +
+			"\"stack\":[\"convex\"],\"sourceProject\":\"reels\",\"severity\":\"critical\"}"},
 		func(ctx context.Context, p vp.Principal, in createFixPatternIn) (memory.CreateResult, error) {
 			return mem.CreateFixPattern(ctx, p, memory.FixPatternInput{Symptom: in.Symptom, RootCause: in.RootCause, Tags: in.Tags,
 				Stack: in.Stack, SourceProject: in.SourceProject, CreatedBy: in.CreatedBy, Severity: in.Severity,
@@ -75,7 +75,7 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "get_fix_pattern", Annotations: readOnly,
-		Description: "Fetch a fix pattern with its validated fix and its latest attempts (newest first). Example: {\"patternId\":\"fix_01jd...\"}"},
+		Description: "Fetch a fix pattern with its latest attempts. Example: {\"patternId\":\"fix_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in patternIDIn) (memory.FixPatternDetail, error) {
 			return mem.GetFixPattern(ctx, p, in.PatternID)
 		})
@@ -84,32 +84,28 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		Limits: limits{
 			"description": maxLen(vp.MaxFixTextBytes), "why": maxLen(vp.MaxFixTextBytes), "commit": maxLen(vp.MaxShortTextBytes),
 		},
-		Description: "Record what you tried against a known bug and whether it worked; the first attempt that works becomes the " +
-			"pattern's validated fix. Example: {\"patternId\":\"fix_01jd...\",\"description\":\"Optimistic locking\",\"worked\":true," +
-			"\"why\":\"No more stale reads\",\"commit\":\"abc1234\"}"},
+		Description: "Record an attempt at a known bug; the first that works becomes the validated fix. " +
+			"Example: {\"patternId\":\"fix_01jd...\",\"description\":\"Optimistic locking\",\"worked\":true,\"why\":\"No stale reads\"}"},
 		func(ctx context.Context, p vp.Principal, in addFixAttemptIn) (memory.AttemptResult, error) {
 			return mem.AddFixAttempt(ctx, p, memory.AttemptInput{PatternID: in.PatternID, Description: in.Description, Worked: in.Worked,
 				Why: in.Why, CreatedBy: in.CreatedBy, Commit: in.Commit})
 		})
 
 	add(s, m, tool{Name: "validate_fix", Annotations: idempotent,
-		Limits: limits{"validatedFix": maxLen(vp.MaxFixTextBytes)},
-		Description: "Set (or replace) the validated fix of a pattern explicitly. " +
-			"Example: {\"patternId\":\"fix_01jd...\",\"validatedFix\":\"Optimistic locking with retry on conflict\"}"},
+		Limits:      limits{"validatedFix": maxLen(vp.MaxFixTextBytes)},
+		Description: "Set or replace a pattern's validated fix. Example: {\"patternId\":\"fix_01jd...\",\"validatedFix\":\"Optimistic locking\"}"},
 		func(ctx context.Context, p vp.Principal, in validateFixIn) (vp.FixPattern, error) {
 			return mem.ValidateFix(ctx, p, in.PatternID, in.ValidatedFix)
 		})
 
 	add(s, m, tool{Name: "search_fix_patterns", Annotations: readOnly,
-		Description: "Before fixing any bug, search known fix patterns of every project by symptom, ranked by semantic similarity. " +
-			"Example: {\"query\":\"message disappears after sending in chat\",\"limit\":5}"},
+		Description: "Before fixing a bug, search every project's fix patterns by symptom (semantic). Example: {\"query\":\"chat message vanishes\"}"},
 		func(ctx context.Context, p vp.Principal, in searchFixPatternsIn) (memory.FixSearchResult, error) {
 			return mem.SearchFixPatterns(ctx, p, memory.FixSearchInput{Query: in.Query, Limit: in.Limit})
 		})
 
 	add(s, m, tool{Name: "list_fix_patterns", Annotations: readOnly,
-		Description: "Browse fix patterns newest first, optionally of one source project. Paginated: {items, nextCursor?}; " +
-			"pass nextCursor back as cursor. Example: {\"project\":\"reels\",\"limit\":20}"},
+		Description: "List fix patterns, newest first. Paginated {items, nextCursor?}. Example: {\"project\":\"reels\"}"},
 		func(ctx context.Context, p vp.Principal, in listFixPatternsIn) (listing.Page[any], error) {
 			return mem.ListFixPatterns(ctx, p, memory.ListFixPatternsInput{Project: in.Project, Params: in.Params})
 		})

@@ -10,31 +10,31 @@ import (
 )
 
 type searchMessagesIn struct {
-	Query   string `json:"query" jsonschema:"words to find in message content"`
-	From    string `json:"from,omitempty" jsonschema:"only messages from this orchestrator"`
-	Channel string `json:"channel,omitempty" jsonschema:"only messages sent on this channel, as list_messages spells it"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 50"`
+	Query   string `json:"query"`
+	From    string `json:"from,omitempty"`
+	Channel string `json:"channel,omitempty" jsonschema:"exactly as sent"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"default 10"`
 }
 
 type searchTasksIn struct {
-	Query      string `json:"query" jsonschema:"words to find in task titles and descriptions"`
+	Query      string `json:"query"`
 	Status     any    `json:"status,omitempty" jsonschema:"a status, an array of them, or open|active|all"`
 	AssignedTo string `json:"assignedTo,omitempty"`
 	Project    string `json:"project,omitempty"`
 	MissionID  string `json:"missionId,omitempty"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 50"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"default 10"`
 }
 
 type searchBriefingsIn struct {
-	Query string `json:"query" jsonschema:"words to find in titles, content and decisions"`
-	Topic string `json:"topic,omitempty" jsonschema:"only notes of this topic"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 50"`
+	Query string `json:"query"`
+	Topic string `json:"topic,omitempty"`
+	Limit int    `json:"limit,omitempty" jsonschema:"default 10"`
 }
 
 type searchComponentsIn struct {
-	Query string `json:"query" jsonschema:"words of the name, team or front-matter description"`
-	Type  string `json:"type,omitempty" jsonschema:"agent, skill, hook or plugin"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many results, default 10, at most 50"`
+	Query string `json:"query"`
+	Type  string `json:"type,omitempty" jsonschema:"agent|skill|hook|plugin"`
+	Limit int    `json:"limit,omitempty" jsonschema:"default 10"`
 }
 
 // addKeywordTools registers BM25 search over messages, tasks, briefing
@@ -43,30 +43,27 @@ type searchComponentsIn struct {
 func (s *server) addKeywordTools(m *mcp.Server) {
 	c := s.opts.Keyword
 	add(s, m, tool{Name: "search_messages_by_keyword", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "from": maxLen(vp.MaxNameBytes), "channel": maxLen(vp.MaxChannelBytes), "limit": keywordLimit},
-		Description: "Keyword (BM25) search over message content: find what was said about a term. " +
-			"Example: {\"query\":\"schema migration\",\"from\":\"bob\",\"limit\":10}"},
+		Description: "Keyword (BM25) search over message content. Example: {\"query\":\"schema migration\",\"from\":\"bob\"}"},
 		func(ctx context.Context, p vp.Principal, in searchMessagesIn) (keyword.KeywordResult[keyword.MessageHit], error) {
 			return c.SearchMessages(ctx, p, keyword.SearchMessagesInput{Query: in.Query, From: in.From, Channel: in.Channel, Limit: in.Limit})
 		})
 
 	add(s, m, tool{Name: "search_tasks_by_keyword", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "assignedTo": maxLen(vp.MaxNameBytes), "project": maxLen(vp.MaxShortTextBytes), "missionId": maxLen(vp.MaxNameBytes), "limit": keywordLimit},
-		Description: "Keyword (BM25) search over task titles (weighted) and descriptions, optionally by status, assignee, project or mission. " +
-			"Example: {\"query\":\"flaky deploy\",\"status\":\"open\"}"},
+		Description: "Keyword (BM25) search over task titles (weighted) and descriptions. Example: {\"query\":\"flaky deploy\",\"status\":\"open\"}"},
 		func(ctx context.Context, p vp.Principal, in searchTasksIn) (keyword.KeywordResult[keyword.TaskHit], error) {
 			return c.SearchTasks(ctx, p, keyword.SearchTasksInput{Query: in.Query, Status: in.Status, AssignedTo: in.AssignedTo,
 				Project: in.Project, MissionID: in.MissionID, Limit: in.Limit})
 		})
 
 	add(s, m, tool{Name: "search_briefing_notes_by_keyword", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "topic": maxLen(vp.MaxShortTextBytes), "limit": keywordLimit},
-		Description: "Keyword (BM25) search over briefing notes; call it before claiming anything about the team's state, and cite the ids. " +
-			"Example: {\"query\":\"M4 release\",\"topic\":\"sprint-review\"}"},
+		Description: "Keyword (BM25) search over briefing notes (titles, content, decisions); call it before claiming anything about " +
+			"the team's state, and cite the ids. Example: {\"query\":\"M4 release\"}"},
 		func(ctx context.Context, p vp.Principal, in searchBriefingsIn) (keyword.KeywordResult[keyword.BriefingHit], error) {
 			return c.SearchBriefingNotes(ctx, p, keyword.SearchBriefingsInput{Query: in.Query, Topic: in.Topic, Limit: in.Limit})
 		})
 
 	add(s, m, tool{Name: "search_components", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "limit": keywordLimit},
-		Description: "Keyword (BM25) search over registered components by name, team or description, optionally of one type. " +
-			"Example: {\"query\":\"convex\",\"type\":\"agent\"}"},
+		Description: "Keyword (BM25) search over components' name, team and front-matter description. Example: {\"query\":\"convex\",\"type\":\"agent\"}"},
 		func(ctx context.Context, p vp.Principal, in searchComponentsIn) (keyword.KeywordResult[keyword.ComponentHit], error) {
 			return c.SearchComponents(ctx, p, keyword.SearchComponentsInput{Query: in.Query, Type: in.Type, Limit: in.Limit})
 		})

@@ -21,14 +21,14 @@ type CreateMissionInput struct {
 	Project     string   `json:"project"`
 	Status      string   `json:"status,omitempty" jsonschema:"brainstorm|plan (default)|execute|validate"`
 	Priority    string   `json:"priority" jsonschema:"urgent|high|medium|low"`
-	Pilot       string   `json:"pilot,omitempty" jsonschema:"lead orchestrator; defaults to createdBy"`
+	Pilot       string   `json:"pilot,omitempty" jsonschema:"the lead; defaults to createdBy"`
 	Agents      []string `json:"agents,omitempty" jsonschema:"participants; defaults to [pilot]"`
 	Brief       string   `json:"brief,omitempty"`
 	StartDate   *int64   `json:"startDate,omitempty" jsonschema:"Unix ms"`
 	TargetDate  *int64   `json:"targetDate,omitempty" jsonschema:"Unix ms"`
 	Progress    *float64 `json:"progress,omitempty" jsonschema:"0-100"`
-	TemplateID  string   `json:"templateId,omitempty" jsonschema:"template this mission follows (informative)"`
-	CreatedBy   string   `json:"createdBy,omitempty" jsonschema:"defaults to you"`
+	TemplateID  string   `json:"templateId,omitempty" jsonschema:"informative"`
+	CreatedBy   string   `json:"createdBy,omitempty"`
 }
 
 func (in CreateMissionInput) check(op string, p vp.Principal) vp.Errs {

@@ -134,7 +134,7 @@ func (s *Service) loadTemplate(ctx context.Context, op, tenant, field, name stri
 
 // TemplateRef names a mission template.
 type TemplateRef struct {
-	Name string `json:"name" jsonschema:"e.g. issue-resolution-v2"`
+	Name string `json:"name"`
 }
 
 // GetMissionTemplate returns a template with its steps.
@@ -154,9 +154,9 @@ func (s *Service) GetMissionTemplate(ctx context.Context, p vp.Principal, in Tem
 type UpdateTemplateInput struct {
 	Name        string            `json:"name"`
 	Description string            `json:"description,omitempty"`
-	Steps       []vp.TemplateStep `json:"steps" jsonschema:"ordered steps; dependsOn holds earlier step indexes"`
+	Steps       []vp.TemplateStep `json:"steps" jsonschema:"in order; dependsOn holds earlier step indexes"`
 	IsDefault   *bool             `json:"isDefault,omitempty"`
-	CreatedBy   string            `json:"createdBy,omitempty" jsonschema:"defaults to you"`
+	CreatedBy   string            `json:"createdBy,omitempty"`
 }
 
 // UpdateMissionTemplate creates or replaces (upserts) a template by name.
@@ -212,11 +212,11 @@ func (s *Service) UpdateMissionTemplate(ctx context.Context, p vp.Principal, in 
 
 // InstantiateInput is instantiate_template_into_mission's arguments.
 type InstantiateInput struct {
-	TemplateName       string            `json:"templateName" jsonschema:"e.g. issue-resolution-v2"`
+	TemplateName       string            `json:"templateName"`
 	MissionID          string            `json:"missionId"`
 	Context            map[string]string `json:"context,omitempty" jsonschema:"values replace {{key}} in step titles and descriptions"`
-	TitlePrefix        string            `json:"titlePrefix,omitempty" jsonschema:"prepended to every title, e.g. [#142]"`
-	CallerOrchestrator string            `json:"callerOrchestrator,omitempty" jsonschema:"creator of the tasks; defaults to you"`
+	TitlePrefix        string            `json:"titlePrefix,omitempty" jsonschema:"prepended to every title"`
+	CallerOrchestrator string            `json:"callerOrchestrator,omitempty" jsonschema:"creator of the tasks"`
 }
 
 // InstantiateResult lists the tasks created, in step order.

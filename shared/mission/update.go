@@ -46,7 +46,7 @@ type UpdateMissionInput struct {
 	Description        *string  `json:"description,omitempty"`
 	Project            *string  `json:"project,omitempty"`
 	Status             *string  `json:"status,omitempty" jsonschema:"brainstorm|plan|execute|validate|complete|cancelled"`
-	CancelReason       *string  `json:"cancelReason,omitempty" jsonschema:"required with status cancelled (creator only)"`
+	CancelReason       *string  `json:"cancelReason,omitempty" jsonschema:"required with status cancelled"`
 	Priority           *string  `json:"priority,omitempty"`
 	Pilot              *string  `json:"pilot,omitempty"`
 	Agents             []string `json:"agents,omitempty"`
@@ -54,7 +54,7 @@ type UpdateMissionInput struct {
 	StartDate          *int64   `json:"startDate,omitempty"`
 	TargetDate         *int64   `json:"targetDate,omitempty"`
 	Progress           *float64 `json:"progress,omitempty" jsonschema:"0-100"`
-	CallerOrchestrator string   `json:"callerOrchestrator,omitempty" jsonschema:"defaults to you"`
+	CallerOrchestrator string   `json:"callerOrchestrator,omitempty"`
 }
 
 // UpdateMission applies a partial update; cancelling needs the creator (or

@@ -14,19 +14,19 @@ import (
 
 // CreateTaskInput is create_task's arguments.
 type CreateTaskInput struct {
-	Title              string   `json:"title" jsonschema:"naming #N (or owner/repo#N) links the task to that issue of a repo mapped to its project when completed"`
+	Title              string   `json:"title" jsonschema:"#N or owner/repo#N links that issue of the project's mapped repo on completion"`
 	Description        string   `json:"description,omitempty"`
 	Project            string   `json:"project,omitempty"`
 	Tags               []string `json:"tags,omitempty"`
-	AssignedTo         string   `json:"assignedTo" jsonschema:"orchestrator id"`
+	AssignedTo         string   `json:"assignedTo"`
 	AssignedToInstance string   `json:"assignedToInstance,omitempty"`
 	Priority           string   `json:"priority" jsonschema:"urgent|high|medium|low"`
-	Status             string   `json:"status,omitempty" jsonschema:"todo (default) or in_progress"`
-	DependsOn          []string `json:"dependsOn,omitempty" jsonschema:"task ids that must be done before this one starts"`
+	Status             string   `json:"status,omitempty" jsonschema:"todo (default)|in_progress"`
+	DependsOn          []string `json:"dependsOn,omitempty"`
 	MissionID          string   `json:"missionId,omitempty"`
 	EstimatedMinutes   *float64 `json:"estimatedMinutes,omitempty"`
 	DueDate            *int64   `json:"dueDate,omitempty" jsonschema:"Unix ms"`
-	CreatedBy          string   `json:"createdBy,omitempty" jsonschema:"defaults to you"`
+	CreatedBy          string   `json:"createdBy,omitempty"`
 }
 
 func (in CreateTaskInput) task() vp.Task {

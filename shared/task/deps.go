@@ -10,9 +10,9 @@ import (
 )
 
 type DependencyInput struct {
-	TaskID             string `json:"taskId" jsonschema:"the dependent task"`
-	DependsOn          string `json:"dependsOn" jsonschema:"the prerequisite task"`
-	CallerOrchestrator string `json:"callerOrchestrator,omitempty" jsonschema:"defaults to you"`
+	TaskID             string `json:"taskId"`
+	DependsOn          string `json:"dependsOn"`
+	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
 func (in DependencyInput) check(op string, p vp.Principal) vp.Errs {

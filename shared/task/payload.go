@@ -17,7 +17,7 @@ import (
 
 // PayloadInput is validate_task_payload's arguments: a would-be call.
 type PayloadInput struct {
-	Tool      string         `json:"tool" jsonschema:"a task write tool, e.g. create_task"`
+	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments"`
 }
 

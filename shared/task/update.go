@@ -14,7 +14,7 @@ import (
 
 type UpdateTaskInput struct {
 	TaskID             string   `json:"taskId"`
-	CallerOrchestrator string   `json:"callerOrchestrator,omitempty" jsonschema:"defaults to you"`
+	CallerOrchestrator string   `json:"callerOrchestrator,omitempty"`
 	Title              *string  `json:"title,omitempty"`
 	Description        *string  `json:"description,omitempty"`
 	Project            *string  `json:"project,omitempty"`
@@ -23,8 +23,8 @@ type UpdateTaskInput struct {
 	AssignedToInstance *string  `json:"assignedToInstance,omitempty"`
 	Priority           *string  `json:"priority,omitempty"`
 	Status             *string  `json:"status,omitempty" jsonschema:"todo|in_progress|review|blocked|done|cancelled"`
-	CancelReason       *string  `json:"cancelReason,omitempty" jsonschema:"required with status cancelled (creator only)"`
-	MissionID          *string  `json:"missionId,omitempty" jsonschema:"empty string leaves the mission"`
+	CancelReason       *string  `json:"cancelReason,omitempty" jsonschema:"required with status cancelled"`
+	MissionID          *string  `json:"missionId,omitempty" jsonschema:"\"\" leaves the mission"`
 	EstimatedMinutes   *float64 `json:"estimatedMinutes,omitempty"`
 	ActualMinutes      *float64 `json:"actualMinutes,omitempty"`
 	StartedAt          *int64   `json:"startedAt,omitempty"`

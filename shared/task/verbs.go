@@ -16,7 +16,7 @@ import (
 // TaskRef names a task and the caller acting on it.
 type TaskRef struct {
 	TaskID             string `json:"taskId"`
-	CallerOrchestrator string `json:"callerOrchestrator,omitempty" jsonschema:"defaults to you"`
+	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
 func (in TaskRef) check(op string, p vp.Principal) vp.Errs {
@@ -128,7 +128,7 @@ func describeStatus(t vp.Task) string {
 type BlockTaskInput struct {
 	TaskID             string `json:"taskId"`
 	Reason             string `json:"reason" jsonschema:"who or what you wait on, since when"`
-	CallerOrchestrator string `json:"callerOrchestrator,omitempty" jsonschema:"defaults to you"`
+	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
 func (in BlockTaskInput) check(op string, p vp.Principal) vp.Errs {
@@ -156,8 +156,8 @@ func (s *Service) BlockTask(ctx context.Context, p vp.Principal, in BlockTaskInp
 // CompleteTaskInput is complete_task's arguments.
 type CompleteTaskInput struct {
 	TaskID             string `json:"taskId"`
-	CompletionNote     string `json:"completionNote" jsonschema:"what was done and the proof (commit, PR, test run)"`
-	CallerOrchestrator string `json:"callerOrchestrator,omitempty" jsonschema:"defaults to you"`
+	CompletionNote     string `json:"completionNote" jsonschema:"what was done, with proof (commit, PR, test run)"`
+	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
 func (in CompleteTaskInput) check(op string, p vp.Principal) vp.Errs {
@@ -192,7 +192,7 @@ func (s *Service) CompleteTask(ctx context.Context, p vp.Principal, in CompleteT
 // CheckoutInput is checkout_task's arguments.
 type CheckoutInput struct {
 	TaskID             string `json:"taskId"`
-	CallerOrchestrator string `json:"callerOrchestrator,omitempty" jsonschema:"the claimant; defaults to you"`
+	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 	CallerInstance     string `json:"callerInstance,omitempty"`
 }
 

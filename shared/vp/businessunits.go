@@ -15,17 +15,17 @@ const (
 
 // RevenueProjections are the revenue targets of the first three years.
 type RevenueProjections struct {
-	A1 float64 `json:"A1" jsonschema:"year 1 revenue target"`
-	A2 float64 `json:"A2" jsonschema:"year 2 revenue target"`
-	A3 float64 `json:"A3" jsonschema:"year 3 revenue target"`
+	A1 float64 `json:"A1"`
+	A2 float64 `json:"A2"`
+	A3 float64 `json:"A3"`
 }
 
 // CoreTeam names the components a business unit runs on.
 type CoreTeam struct {
-	Agents  []string `json:"agents,omitempty" jsonschema:"agent names"`
-	Skills  []string `json:"skills,omitempty" jsonschema:"skill names"`
-	Hooks   []string `json:"hooks,omitempty" jsonschema:"hook names"`
-	Plugins []string `json:"plugins,omitempty" jsonschema:"plugin names"`
+	Agents  []string `json:"agents,omitempty"`
+	Skills  []string `json:"skills,omitempty"`
+	Hooks   []string `json:"hooks,omitempty"`
+	Plugins []string `json:"plugins,omitempty"`
 }
 
 // BusinessUnit is an organisational unit with its strategy, offer, pricing

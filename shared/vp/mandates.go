@@ -38,7 +38,7 @@ type Mandate struct {
 // SpendingLimits are a mandate's AP2 limits: the most one transaction may
 // spend, and the most spent over a period of PeriodDays days.
 type SpendingLimits struct {
-	MaxPerTransaction float64 `json:"maxPerTransaction" jsonschema:"the most one transaction may spend"`
-	MaxPerPeriod      float64 `json:"maxPerPeriod" jsonschema:"the most spent over periodDays"`
-	PeriodDays        float64 `json:"periodDays" jsonschema:"length of the period in days (whole number)"`
+	MaxPerTransaction float64 `json:"maxPerTransaction"`
+	MaxPerPeriod      float64 `json:"maxPerPeriod" jsonschema:"over periodDays"`
+	PeriodDays        float64 `json:"periodDays" jsonschema:"whole days"`
 }

@@ -50,18 +50,18 @@ const (
 
 // Relation links a memory to another memory of the same tenant.
 type Relation struct {
-	TargetID string `json:"targetId" jsonschema:"the _id of the related memory"`
-	Type     string `json:"type" jsonschema:"updates (supersedes the target), references, contradicts or extends"`
+	TargetID string `json:"targetId"`
+	Type     string `json:"type" jsonschema:"updates (supersedes the target)|references|contradicts|extends"`
 }
 
 // Episode is the structured payload of an episode memory.
 type Episode struct {
-	Context  string `json:"context" jsonschema:"the situation"`
-	Goal     string `json:"goal" jsonschema:"what was being attempted"`
-	Action   string `json:"action" jsonschema:"what was done"`
-	Outcome  string `json:"outcome" jsonschema:"what happened"`
-	Insight  string `json:"insight" jsonschema:"the lesson for next time"`
-	Severity string `json:"severity" jsonschema:"low, medium, high or critical (minor = low, major = high)"`
+	Context  string `json:"context"`
+	Goal     string `json:"goal"`
+	Action   string `json:"action"`
+	Outcome  string `json:"outcome"`
+	Insight  string `json:"insight" jsonschema:"the lesson"`
+	Severity string `json:"severity" jsonschema:"low|medium|high|critical (minor=low, major=high)"`
 }
 
 // Memory is a typed, namespaced piece of knowledge. IsLatest is false once
