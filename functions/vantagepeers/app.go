@@ -12,12 +12,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
+	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
@@ -36,6 +39,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/tenants"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
+	"github.com/vantagepeers/vantagepeers/webhooks"
 )
 
 // app is the embedded product: one data directory, one SQLite store, and the
@@ -58,7 +62,10 @@ type app struct {
 	// missions and recurring are built on tasks.
 	missions  *mission.Service
 	recurring *recurring.Service
-	log       *slog.Logger
+	// issues is the GitHub capability; webhooks its handler's options.
+	issues   *issue.Service
+	webhooks webhooks.Options
+	log      *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 }
@@ -123,7 +130,13 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 	missions := mission.New(mission.Options{Store: ws, Cursors: signer, Logger: log, Tasks: tasks})
 	tasks.UseMissions(missions)
 	tasks.UseEvents(ob)
-	if err := wireEffects(ob, kw, missions); err != nil {
+	messages := message.New(message.Options{Store: ws, Cursors: signer, Logger: log, Directory: profiles, Search: indexed})
+	issues, hooks, err := openIssues(ws, st, dataDir, signer, log, missions, messages, ob)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	if err := errors.Join(wireEffects(ob, kw, missions), issues.Wire(ob, tasks)); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
@@ -134,7 +147,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		outbox:  ob,
 		tokens:  auth.New(auth.Options{Store: st, MasterHash: masterHash}),
 		keyword: kw,
-		tasks:   tasks, missions: missions,
+		tasks:   tasks, missions: missions, issues: issues, webhooks: hooks,
 		recurring: recurring.New(recurring.Options{Store: ws, Cursors: signer, Logger: log, Tasks: tasks}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
@@ -144,9 +157,8 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 			businessUnits: businessunit.New(businessunit.Options{Store: ws, Cursors: signer}),
 			diary:         diary.New(diary.Options{Store: ws, Cursors: signer}),
 		},
-		profiles: profiles,
-		messages: message.New(message.Options{Store: ws, Cursors: signer, Logger: log, Directory: profiles,
-			Search: indexed}),
+		profiles:  profiles,
+		messages:  messages,
 		iframes:   iframe.New(iframe.Options{Store: ws, Logger: log}),
 		mandates:  mandate.New(mandate.Options{Store: ws, Cursors: signer, Logger: log}),
 		log:       log,
@@ -166,6 +178,25 @@ func wireEffects(ob *outbox.Outbox, kw *keyword.Service, missions *mission.Servi
 	)
 }
 
+// openIssues builds the GitHub capability: each tenant's credentials in
+// the data dir (the default tenant's also from VP_GITHUB_WEBHOOK_SECRET
+// and VP_GITHUB_TOKEN), read on every use so that `vantagepeers github
+// set` needs no restart; the REST client paced by the store-backed
+// limiter; and the webhook handler's options.
+func openIssues(ws store.Store, st *sqlite.Store, dataDir string, signer *listing.Signer, log *slog.Logger,
+	missions *mission.Service, messages *message.Service, ob *outbox.Outbox) (*issue.Service, webhooks.Options, error) {
+	creds := &github.FileCredentials{Path: filepath.Join(dataDir, github.CredentialsFile), Defaults: github.CredentialsFromEnv(os.Getenv)}
+	client, err := github.New(github.Options{BaseURL: os.Getenv(awsenv.EnvGitHubAPIURL),
+		Limiter: github.NewLimiter(github.LimiterOptions{Store: st})})
+	if err != nil {
+		return nil, webhooks.Options{}, fmt.Errorf("%s: %w", awsenv.EnvGitHubAPIURL, err)
+	}
+	issues := issue.New(issue.Options{Store: ws, Cursors: signer, Logger: log, Missions: missions, Notices: messages, Jobs: ob,
+		GitHub: github.ForTenants{Client: client, Credentials: creds}, Trusted: awsenv.SplitList(os.Getenv(awsenv.EnvGitHubTrusted))})
+	return issues, webhooks.Options{Secrets: github.WebhookSecrets{Credentials: creds}, Dispatcher: issues, Logger: log,
+		DefaultTenant: vp.DefaultTenant}, nil
+}
+
 // mcpServer builds the MCP server over every service. local is the identity
 // of token-less calls (stdio only).
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
@@ -174,7 +205,7 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 		Profiles: a.profiles, Messages: a.messages, Iframes: a.iframes, Mandates: a.mandates,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
-		Diary: a.leaves.diary,
+		Diary: a.leaves.diary, Issues: a.issues,
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
+	"github.com/vantagepeers/vantagepeers/webhooks"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,7 +53,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Handler: httpapi.New(httpapi.Options{
 			MCP:    a.mcpServer(nil),
 			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
-			OAuth: newOAuth(a, log), BasePath: publicBaseURL(),
+			OAuth: newOAuth(a, log), BasePath: publicBaseURL(), Webhooks: webhooks.New(a.webhooks),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -15,6 +15,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
@@ -44,7 +45,8 @@ func schedulerOnSQLite(t *testing.T, logs *bytes.Buffer) *awsapp.App {
 	}
 	return &awsapp.App{Outbox: ob, Function: awsenv.FuncScheduler, Log: log, Config: awsapp.Config{SearchEndpoint: "https://search.example"},
 		Keyword: keyword.New(keyword.Options{Store: st, Index: idx, Logger: log}), Iframes: iframe.New(iframe.Options{Store: st, Logger: log}),
-		Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})})}
+		Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})}),
+		Issues:    issue.New(issue.Options{Store: st, Logger: log})}
 }
 
 // TestSchedulerRunsTheCatalogue: the scheduler function's jobs are the

@@ -86,7 +86,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 		GitHubSecretPrefix: get(awsenv.EnvGitHubSecretPrefix),
 		GitHubAPIURL:       get(awsenv.EnvGitHubAPIURL),
-		GitHubTrusted:      ListEnv(get(awsenv.EnvGitHubTrusted)),
+		GitHubTrusted:      awsenv.SplitList(get(awsenv.EnvGitHubTrusted)),
 	}
 	var errs []error
 	bad := func(env, msg string) { errs = append(errs, fmt.Errorf("%s: %s", env, msg)) }
@@ -132,7 +132,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.Embedder == awsenv.EmbedderOpenAI && c.OpenAIBaseURL == "" {
 		bad(awsenv.EnvOpenAIBaseURL, "the OpenAI-compatible endpoint is required with "+awsenv.EnvEmbedder+"=openai")
 	}
-	c.AllowedExtIDs = ListEnv(get(awsenv.EnvAllowedExtIDs))
+	c.AllowedExtIDs = awsenv.SplitList(get(awsenv.EnvAllowedExtIDs))
 	if c.MasterHash != "" && !isHex32(c.MasterHash) {
 		bad(awsenv.EnvMasterHash, "must be the SHA-256 of the master token as 64 hex characters")
 	}
@@ -145,16 +145,4 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 func isHex32(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == 32
-}
-
-// ListEnv splits a comma-separated variable, dropping empty entries; nil
-// when there are none.
-func ListEnv(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -109,18 +109,8 @@ func (g *GitHubCredentials) fetch(ctx context.Context, op, id string) (github.Cr
 
 // secretMissing reports whether err says the secret does not exist (as
 // opposed to Secrets Manager failing): Secrets Manager's
-// ResourceNotFoundException, or an id StaticSecrets does not hold.
-func secretMissing(s Secrets, id string, err error) bool {
-	if err == nil {
-		return false
-	}
+// ResourceNotFoundException, or ErrSecretNotFound (StaticSecrets).
+func secretMissing(_ Secrets, _ string, err error) bool {
 	var nf *smtypes.ResourceNotFoundException
-	if errors.As(err, &nf) {
-		return true
-	}
-	if st, ok := s.(StaticSecrets); ok {
-		_, held := st[id]
-		return !held
-	}
-	return false
+	return errors.As(err, &nf) || errors.Is(err, ErrSecretNotFound)
 }

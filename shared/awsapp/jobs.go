@@ -85,6 +85,9 @@ func (a *App) jobDeps() jobs.Deps {
 	if a.Outbox != nil {
 		d.Outbox = a.Outbox
 	}
+	if a.Issues != nil {
+		d.Issues = a.Issues
+	}
 	return d
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -52,8 +53,11 @@ func (s StaticSecrets) Secret(_ context.Context, id string) (string, error) {
 	if v, ok := s[id]; ok {
 		return v, nil
 	}
-	return "", fmt.Errorf("secret %s not found", id)
+	return "", fmt.Errorf("secret %s: %w", id, ErrSecretNotFound)
 }
+
+// ErrSecretNotFound is the error of a secret that does not exist.
+var ErrSecretNotFound = errors.New("not found")
 
 // Keys are the server's signing keys, each 32 bytes.
 type Keys struct {

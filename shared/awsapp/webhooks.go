@@ -50,6 +50,9 @@ func (noCredentials) Credentials(context.Context, string) (github.Credentials, e
 // embedded binary mounts, with App.Webhooks' secrets and dispatcher.
 func (a *App) WebhooksHandler() http.Handler {
 	o := a.Webhooks
+	if o.Logger == nil {
+		o.Logger = a.Log
+	}
 	api := httpapi.New(httpapi.Options{Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, Webhooks: webhooks.New(o)})
 	return OnlyRoutesOf(FuncWebhooks, api)

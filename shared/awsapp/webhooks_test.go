@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -105,58 +104,43 @@ func TestWebhooksHandler(t *testing.T) {
 	}
 }
 
-// TestLoadWiresWebhooks: Load gives WireWebhooks the webhooks function's
-// services and keeps its options; without it the function starts and
-// refuses every delivery; its error stops the start. Nothing else reads a
-// secret.
+// TestLoadWiresWebhooks: Load builds the webhooks function's issue
+// service and reads each tenant's webhook secret from Secrets Manager
+// (<prefix><tenant>) on the first delivery, not at start; without a
+// prefix every delivery is refused.
 func TestLoadWiresWebhooks(t *testing.T) {
-	defer func(w func(context.Context, *awsapp.App, awsapp.Secrets) (webhooks.Options, error)) {
-		awsapp.WireWebhooks = w
-	}(awsapp.WireWebhooks)
-	disp := &recordingDispatcher{}
-	var saw *awsapp.App
-	awsapp.WireWebhooks = func(_ context.Context, a *awsapp.App, s awsapp.Secrets) (webhooks.Options, error) {
-		saw = a
-		if s == nil {
-			t.Error("WireWebhooks without the secrets client")
-		}
-		return webhooks.Options{Secrets: webhookSecrets{"default": "k"}, Dispatcher: disp}, nil
-	}
-	s := &countingSecrets{StaticSecrets: awsapp.StaticSecrets{}}
-	a, _, err := load(t, awsenv.FuncWebhooks, map[string]string{}, s)
+	s := &countingSecrets{StaticSecrets: awsapp.StaticSecrets{
+		"vp/test/github/default": `{"webhookSecret":"k","token":"ghs_x"}`,
+	}}
+	a, _, err := load(t, awsenv.FuncWebhooks, map[string]string{awsenv.EnvGitHubSecretPrefix: "vp/test/github/"}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if saw != a || a.Tasks == nil || a.Missions == nil || a.Outbox == nil || a.Tokens != nil || len(s.read) != 0 {
-		t.Errorf("wired with %p (app %p), tasks %v, tokens %v, secrets read %v", saw, a, a.Tasks != nil, a.Tokens != nil, s.read)
+	if a.Issues == nil || a.Tasks == nil || a.Outbox == nil || a.Tokens != nil || len(s.read) != 0 {
+		t.Fatalf("issues %v, tasks %v, tokens %v, secrets read at start %v", a.Issues != nil, a.Tasks != nil, a.Tokens != nil, s.read)
 	}
 	body := []byte(`{"action":"created"}`)
 	h := a.HTTP(a.WebhooksHandler())
 	resp, err := h(context.Background(), webhookEvent("POST", "/webhooks/github", "POST /webhooks/github", signedHeaders("k", "issue_comment", "d-9", body), body))
-	if err != nil || resp.StatusCode != 202 || len(disp.got) != 1 || disp.got[0].Tenant != "default" {
-		t.Errorf("through Load: %+v %v, dispatched %v", resp, err, disp.got)
+	if err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"ignored"`) {
+		t.Errorf("through Load: %+v %v", resp, err)
+	}
+	if len(s.read) != 1 || s.read[0] != "vp/test/github/default" {
+		t.Errorf("secrets read %v, want the default tenant's", s.read)
+	}
+	resp, _ = h(context.Background(), webhookEvent("POST", "/webhooks/github/acme", "POST /webhooks/github/{tenant}", signedHeaders("k", "issues", "d-10", body), body))
+	if resp.StatusCode != 401 {
+		t.Errorf("a tenant without a secret: %d %s, want 401", resp.StatusCode, resp.Body)
 	}
 
-	// Not wired: the function starts and refuses.
-	awsapp.WireWebhooks = nil
-	a, logs, err := load(t, awsenv.FuncWebhooks, map[string]string{}, s)
-	if err != nil || !strings.Contains(logs, "every GitHub delivery is refused") {
-		t.Fatalf("not wired: %v; logs %s", err, logs)
+	// No prefix: the function starts and refuses.
+	a, _, err = load(t, awsenv.FuncWebhooks, map[string]string{}, s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	resp, _ = a.HTTP(a.WebhooksHandler())(context.Background(),
-		webhookEvent("POST", "/webhooks/github", "POST /webhooks/github", signedHeaders("k", "issues", "d-10", body), body))
+		webhookEvent("POST", "/webhooks/github", "POST /webhooks/github", signedHeaders("k", "issues", "d-11", body), body))
 	if resp.StatusCode != 401 {
-		t.Errorf("not wired: %d %s, want 401", resp.StatusCode, resp.Body)
-	}
-
-	awsapp.WireWebhooks = func(context.Context, *awsapp.App, awsapp.Secrets) (webhooks.Options, error) {
-		return webhooks.Options{}, errors.New("no such secret")
-	}
-	if _, _, err := load(t, awsenv.FuncWebhooks, map[string]string{}, s); err == nil || !strings.Contains(err.Error(), "no such secret") {
-		t.Errorf("a wiring error: %v", err)
-	}
-	// Other functions never call it.
-	if _, _, err := load(t, awsenv.FuncScheduler, map[string]string{}, s); err != nil {
-		t.Errorf("scheduler: %v", err)
+		t.Errorf("no prefix: %d %s, want 401", resp.StatusCode, resp.Body)
 	}
 }

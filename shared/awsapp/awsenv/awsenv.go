@@ -4,6 +4,8 @@
 // so the CDK module can import it without compiling the functions.
 package awsenv
 
+import "strings"
+
 // The functions, as named in functions/<name> and in the CDK stack.
 const (
 	FuncMCP       = "mcp"
@@ -72,3 +74,15 @@ const DefaultBedrockModel = "amazon.titan-embed-text-v2:0"
 
 // DefaultOpenAIModel is the seed's embedding model.
 const DefaultOpenAIModel = "text-embedding-3-small"
+
+// SplitList splits a comma-separated variable, dropping empty entries;
+// nil when there are none.
+func SplitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
