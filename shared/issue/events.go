@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/message"
-	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -234,10 +232,11 @@ func (s *Service) trustedAuthor(association string) bool {
 }
 
 // opened records a new issue and, for a trusted author on an active
-// mapping, starts its mission, tells its orchestrator and queues the
-// "Investigating" comment — all in one transaction with the delivery's
-// dedup record, so that a redelivery, a second hook or a concurrent
-// delivery of the same issue finds it done.
+// mapping, queues the start of its protocol (StartJob), in one
+// transaction with the delivery's dedup record: a redelivery, a second
+// hook or a concurrent delivery of the same issue finds it recorded. The
+// mission itself is created by the job, right after the answer, so that
+// GitHub gets its answer after one small write whatever the template.
 func (s *Service) opened(ctx context.Context, op string, e Event, m Mapping, gi *ghIssue) (string, error) {
 	if _, _, err := s.issue(ctx, op, e.Tenant, m.Repo, gi.Number); err == nil {
 		return Duplicate, nil
@@ -260,16 +259,19 @@ func (s *Service) opened(ctx context.Context, op string, e Event, m Mapping, gi 
 	case gi.State == "closed":
 		i.Automation = "closed"
 	default:
-		i.Automation = "irp"
+		i.Automation, i.Orchestrator = "irp", m.Orchestrator
 	}
 	ops := []store.Op{e.Seen}
-	var irp *started
+	var start outbox.Pending
 	if i.Automation == "irp" {
-		var err error
-		if irp, err = s.startIRP(ctx, op, e.Tenant, m, &i); err != nil {
+		b, err := json.Marshal(startJob{Repo: i.Repo, Number: i.IssueNumber})
+		if err != nil {
+			return "", vp.Wrap(op, vp.KindInternal, err)
+		}
+		if start, err = s.jobs.Enqueue(ctx, e.Tenant, TopicStart, "start:"+i.Ref(), b); err != nil {
 			return "", err
 		}
-		ops = append(ops, irp.ops...)
+		ops = append(ops, start.Ops()...)
 	}
 	it, err := Issues.Item(op, e.Tenant, i)
 	if err != nil {
@@ -282,55 +284,9 @@ func (s *Service) opened(ctx context.Context, op string, e Event, m Mapping, gi 
 		}
 		return "", records.Err(op, err)
 	}
-	if irp != nil {
-		irp.committed(ctx, s, op, e.Tenant)
-	}
-	s.log.InfoContext(ctx, "github issue opened", "tenant", e.Tenant, "issue", i.Ref(), "automation", i.Automation, "mission", i.MissionID)
+	s.jobs.Kick(start)
+	s.log.InfoContext(ctx, "github issue opened", "tenant", e.Tenant, "issue", i.Ref(), "automation", i.Automation)
 	return Accepted, nil
-}
-
-// started is an IRP ready to commit: the mission, the orchestrator's
-// message and the first comment's job.
-type started struct {
-	ops     []store.Op
-	plan    mission.Planned
-	notice  message.Notice
-	comment outbox.Pending
-}
-
-func (st *started) committed(ctx context.Context, s *Service, op, tenant string) {
-	s.missions.Committed(ctx, op, tenant, st.plan)
-	s.notices.Sent(ctx, op, tenant, st.notice)
-	s.jobs.Kick(st.comment)
-}
-
-// startIRP prepares the mission of an opened issue and assigns i to it.
-func (s *Service) startIRP(ctx context.Context, op, tenant string, m Mapping, i *Issue) (*started, error) {
-	num := fmt.Sprint(i.IssueNumber)
-	plan, err := s.missions.PlanFromTemplate(ctx, op, tenant, mission.FromTemplate{
-		Name:    Sanitize(fmt.Sprintf("[#%d] %s", i.IssueNumber, i.Title), vp.MaxMissionNameBytes),
-		Project: m.Project, Priority: "high", Pilot: m.Orchestrator, CreatedBy: vp.SystemCaller,
-		Description: fmt.Sprintf("GitHub issue %s: %s", i.Ref(), i.URL), Brief: i.Body, Template: Template,
-		Context: map[string]string{"repo": i.Repo, "issueNumber": num, "title": i.Title, "url": i.URL,
-			"orchestrator": m.Orchestrator},
-		TitlePrefix: "[#" + num + "]",
-	})
-	if err != nil {
-		return nil, err
-	}
-	notice, err := s.notices.ComposeNotice(ctx, op, tenant, vp.SystemCaller, m.Orchestrator, fmt.Sprintf(
-		"GitHub issue %s is yours: %q (%s). Mission %s (%s, %d tasks) starts with T0; steps T6, T8 and T11 comment on the issue when completed.",
-		i.Ref(), i.Title, i.URL, plan.Mission.ID, Template, len(plan.TaskIDs)))
-	if err != nil {
-		return nil, err
-	}
-	i.Status, i.MissionID, i.Orchestrator = StatusInProgress, plan.Mission.ID, m.Orchestrator
-	comment, err := s.queueComment(ctx, tenant, *i, "open")
-	if err != nil {
-		return nil, err
-	}
-	ops := append(append(slices.Clip(plan.Ops), notice.Ops...), comment.Ops()...)
-	return &started{ops: ops, plan: plan, notice: notice, comment: comment}, nil
 }
 
 // transfer follows an issue GitHub moved from (fromRepo, fromNumber) to

@@ -67,14 +67,12 @@ func newEnv(t *testing.T, st store.Store, gh issue.GitHub) *env {
 	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: e.tasks})
 	e.tasks.UseMissions(e.missions)
 	e.tasks.UseEvents(ob)
-	e.tasks.WatchFinished(issue.NamesIssue)
 	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
 	e.messages = message.New(message.Options{Store: st, Cursors: signer, Directory: profiles})
 	e.issues = issue.New(issue.Options{Store: st, Cursors: signer, Missions: e.missions, Notices: e.messages, Jobs: ob, GitHub: gh})
 	for _, err := range []error{
 		ob.Subscribe(task.TopicFinished, "mission.autocomplete", e.missions.OnTaskFinished),
-		ob.Subscribe(task.TopicFinished, "github.issues", e.issues.OnTaskFinished),
-		ob.Handle(issue.TopicComment, e.issues.CommentJob),
+		e.issues.Wire(ob, e.tasks),
 	} {
 		if err != nil {
 			t.Fatal(err)

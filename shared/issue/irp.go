@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -20,8 +21,114 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// TopicComment is the outbox topic of the IRP's GitHub comments.
-const TopicComment = "github.comment"
+// Outbox topics: the start of an issue's protocol, and its comments.
+const (
+	TopicStart   = "github.irp.start"
+	TopicComment = "github.comment"
+)
+
+type startJob struct {
+	Repo   string `json:"repo"`
+	Number int    `json:"number"`
+}
+
+// StartJob starts the protocol of an opened issue (the outbox handler of
+// TopicStart): in one transaction, conditional on the issue's version,
+// the mission of the template with its 14 tasks, the issue assigned to
+// it (in_progress), the orchestrator's message and the "Investigating"
+// comment's job. A rerun finds the issue assigned and does nothing, so
+// the job is idempotent under its id.
+func (s *Service) StartJob(ctx context.Context, j outbox.Job) error {
+	const op = "github.irp.start"
+	var sj startJob
+	if err := json.Unmarshal(j.Payload, &sj); err != nil || sj.Number < 1 {
+		return outbox.Permanent(vp.Errorf(op, vp.KindInvalid, "payload", "not a start job: %s", j.Payload))
+	}
+	var st *started
+	err := table.Retry(ctx, op, "issueNumber", sj.Repo, func() error {
+		i, it, err := s.current(ctx, op, j.Tenant, sj.Repo, sj.Number)
+		if err != nil || i.MissionID != "" || i.Automation != "irp" {
+			return err
+		}
+		if st, err = s.startIRP(ctx, op, j.Tenant, &i); err != nil {
+			return err
+		}
+		next, err := Issues.Item(op, j.Tenant, i)
+		if err != nil {
+			return err
+		}
+		return s.st.Write(ctx, append([]store.Op{store.Put(next, store.IfVersion(it.Version))}, st.ops...)...)
+	})
+	if vp.IsKind(err, vp.KindNotFound) {
+		return nil // the issue is gone
+	}
+	if err == nil && st != nil {
+		st.committed(ctx, s, op, j.Tenant)
+		s.log.InfoContext(ctx, "github issue assigned", "tenant", j.Tenant, "issue", sj.Repo+"#"+strconv.Itoa(sj.Number),
+			"mission", st.plan.Mission.ID, "orchestrator", st.plan.Mission.Pilot)
+	}
+	return err
+}
+
+// started is an IRP ready to commit: the mission, the orchestrator's
+// message and the first comment's job.
+type started struct {
+	ops     []store.Op
+	plan    mission.Planned
+	notice  message.Notice
+	comment outbox.Pending
+}
+
+func (st *started) committed(ctx context.Context, s *Service, op, tenant string) {
+	s.missions.Committed(ctx, op, tenant, st.plan)
+	s.notices.Sent(ctx, op, tenant, st.notice)
+	s.jobs.Kick(st.comment)
+}
+
+// startIRP prepares the mission of an issue and assigns i to it.
+func (s *Service) startIRP(ctx context.Context, op, tenant string, i *Issue) (*started, error) {
+	num := fmt.Sprint(i.IssueNumber)
+	plan, err := s.missions.PlanFromTemplate(ctx, op, tenant, mission.FromTemplate{
+		Name:    Sanitize(fmt.Sprintf("[#%d] %s", i.IssueNumber, i.Title), vp.MaxMissionNameBytes),
+		Project: i.Project, Priority: "high", Pilot: i.Orchestrator, CreatedBy: vp.SystemCaller,
+		Description: fmt.Sprintf("GitHub issue %s: %s", i.Ref(), i.URL), Brief: i.Body, Template: Template,
+		Context: map[string]string{"repo": i.Repo, "issueNumber": num, "title": i.Title, "url": i.URL,
+			"orchestrator": i.Orchestrator},
+		TitlePrefix: "[#" + num + "]",
+	})
+	if err != nil {
+		return nil, err
+	}
+	notice, err := s.notices.ComposeNotice(ctx, op, tenant, vp.SystemCaller, i.Orchestrator, fmt.Sprintf(
+		"GitHub issue %s is yours: %q (%s). Mission %s (%s, %d tasks) starts with T0; steps T6, T8 and T11 comment on the issue when completed.",
+		i.Ref(), i.Title, i.URL, plan.Mission.ID, Template, len(plan.TaskIDs)))
+	if err != nil {
+		return nil, err
+	}
+	if i.Status == StatusOpen {
+		i.Status = StatusInProgress
+	}
+	i.MissionID = plan.Mission.ID
+	comment, err := s.queueComment(ctx, tenant, *i, "open")
+	if err != nil {
+		return nil, err
+	}
+	ops := append(append(slices.Clip(plan.Ops), notice.Ops...), comment.Ops()...)
+	return &started{ops: ops, plan: plan, notice: notice, comment: comment}, nil
+}
+
+// current reads an issue where it lives now, following its transfers.
+func (s *Service) current(ctx context.Context, op, tenant, repo string, number int) (Issue, store.Item, error) {
+	i, it, err := s.issue(ctx, op, tenant, repo, number)
+	for hop := 0; err == nil && hop < 5; hop++ {
+		to, n, ok := splitRef(i.TransferredTo)
+		if !ok {
+			break
+		}
+		i, it, err = s.issue(ctx, op, tenant, to, n)
+	}
+	return i, it, err
+}
 
 // The four comments of the protocol (§11.3), by step.
 var commentTexts = map[string]string{
@@ -71,19 +178,11 @@ func (s *Service) CommentJob(ctx context.Context, j outbox.Job) error {
 		return outbox.Permanent(vp.Errorf(op, vp.KindInvalid, "payload", "not a comment job: %s", j.Payload))
 	}
 	repo, number := c.Repo, c.Number
-	for hop := 0; hop < 5; hop++ {
-		i, _, err := s.issue(ctx, op, j.Tenant, repo, number)
-		if err != nil {
-			if vp.IsKind(err, vp.KindNotFound) {
-				break // the record is gone: comment where it was
-			}
-			return err
-		}
-		to, n, ok := splitRef(i.TransferredTo)
-		if !ok {
-			break
-		}
-		repo, number = to, n
+	switch i, _, err := s.current(ctx, op, j.Tenant, c.Repo, c.Number); {
+	case err == nil:
+		repo, number = i.Repo, i.IssueNumber
+	case !vp.IsKind(err, vp.KindNotFound): // gone: comment where it was
+		return err
 	}
 	text := commentTexts[c.Step]
 	if c.Step == "open" {

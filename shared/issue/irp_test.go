@@ -9,6 +9,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -39,6 +40,10 @@ func TestOpenedIssueStartsTheIRP(t *testing.T) {
 		if got := e.deliver(t, "issues", "d-1", issuesPayload(t, "opened", g, nil)); got != issue.Accepted {
 			t.Fatalf("outcome %s, want accepted", got)
 		}
+		if i := e.issue(t, "acme/api", 42); i.Status != issue.StatusOpen || i.Automation != "irp" || i.MissionID != "" {
+			t.Fatalf("before its start job: %+v; want open, irp, no mission yet", i)
+		}
+		e.drain(t) // the start job (in a server, the outbox runs it right after the answer)
 		i := e.issue(t, "acme/api", 42)
 		if i.Status != issue.StatusInProgress || i.MissionID == "" || i.Orchestrator != "sigma" || i.Automation != "irp" {
 			t.Fatalf("issue = %+v; want in_progress with a mission for sigma", i)
@@ -200,6 +205,7 @@ func TestCommentJobRetriedAfterCrashPostsOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
 		e.mapRepo(t, "acme/api", "sigma", "api")
 		e.deliver(t, "issues", "d-1", issuesPayload(t, "opened", ghIssue{Repo: "acme/api", Number: 5, Title: "x"}, nil))
+		e.drain(t)
 		i := e.issue(t, "acme/api", 5)
 		job := commentJobFor(t, i, "open")
 		for range 3 {
@@ -245,6 +251,38 @@ func TestCommentJobFailuresAreClassified(t *testing.T) {
 			if err == nil || isPermanent(err) != tc.permanent {
 				t.Errorf("%v: got %v (permanent %v), want permanent %v", tc.err, err, isPermanent(err), tc.permanent)
 			}
+		}
+	})
+}
+
+func TestStartJobRerunsAndRacesMakeOneMission(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		e.mapRepo(t, "acme/api", "sigma", "api")
+		e.deliver(t, "issues", "d-1", issuesPayload(t, "opened", ghIssue{Repo: "acme/api", Number: 8, Title: "x"}, nil))
+		job := outbox.Job{ID: "start-8", Tenant: tenant, Topic: issue.TopicStart, Payload: []byte(`{"repo":"acme/api","number":8}`), Attempt: 1}
+		// Eight runners at once (leases make this rare; a crash rerun is the same call later).
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := e.issues.StartJob(ctx(), job); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := e.issues.StartJob(ctx(), job); err != nil {
+			t.Fatal(err)
+		}
+		e.drain(t)
+		e.assertOneMission(t, "api", 1)
+		if got := len(e.gh.commentsOn("acme/api", 8)); got != 1 {
+			t.Errorf("%d comments, want 1", got)
+		}
+		inbox, err := e.messages.Check(ctx(), as(tenant, "sigma"), message.CheckInput{})
+		if err != nil || inbox.Count != 1 {
+			t.Errorf("sigma has %d messages (%v), want 1", inbox.Count, err)
 		}
 	})
 }

@@ -345,6 +345,7 @@ type TaskWatcher interface {
 func (s *Service) Wire(ob Registrar, tasks TaskWatcher) error {
 	tasks.WatchFinished(NamesIssue)
 	return errors.Join(
+		ob.Handle(TopicStart, s.StartJob),
 		ob.Handle(TopicComment, s.CommentJob),
 		ob.Subscribe(task.TopicFinished, "github.issues", s.OnTaskFinished),
 	)
