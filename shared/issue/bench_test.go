@@ -70,8 +70,7 @@ func BenchmarkWebhookAck(b *testing.B) {
 	concurrency := benchConcurrency()
 	e, closeEnv := benchEnv(b)
 	defer closeEnv()
-	m := e.mapRepo(&testing.T{}, "acme/api", "sigma", "api")
-	_ = m
+	e.mapRepo(b, "acme/api", "sigma", "api")
 	srv := httptest.NewServer(webhooks.New(webhooks.Options{Secrets: secret("s3cret"), Dispatcher: e.issues, DefaultTenant: tenant}))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}

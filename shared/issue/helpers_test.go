@@ -50,7 +50,7 @@ type env struct {
 	gh       *recordingGitHub
 }
 
-func newEnv(t *testing.T, st store.Store, gh issue.GitHub) *env {
+func newEnv(t testing.TB, st store.Store, gh issue.GitHub) *env {
 	t.Helper()
 	signer := domaintest.Signer(t)
 	e := &env{st: st}
@@ -103,7 +103,7 @@ func (e *env) drain(t *testing.T) {
 	t.Fatal("the outbox does not drain")
 }
 
-func (e *env) mapRepo(t *testing.T, repo, orchestrator, project string) issue.Mapping {
+func (e *env) mapRepo(t testing.TB, repo, orchestrator, project string) issue.Mapping {
 	t.Helper()
 	m, err := e.issues.AddMapping(ctx(), admin(tenant), issue.MappingInput{Repo: repo, Orchestrator: orchestrator, Project: project})
 	if err != nil {
@@ -287,4 +287,13 @@ func openSQLite(t *testing.T) store.Store {
 
 func missionList(project string) mission.ListMissionsInput {
 	return mission.ListMissionsInput{Project: project, Status: "all"}
+}
+
+func openSQLiteF(f *testing.F) store.Store {
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(f.TempDir(), "vp.db")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = st.Close() })
+	return st
 }
