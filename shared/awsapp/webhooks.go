@@ -31,7 +31,7 @@ func (a *App) buildIssues(signer *listing.Signer, secrets Secrets, now func() ti
 	}
 	a.Issues = issue.New(issue.Options{Store: a.Store, Cursors: signer, Now: now, Logger: a.Log, Missions: a.Missions,
 		Notices: a.Messages, Jobs: a.Outbox, GitHub: github.ForTenants{Client: client, Credentials: creds},
-		Trusted: a.Config.GitHubTrusted})
+		Trusted: a.Config.GitHubTrusted, FlushStarts: true})
 	a.Webhooks = webhooks.Options{Secrets: github.WebhookSecrets{Credentials: creds}, Dispatcher: a.Issues,
 		Logger: a.Log, DefaultTenant: vp.DefaultTenant, Now: now}
 	return a.Issues.Wire(a.Outbox, a.Tasks)

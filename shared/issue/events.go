@@ -284,7 +284,11 @@ func (s *Service) opened(ctx context.Context, op string, e Event, m Mapping, gi 
 		}
 		return "", records.Err(op, err)
 	}
-	s.jobs.Kick(start)
+	if s.flush {
+		s.jobs.Flush(ctx, start)
+	} else {
+		s.jobs.Kick(start)
+	}
 	s.log.InfoContext(ctx, "github issue opened", "tenant", e.Tenant, "issue", i.Ref(), "automation", i.Automation)
 	return Accepted, nil
 }

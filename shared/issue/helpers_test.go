@@ -50,7 +50,7 @@ type env struct {
 	gh       *recordingGitHub
 }
 
-func newEnv(t testing.TB, st store.Store, gh issue.GitHub) *env {
+func newEnv(t testing.TB, st store.Store, gh issue.GitHub, opts ...func(*issue.Options)) *env {
 	t.Helper()
 	signer := domaintest.Signer(t)
 	e := &env{st: st}
@@ -69,7 +69,11 @@ func newEnv(t testing.TB, st store.Store, gh issue.GitHub) *env {
 	e.tasks.UseEvents(ob)
 	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
 	e.messages = message.New(message.Options{Store: st, Cursors: signer, Directory: profiles})
-	e.issues = issue.New(issue.Options{Store: st, Cursors: signer, Missions: e.missions, Notices: e.messages, Jobs: ob, GitHub: gh})
+	o := issue.Options{Store: st, Cursors: signer, Missions: e.missions, Notices: e.messages, Jobs: ob, GitHub: gh}
+	for _, f := range opts {
+		f(&o)
+	}
+	e.issues = issue.New(o)
 	for _, err := range []error{
 		ob.Subscribe(task.TopicFinished, "mission.autocomplete", e.missions.OnTaskFinished),
 		e.issues.Wire(ob, e.tasks),

@@ -286,3 +286,22 @@ func TestStartJobRerunsAndRacesMakeOneMission(t *testing.T) {
 		}
 	})
 }
+
+// TestFlushStartsAssignsBeforeTheAnswer: as in a Lambda (no outbox
+// worker), the webhook's call runs the start job itself after its commit;
+// the comment is left to the scheduled outbox run.
+func TestFlushStartsAssignsBeforeTheAnswer(t *testing.T) {
+	e := newEnv(t, openSQLite(t), nil, func(o *issue.Options) { o.FlushStarts = true })
+	e.mapRepo(t, "acme/api", "sigma", "api")
+	e.deliver(t, "issues", "d-1", issuesPayload(t, "opened", ghIssue{Repo: "acme/api", Number: 3, Title: "x"}, nil))
+	if i := e.issue(t, "acme/api", 3); i.MissionID == "" || i.Status != issue.StatusInProgress {
+		t.Fatalf("after the webhook's call: %+v; want assigned", i)
+	}
+	if e.gh.posts != 0 {
+		t.Errorf("GitHub was called during the webhook's call")
+	}
+	e.drain(t)
+	if got := len(e.gh.commentsOn("acme/api", 3)); got != 1 {
+		t.Errorf("%d comments after the outbox run, want 1", got)
+	}
+}

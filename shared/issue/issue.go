@@ -222,6 +222,7 @@ type Notices interface {
 type Jobs interface {
 	Enqueue(ctx context.Context, tenant, topic, dedupKey string, payload []byte) (outbox.Pending, error)
 	Kick(p ...outbox.Pending)
+	Flush(ctx context.Context, p ...outbox.Pending)
 }
 
 // GitHub is what the package asks of GitHub, on behalf of a tenant
@@ -263,6 +264,12 @@ type Options struct {
 	Trusted []string
 	// Pivot splits the statistics (default DefaultPivot).
 	Pivot time.Time
+	// FlushStarts runs an opened issue's start job in the webhook's own
+	// call, after the commit: for a Lambda, which has no outbox worker
+	// to hand it to (the server's worker runs it at once instead). Its
+	// comment then waits for the scheduled outbox run, so that GitHub's
+	// answer never waits on GitHub.
+	FlushStarts bool
 }
 
 // Service is the GitHub issues capability.
@@ -278,6 +285,7 @@ type Service struct {
 	gh       GitHub
 	trusted  []string
 	pivot    time.Time
+	flush    bool
 }
 
 // New returns a Service.
@@ -299,7 +307,7 @@ func New(o Options) *Service {
 		trusted[i] = strings.ToUpper(strings.TrimSpace(t))
 	}
 	return &Service{st: o.Store, cursors: o.Cursors, now: o.Now, ids: vp.NewIDs(o.Now), log: o.Logger,
-		missions: o.Missions, notices: o.Notices, jobs: o.Jobs, gh: o.GitHub, trusted: trusted, pivot: o.Pivot}
+		missions: o.Missions, notices: o.Notices, jobs: o.Jobs, gh: o.GitHub, trusted: trusted, pivot: o.Pivot, flush: o.FlushStarts}
 }
 
 func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
