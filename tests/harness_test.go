@@ -249,7 +249,14 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // data dir (SQLite WAL lets a second process write) and returns the secret.
 func createToken(t testing.TB, tenant, as string) string {
 	t.Helper()
-	cmd := exec.Command(binPath, "token", "create", "--data-dir", srv.dataDir,
+	return createTokenOn(t, srv, tenant, as)
+}
+
+// createTokenOn is createToken for the server s (one a test started with
+// startServer, with the harness's masterToken).
+func createTokenOn(t testing.TB, s *server, tenant, as string) string {
+	t.Helper()
+	cmd := exec.Command(binPath, "token", "create", "--data-dir", s.dataDir,
 		"--tenant", tenant, "--as", as, "--read", "*", "--write", "*", "--label", "e2e "+t.Name())
 	cmd.Env = childEnv(map[string]string{"VP_MASTER_TOKEN": masterToken})
 	var stdout, stderr bytes.Buffer
@@ -313,6 +320,13 @@ type summary struct {
 // summary fails the test.
 func runClient(t *testing.T, script, scenario string, cfg any) summary {
 	t.Helper()
+	return runClientOn(t, srv, script, scenario, cfg)
+}
+
+// runClientOn is runClient for a script that talks to the server s (whose
+// log a failure shows).
+func runClientOn(t *testing.T, srv *server, script, scenario string, cfg any) summary {
+	t.Helper()
 	node := requireNode(t)
 	raw, err := json.Marshal(cfg)
 	if err != nil {
@@ -360,6 +374,12 @@ func runClient(t *testing.T, script, scenario string, cfg any) summary {
 
 // runInspector runs the MCP Inspector CLI against the test server.
 func runInspector(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return runInspectorOn(t, srv, args...)
+}
+
+// runInspectorOn runs the MCP Inspector CLI against the server s.
+func runInspectorOn(t *testing.T, srv *server, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	requireNode(t)
 	npx, lerr := exec.LookPath("npx")

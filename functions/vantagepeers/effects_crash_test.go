@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -166,7 +167,7 @@ func pastTheLease(t *testing.T, a *app) *outbox.Outbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := wireEffects(ob, a.keyword, a.missions); err != nil {
+	if err := errors.Join(wireEffects(ob, a.keyword, a.missions), a.issues.Wire(ob, a.tasks)); err != nil {
 		t.Fatal(err)
 	}
 	return ob
@@ -194,6 +195,14 @@ func runEffectsChild(t *testing.T, mode, dir string) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestEffectsExactlyOnceAcrossKill9$")
 	cmd.Env = append(os.Environ(), effectsCrashModeEnv+"="+mode, effectsCrashDirEnv+"="+dir,
 		"VP_MASTER_TOKEN="+strings.Repeat("ab", 32))
+	killAtLine(t, cmd, "COMMITTED")
+}
+
+// killAtLine starts the child cmd and SIGKILLs it as soon as it prints the
+// line want on stdout; the child failing or staying silent for a minute
+// fails the test.
+func killAtLine(t *testing.T, cmd *exec.Cmd, want string) {
+	t.Helper()
 	testproc.DieWithParent(cmd)
 	var stderr testproc.Output
 	cmd.Stderr = &stderr
@@ -208,7 +217,7 @@ func runEffectsChild(t *testing.T, mode, dir string) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if sc.Text() == "COMMITTED" {
+			if sc.Text() == want {
 				said <- true
 				return
 			}
@@ -219,10 +228,12 @@ func runEffectsChild(t *testing.T, mode, dir string) {
 	case ok := <-said:
 		if !ok {
 			_ = cmd.Wait()
-			t.Fatalf("child exited before COMMITTED; stderr:\n%s", stderr.String())
+			t.Fatalf("child exited before %s; stderr:\n%s", want, stderr.String())
 		}
 	case <-time.After(60 * time.Second):
-		t.Fatalf("child never said COMMITTED; stderr:\n%s", stderr.String())
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		t.Fatalf("child never said %s; stderr:\n%s", want, stderr.String())
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()

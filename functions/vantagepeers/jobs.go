@@ -30,6 +30,10 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { jobs.RunEmbedded(ctx, a.jobDeps(log)) })
+	// The outbox worker: what writers Kick (the GitHub comments of the
+	// issues capability) runs right after its commit, not at the outbox
+	// job's next minute.
+	wg.Go(func() { _ = a.outbox.Run(ctx) })
 	// Load the memories' search caches now rather than on each tenant's
 	// first query; keyword partitions load on their first search. Not a
 	// job: it fills this process's caches, there is nothing to run on AWS.
