@@ -232,49 +232,87 @@ func displayName(o string) string {
 var stepPattern = regexp.MustCompile(`(?:^|\s)(T\d{1,2})\s+—`)
 
 // OnTaskFinished reacts to a completed task (subscriber of
-// task.TopicFinished): an IRP step T6, T8 or T11 queues its comment, and
-// a title naming an issue links the task to it (auto-linking, §11.2).
+// task.TopicFinished): a step of an issue's protocol records the commits
+// its note names, queues its comment (T6, T8, T11) and, at T8 ("Fix
+// ready"), moves the issue to fixed; any other task whose title names an
+// issue is linked to it (auto-linking, §11.2). The protocol's own steps
+// are not auto-linked: they name their issue in every title, and a KB
+// Search note that mentions "a fix" must not mark the issue fixed.
 func (s *Service) OnTaskFinished(ctx context.Context, j outbox.Job) error {
 	f, err := task.DecodeFinished(j)
 	if err != nil || f.NewStatus != vp.TaskDone {
 		return err
 	}
 	if f.MissionID != "" {
-		if err := s.stepDone(ctx, f); err != nil {
+		step, err := s.stepDone(ctx, f)
+		if err != nil || step {
 			return err
 		}
 	}
 	return s.autoLink(ctx, f)
 }
 
-func (s *Service) stepDone(ctx context.Context, f task.Finished) error {
+// stepDone handles a completed task of an IRP mission; false when the
+// mission is no issue's.
+func (s *Service) stepDone(ctx context.Context, f task.Finished) (bool, error) {
 	const op = "github.irp"
-	m := stepPattern.FindStringSubmatch(f.Title)
-	if m == nil || commentTexts[m[1]] == "" {
-		return nil
-	}
 	rows, err := records.QueryAll(ctx, s.st, Issues.Query(f.Tenant, store.GSI3, table.Values{"missionId": f.MissionID}), 10)
-	if err != nil {
-		return records.Err(op, err)
+	if err != nil || len(rows) == 0 {
+		return false, records.Err(op, err)
 	}
+	step := ""
+	if m := stepPattern.FindStringSubmatch(f.Title); m != nil {
+		step = m[1]
+	}
+	shas := CommitSHAs(f.Note)
 	for _, it := range rows {
 		i, err := records.Decode[Issue](op, it)
 		if err != nil {
-			return err
+			return true, err
 		}
-		job, err := s.queueComment(ctx, f.Tenant, i, m[1])
+		if len(shas) > 0 || step == "T8" {
+			_, err := s.update(ctx, op, f.Tenant, i.Repo, i.IssueNumber, func(i *Issue, now int64) error {
+				changed := addAll(&i.CommitSHAs, shas)
+				if step == "T8" && (i.Status == StatusOpen || i.Status == StatusInProgress) {
+					changed = setStatus(op, i, StatusFixed, now) == nil || changed
+				}
+				if !changed {
+					return errUnchanged
+				}
+				return nil
+			})
+			if err != nil {
+				return true, err
+			}
+		}
+		if commentTexts[step] == "" {
+			continue
+		}
+		job, err := s.queueComment(ctx, f.Tenant, i, step)
 		if err != nil {
-			return err
+			return true, err
 		}
 		if job.Duplicate() {
 			continue
 		}
 		if err := s.st.Write(ctx, job.Ops()...); err != nil && !outbox.IsDuplicate(err) {
-			return records.Err(op, err)
+			return true, records.Err(op, err)
 		}
 		s.jobs.Kick(job)
 	}
-	return nil
+	return true, nil
+}
+
+// addAll appends the values of add not in *list yet, up to maxLinks;
+// whether it added any.
+func addAll(list *[]string, add []string) bool {
+	changed := false
+	for _, v := range add {
+		if !containsString(*list, v) && len(*list) < maxLinks {
+			*list, changed = append(*list, v), true
+		}
+	}
+	return changed
 }
 
 // autoLink links a completed task to the issues its title names: "#N" on
@@ -313,15 +351,8 @@ func (s *Service) autoLink(ctx context.Context, f task.Finished) error {
 		}
 		for _, repo := range repos {
 			_, err := s.update(ctx, op, f.Tenant, repo, r.Number, func(i *Issue, now int64) error {
-				changed := false
-				if !containsString(i.LinkedTaskIDs, f.TaskID) && len(i.LinkedTaskIDs) < maxLinks {
-					i.LinkedTaskIDs, changed = append(i.LinkedTaskIDs, f.TaskID), true
-				}
-				for _, sha := range shas {
-					if !containsString(i.CommitSHAs, sha) && len(i.CommitSHAs) < maxLinks {
-						i.CommitSHAs, changed = append(i.CommitSHAs, sha), true
-					}
-				}
+				changed := addAll(&i.LinkedTaskIDs, []string{f.TaskID})
+				changed = addAll(&i.CommitSHAs, shas) || changed
 				if fixed && (i.Status == StatusOpen || i.Status == StatusInProgress) {
 					_ = setStatus(op, i, StatusFixed, now)
 					changed = true

@@ -2,6 +2,7 @@ package issue_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,11 +76,21 @@ func TestOpenedIssueStartsTheIRP(t *testing.T) {
 			t.Fatalf("comments = %q; want the Investigating comment with signature and marker", cs)
 		}
 
+		// The steps' own titles name the issue, but a note that mentions a
+		// fix does not mark it fixed: T8 ("Fix ready") does.
+		e.completeSteps(t, i.MissionID, 1, "searched the fix patterns: no fix found")
+		e.drain(t)
+		if got := e.issue(t, "acme/api", 42); got.Status != issue.StatusInProgress || len(got.LinkedTaskIDs) != 0 {
+			t.Fatalf("after T1: status %s, linked %v; want in_progress, none", got.Status, got.LinkedTaskIDs)
+		}
 		// T6, T8 and T11 each post their comment, once.
 		e.completeSteps(t, i.MissionID, 6, "test added")
 		e.drain(t)
-		e.completeSteps(t, i.MissionID, 8, "all green")
+		e.completeSteps(t, i.MissionID, 8, "all green at 3f2a9c1")
 		e.drain(t)
+		if got := e.issue(t, "acme/api", 42); got.Status != issue.StatusFixed || !slices.Equal(got.CommitSHAs, []string{"3f2a9c1"}) {
+			t.Fatalf("after T8: status %s, commits %v; want fixed with 3f2a9c1", got.Status, got.CommitSHAs)
+		}
 		e.completeSteps(t, i.MissionID, 11, "deployed")
 		e.drain(t)
 		cs = e.gh.commentsOn("acme/api", 42)
