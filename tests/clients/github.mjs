@@ -127,7 +127,9 @@ async function run(c, sigma) {
   c.fact("webhookStatuses", [first.status, again.status, forged.status, unsigned.status, tampered.status]);
 
   // ---- 3. the issue, its mission, the message, the list ----
-  const iss = await call(sigma, "get_issue", { repo, issueNumber: n });
+  // The webhook answers once the issue is recorded; the server's outbox
+  // starts the mission right after (milliseconds).
+  const iss = await until(() => call(sigma, "get_issue", { repo, issueNumber: n }), (r) => typeof r.data?.missionId === "string");
   c.success("get_issue", iss);
   c.eq("get_issue: in_progress with the IRP for sigma", [iss.data?.status, iss.data?.automation, iss.data?.orchestrator, iss.data?.project],
     ["in_progress", "irp", "sigma", project]);
