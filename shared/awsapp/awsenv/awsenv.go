@@ -62,6 +62,14 @@ const (
 	EnvGitHubTrusted      = "VP_GITHUB_TRUSTED"
 )
 
+// EnvSecretsManagerEndpoint points the functions' Secrets Manager client
+// elsewhere (tests: a fake of its JSON 1.1 protocol), like
+// EnvDynamoDBEndpoint. The SDK's own AWS_ENDPOINT_URL_SECRETS_MANAGER is
+// not honoured here: only config.LoadDefaultConfig's sources carry it to a
+// client, and the functions build their SDK configuration by hand (for
+// the cold start).
+const EnvSecretsManagerEndpoint = "VP_SECRETSMANAGER_ENDPOINT"
+
 // Embedder providers.
 const (
 	EmbedderLocal   = "local"
