@@ -70,6 +70,10 @@ const (
 // the cold start).
 const EnvSecretsManagerEndpoint = "VP_SECRETSMANAGER_ENDPOINT"
 
+// DefaultTenant is the tenant of a single-tenant deployment, whose GitHub
+// deliveries come to /webhooks/github (vp.DefaultTenant).
+const DefaultTenant = "default"
+
 // Embedder providers.
 const (
 	EmbedderLocal   = "local"
