@@ -14,6 +14,7 @@
 //	masterTokenHash   SHA-256 (hex) of a master token you keep; default: the stack generates the token in Secrets Manager
 //	alarmEmail        subscribed to the alarm topic
 //	clerkIssuer, clerkAudience, allowedExtIds   the Clerk exchange (POST /issueBearerFromClerk), as for the embedded server
+//	githubSecretPrefix  tenant t's GitHub credentials are the secret <prefix>t (default vantagepeers/VantagePeers-<customer>/github/)
 //	logRetentionDays  default 30
 //	deletionProtection  default true (table, search domain and secrets are retained on stack deletion either way)
 //	lambdaDir         default <repo>/dist/lambda (make lambdas)
@@ -63,6 +64,7 @@ func propsFromContext(app awscdk.App) (*CustomerProps, error) {
 		AllowedExtIDs:   ctx("allowedExtIds"),
 		LambdaDir:       ctx("lambdaDir"),
 	}
+	p.GitHubSecretPrefix = ctx("githubSecretPrefix")
 	region := firstOf(ctx("region"), os.Getenv("CDK_DEFAULT_REGION"), "us-east-1")
 	account := firstOf(ctx("account"), os.Getenv("CDK_DEFAULT_ACCOUNT"))
 	p.Env = &awscdk.Environment{Region: jsii.String(region)}

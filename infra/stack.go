@@ -88,11 +88,23 @@ type CustomerProps struct {
 	// the search domain and the secrets are also retained if the stack is
 	// deleted.
 	DeletionProtection *bool
+	// GitHubSecretPrefix names the tenants' GitHub credentials: tenant t's
+	// are the Secrets Manager secret <prefix><t>, whose SecretString is
+	// JSON {"webhookSecret": "…", "token": "…"} (default
+	// vantagepeers/<stack name>/github/). The stack creates the default
+	// tenant's, empty; the functions that read GitHub credentials may read
+	// every secret under the prefix, and no other.
+	GitHubSecretPrefix string
 	// LambdaDir holds <function>.zip (make lambdas).
 	LambdaDir string
 }
 
-var customerRE = regexp.MustCompile(`^[a-z][a-z0-9-]{1,19}$`)
+var (
+	customerRE = regexp.MustCompile(`^[a-z][a-z0-9-]{1,19}$`)
+	// A secret name's characters; the prefix ends with "/" so that its
+	// wildcard cannot reach the secrets of another prefix it starts.
+	secretPrefixRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,200}/$`)
+)
 
 // Validate checks the props and fills the defaults.
 func (p *CustomerProps) Validate() error {
@@ -122,6 +134,12 @@ func (p *CustomerProps) Validate() error {
 	}
 	if p.MasterTokenHash != "" && !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(p.MasterTokenHash) {
 		return fmt.Errorf("masterTokenHash must be the SHA-256 of the master token as 64 lower-case hex characters")
+	}
+	if p.GitHubSecretPrefix == "" {
+		p.GitHubSecretPrefix = "vantagepeers/" + StackName(p.Customer) + "/github/"
+	}
+	if !secretPrefixRE.MatchString(p.GitHubSecretPrefix) || strings.Contains(p.GitHubSecretPrefix, "//") {
+		return fmt.Errorf("githubSecretPrefix %q: use up to 200 letters, digits and /_+=.@-, ending with '/' (for example vantagepeers/acme/github/)", p.GitHubSecretPrefix)
 	}
 	if p.LogRetentionDays == 0 {
 		p.LogRetentionDays = 30
@@ -347,6 +365,43 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	srch.grant(scheduler, SearchIndexerActions)
 	srch.grant(webhooks, SearchIndexerActions)
 	srch.finish()
+	// ---- GitHub: tenant t's credentials are the secret <prefix>t ----
+	// The functions that read them (awsenv.Function.GitHub: webhooks, for
+	// the signatures; the scheduler, whose outbox job posts the issue
+	// comments and whose PR monitor reads pull requests) get the prefix and
+	// GetSecretValue on the secrets under it, no other function. The
+	// default tenant's (deliveries to /webhooks/github) is created here
+	// with a generated webhook secret and no token: give GitHub the former
+	// (GitHubCredentialsCommand prints it), then set the token with
+	//
+	//	aws secretsmanager put-secret-value --secret-id <prefix>default \
+	//	  --secret-string '{"webhookSecret":"<as printed>","token":"<token>"}'
+	//
+	// (GitHubTokenCommand). Another tenant t: create-secret --name <prefix>t
+	// with the same JSON, its hook on /webhooks/github/t. The name is fixed
+	// (the functions derive it), so a stack cannot be created again under
+	// the same prefix while a retained secret of an old one, or one in its
+	// recovery window, holds it: pass another githubSecretPrefix.
+	ghPrefix := p.GitHubSecretPrefix
+	ghDefault := awssecretsmanager.NewSecret(stack, jsii.String("GitHubDefaultCredentials"), &awssecretsmanager.SecretProps{
+		SecretName: jsii.String(ghPrefix + awsenv.DefaultTenant),
+		Description: jsii.String("VantagePeers " + p.Customer + ": GitHub credentials of the tenant " + awsenv.DefaultTenant +
+			`, JSON {"webhookSecret": "...", "token": "..."} (put the token here)`),
+		GenerateSecretString: hex64Generator(jsii.String(`{"token":""}`), jsii.String("webhookSecret")),
+		RemovalPolicy:        keep,
+	})
+	ghSecrets := fmt.Sprintf("arn:%s:secretsmanager:%s:%s:secret:%s*", *stack.Partition(), *stack.Region(), *stack.Account(), ghPrefix)
+	for _, f := range awsenv.Functions() {
+		if !f.GitHub {
+			continue
+		}
+		fn := s.Functions[f.Name]
+		fn.AddEnvironment(jsii.String(awsenv.EnvGitHubSecretPrefix), jsii.String(ghPrefix), nil)
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid: jsii.String("GitHubCredentials"), Actions: jsii.Strings("secretsmanager:GetSecretValue"),
+			Resources: jsii.Strings(ghSecrets),
+		}))
+	}
 	// The embedder drains the queue, reporting failed items only.
 	embedder.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),
@@ -429,6 +484,14 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 		out("MasterTokenCommand", "Prints the master (admin) token",
 			awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("aws secretsmanager get-secret-value --query SecretString --output text --secret-id "), master.SecretArn()}))
 	}
+	out("GitHubWebhookUrl", "GitHub webhook payload URL of the tenant "+awsenv.DefaultTenant+" (content type application/json; another tenant t: /webhooks/github/t)",
+		awscdk.Fn_Join(jsii.String(""), &[]*string{s.BaseURL, jsii.String("/webhooks/github")}))
+	out("GitHubSecretPrefix", "Tenant t's GitHub credentials are the secret <prefix>t: JSON {\"webhookSecret\", \"token\"}", jsii.String(ghPrefix))
+	out("GitHubCredentialsCommand", "Prints the GitHub credentials of the tenant "+awsenv.DefaultTenant+" (the webhook secret to give GitHub)",
+		awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("aws secretsmanager get-secret-value --query SecretString --output text --secret-id "), ghDefault.SecretArn()}))
+	out("GitHubTokenCommand", "Sets the GitHub token of the tenant "+awsenv.DefaultTenant+" (keep the webhook secret GitHubCredentialsCommand printed)",
+		awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("aws secretsmanager put-secret-value --secret-id "), ghDefault.SecretArn(),
+			jsii.String(` --secret-string '{"webhookSecret":"<as printed>","token":"<a token that may comment on issues and read pull requests>"}'`)}))
 	if domain != nil {
 		out("ApiDomainTarget", "Point a CNAME for "+p.Domain+" at this name", domain.RegionalDomainName())
 	}

@@ -179,7 +179,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	if o.Secrets == nil {
-		o.Secrets = NewAWSSecrets(a.AWS)
+		o.Secrets = NewAWSSecrets(a.AWS, cfg.SecretsManagerEndpoint)
 	}
 
 	ddb := dynamodb.NewFromConfig(a.AWS, func(do *dynamodb.Options) {

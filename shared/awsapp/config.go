@@ -30,6 +30,8 @@ type Config struct {
 	QueueURL    string
 	SQSEndpoint string
 
+	SecretsManagerEndpoint string
+
 	SearchEndpoint string
 	SearchService  string
 	SearchReplicas int
@@ -83,6 +85,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ClerkIssuer:      get(awsenv.EnvClerkIssuer),
 		ClerkAudience:    get(awsenv.EnvClerkAudience),
 		ToolProfile:      get(awsenv.EnvToolProfile),
+
+		SecretsManagerEndpoint: get(awsenv.EnvSecretsManagerEndpoint),
 
 		GitHubSecretPrefix: get(awsenv.EnvGitHubSecretPrefix),
 		GitHubAPIURL:       get(awsenv.EnvGitHubAPIURL),

@@ -28,9 +28,14 @@ type AWSSecrets struct {
 	SecretsManager *secretsmanager.Client
 }
 
-// NewAWSSecrets returns Secrets over cfg's credentials and region.
-func NewAWSSecrets(cfg aws.Config) *AWSSecrets {
-	return &AWSSecrets{SecretsManager: secretsmanager.NewFromConfig(cfg)}
+// NewAWSSecrets returns Secrets over cfg's credentials and region, at
+// endpoint when it is not empty (tests: a fake of Secrets Manager).
+func NewAWSSecrets(cfg aws.Config, endpoint string) *AWSSecrets {
+	return &AWSSecrets{SecretsManager: secretsmanager.NewFromConfig(cfg, func(o *secretsmanager.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})}
 }
 
 // Secret implements Secrets.

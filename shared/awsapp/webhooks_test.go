@@ -13,6 +13,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
 )
@@ -142,5 +143,13 @@ func TestLoadWiresWebhooks(t *testing.T) {
 		webhookEvent("POST", "/webhooks/github", "POST /webhooks/github", signedHeaders("k", "issues", "d-11", body), body))
 	if resp.StatusCode != 401 {
 		t.Errorf("no prefix: %d %s, want 401", resp.StatusCode, resp.Body)
+	}
+}
+
+// TestDefaultTenantOfTheStack: the CDK stack names the default tenant's
+// GitHub secret with awsenv.DefaultTenant (it cannot import vp).
+func TestDefaultTenantOfTheStack(t *testing.T) {
+	if awsenv.DefaultTenant != vp.DefaultTenant {
+		t.Errorf("awsenv.DefaultTenant = %q, vp.DefaultTenant = %q", awsenv.DefaultTenant, vp.DefaultTenant)
 	}
 }

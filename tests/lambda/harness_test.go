@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,31 +98,46 @@ func skipOrFail(t testing.TB, format string, args ...any) {
 	t.Skip(msg)
 }
 
-var buildOnce sync.Once
-var buildErr error
+var (
+	buildMu sync.Mutex
+	built   = map[string]bool{}
+)
 
-// binaries builds every function as the Makefile does, but for this
-// machine (the deployed arm64 binaries cannot run here), and the embedded
-// binary, once per run.
-func binaries(t testing.TB) {
+// binaries builds the named functions (functions/<name>; "vantagepeers" is
+// the embedded binary) as the Makefile does, but for this machine (the
+// deployed arm64 binaries cannot run here), each once per run; with no
+// name, every function and the embedded binary. A test that runs one
+// function links only that one.
+func binaries(t testing.TB, names ...string) {
 	t.Helper()
-	buildOnce.Do(func() {
-		rieBin = filepath.Join(repoRoot, ".cache", "bin", "aws-lambda-rie")
-		args := []string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", binDir + string(os.PathSeparator)}
-		for _, fn := range functions {
-			args = append(args, "./functions/"+fn)
+	if len(names) == 0 {
+		names = append(slices.Clone(functions), "vantagepeers")
+	}
+	buildMu.Lock()
+	var missing []string
+	for _, n := range names {
+		if !built[n] && !slices.Contains(missing, n) {
+			missing = append(missing, n)
 		}
-		args = append(args, "./functions/vantagepeers")
+	}
+	if len(missing) > 0 {
+		args := []string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", binDir + string(os.PathSeparator)}
+		for _, n := range missing {
+			args = append(args, "./functions/"+n)
+		}
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			buildMu.Unlock()
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+		for _, n := range missing {
+			built[n] = true
+		}
 	}
+	rieBin = filepath.Join(repoRoot, ".cache", "bin", "aws-lambda-rie")
+	buildMu.Unlock()
 	if _, err := os.Stat(rieBin); err != nil {
 		skipOrFail(t, "the Lambda Runtime Interface Emulator is not installed at %s (run scripts/test-deps.sh)", rieBin)
 	}
@@ -204,7 +220,7 @@ type rie struct {
 // ports (the emulator's invoke API and its runtime API).
 func startRIE(t testing.TB, fn string, env map[string]string) *rie {
 	t.Helper()
-	binaries(t)
+	binaries(t, fn)
 	p1, p2 := freePort(t), freePort(t)
 	cmd := exec.Command(rieBin, "--runtime-interface-emulator-address", "127.0.0.1:"+strconv.Itoa(p1),
 		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(p2), filepath.Join(binDir, fn))
@@ -379,7 +395,7 @@ type embedded struct {
 
 func startEmbedded(t testing.TB) *embedded {
 	t.Helper()
-	binaries(t)
+	binaries(t, "vantagepeers")
 	port := freePort(t)
 	cmd := exec.Command(filepath.Join(binDir, "vantagepeers"), "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port), "--data-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "VP_MASTER_TOKEN="+masterToken, "VP_LOG_LEVEL=warn")

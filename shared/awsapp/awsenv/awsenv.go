@@ -62,6 +62,18 @@ const (
 	EnvGitHubTrusted      = "VP_GITHUB_TRUSTED"
 )
 
+// EnvSecretsManagerEndpoint points the functions' Secrets Manager client
+// elsewhere (tests: a fake of its JSON 1.1 protocol), like
+// EnvDynamoDBEndpoint. The SDK's own AWS_ENDPOINT_URL_SECRETS_MANAGER is
+// not honoured here: only config.LoadDefaultConfig's sources carry it to a
+// client, and the functions build their SDK configuration by hand (for
+// the cold start).
+const EnvSecretsManagerEndpoint = "VP_SECRETSMANAGER_ENDPOINT"
+
+// DefaultTenant is the tenant of a single-tenant deployment, whose GitHub
+// deliveries come to /webhooks/github (vp.DefaultTenant).
+const DefaultTenant = "default"
+
 // Embedder providers.
 const (
 	EmbedderLocal   = "local"

@@ -23,6 +23,11 @@ type Function struct {
 	MemoryMB int
 	Timeout  time.Duration
 	Trigger  Trigger
+	// GitHub: the function reads the tenants' GitHub credentials, the
+	// Secrets Manager secrets <EnvGitHubSecretPrefix><tenant>. The CDK
+	// stack sets the prefix on these functions, and grants the read to
+	// them, only.
+	GitHub bool
 }
 
 // Functions returns the Lambda functions — the one list the Makefile's
@@ -30,16 +35,26 @@ type Function struct {
 //
 // Go needs little memory, but CPU scales with it and the mcp function's
 // cold start is CPU-bound (tool schemas).
+//
+// The mcp function offers the GitHub tools but never calls GitHub: the
+// comments its task completions cause are outbox jobs (issue.TopicComment)
+// that its process only enqueues and Kicks — no outbox worker runs in a
+// Lambda, and Flush runs just the task events, whose github.issues
+// delivery enqueues the comment — so the scheduler's outbox job posts
+// them. It needs no GitHub credentials.
 func Functions() []Function {
 	return []Function{
 		// The HTTP API's integration limit is 30 s.
 		{Name: FuncMCP, Dir: "functions/" + FuncMCP, MemoryMB: 1024, Timeout: 29 * time.Second, Trigger: TriggerHTTP},
 		{Name: FuncOAuth, Dir: "functions/" + FuncOAuth, MemoryMB: 256, Timeout: 10 * time.Second, Trigger: TriggerHTTP},
 		{Name: FuncEmbedder, Dir: "functions/" + FuncEmbedder, MemoryMB: 512, Timeout: 60 * time.Second, Trigger: TriggerQueue},
-		// Less than the 1-minute period of the most frequent job.
-		{Name: FuncScheduler, Dir: "functions/" + FuncScheduler, MemoryMB: 256, Timeout: 55 * time.Second, Trigger: TriggerSchedule},
+		// Less than the 1-minute period of the most frequent job. GitHub:
+		// the outbox job posts the issue comments (topic github.comment) and
+		// the PR monitor reads pull requests.
+		{Name: FuncScheduler, Dir: "functions/" + FuncScheduler, MemoryMB: 256, Timeout: 55 * time.Second, Trigger: TriggerSchedule, GitHub: true},
 		// GitHub counts a delivery not answered within 10 s as failed.
-		{Name: FuncWebhooks, Dir: "functions/" + FuncWebhooks, MemoryMB: 256, Timeout: 10 * time.Second, Trigger: TriggerHTTP},
+		// GitHub: the webhook secrets, to check the deliveries' signatures.
+		{Name: FuncWebhooks, Dir: "functions/" + FuncWebhooks, MemoryMB: 256, Timeout: 10 * time.Second, Trigger: TriggerHTTP, GitHub: true},
 	}
 }
 
