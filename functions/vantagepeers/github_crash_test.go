@@ -69,8 +69,9 @@ func TestIRPCommentCrashKill9AgainstFakeGitHub(t *testing.T) {
 		}
 	})
 
-	// The webhook's transaction committed (issue, mission, message, comment
-	// job); the child dies before the job runs. The restart posts it.
+	// The webhook's transaction committed (the issue and its start job);
+	// the child dies before the job runs. After the restart the start job
+	// creates the mission and queues the comment, posted once.
 	t.Run("killed after the webhook's commit, before the comment", func(t *testing.T) {
 		gh, n, a := crashAndRestart(t, "committed", "COMMITTED", 0)
 		defer a.Close()
@@ -138,18 +139,6 @@ func crashAndRestart(t *testing.T, mode, line string, before int) (*githubfake.S
 func drainPastTheLease(t *testing.T, a *app, gh *githubfake.Server, n int) {
 	t.Helper()
 	ctx := context.Background()
-	i, err := a.issues.GetIssue(ctx, crashAdmin, issue.IssueRef{Repo: ghCrashRepo, IssueNumber: n})
-	if err != nil {
-		t.Fatalf("the committed issue is gone: %v", err)
-	}
-	if i.Status != issue.StatusInProgress || i.MissionID == "" || i.Orchestrator != "sigma" {
-		t.Fatalf("issue after the restart = %+v; want in_progress with a mission for sigma", i)
-	}
-	m, err := a.missions.GetMission(ctx, crashAdmin, mission.MissionRef{MissionID: i.MissionID})
-	if err != nil || len(m.Tasks) != 14 {
-		t.Fatalf("mission %s after the restart: %d tasks, %v", i.MissionID, len(m.Tasks), err)
-	}
-
 	began := time.Now()
 	reads := commentReads(gh, n)
 	ob := pastTheLease(t, a)
@@ -161,6 +150,17 @@ func drainPastTheLease(t *testing.T, a *app, gh *githubfake.Server, n int) {
 	if ran < 1 || commentReads(gh, n) == reads {
 		t.Fatalf("the drain after the restart ran %d jobs and read the issue's comments %d times: the comment job was not rerun",
 			ran, commentReads(gh, n)-reads)
+	}
+	i, err := a.issues.GetIssue(ctx, crashAdmin, issue.IssueRef{Repo: ghCrashRepo, IssueNumber: n})
+	if err != nil {
+		t.Fatalf("the committed issue is gone: %v", err)
+	}
+	if i.Status != issue.StatusInProgress || i.MissionID == "" || i.Orchestrator != "sigma" {
+		t.Fatalf("issue after the restart = %+v; want in_progress with a mission for sigma", i)
+	}
+	m, err := a.missions.GetMission(ctx, crashAdmin, mission.MissionRef{MissionID: i.MissionID})
+	if err != nil || len(m.Tasks) != 14 {
+		t.Fatalf("mission %s after the restart: %d tasks, %v", i.MissionID, len(m.Tasks), err)
 	}
 
 	cs := gh.Comments(ghCrashRepo, n)
@@ -269,7 +269,7 @@ func githubCrashChild(mode, dir, number string) {
 		"72d3162e-cc78-11e3-81ab-4c9367dc0958", body)
 	switch mode {
 	case "committed":
-		crash.topic, crash.armed = issue.TopicComment, true
+		crash.topic, crash.armed = issue.TopicStart, true
 		hook.ServeHTTP(httptest.NewRecorder(), req)
 		fail(fmt.Errorf("the webhook returned: the crash hook did not fire"))
 	case "posted":
