@@ -67,6 +67,7 @@ const DefaultTitleWeight = 2.0
 
 // Index is the local search index. It is safe for concurrent use.
 type Index struct {
+	file        *sqlitefile.File
 	w, r        *sql.DB
 	titleWeight float64
 
@@ -103,7 +104,7 @@ CREATE INDEX IF NOT EXISTS search_vectors_embedder ON search_vectors (embedder, 
 
 // Open opens (creating when needed) the index at opts.Path.
 func Open(ctx context.Context, opts Options) (*Index, error) {
-	w, r, err := sqlitefile.Open(ctx, sqlitefile.Options{
+	f, err := sqlitefile.Open(ctx, sqlitefile.Options{
 		Path: opts.Path, Synchronous: opts.Synchronous, ReadConns: opts.ReadConns, Schema: schema,
 	})
 	if err != nil {
@@ -113,7 +114,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	if tw <= 0 {
 		tw = DefaultTitleWeight
 	}
-	x := &Index{w: w, r: r, titleWeight: tw, sets: map[setKey]*vectorSet{}, texts: map[string]*textSet{}, versions: map[string]int64{}}
+	x := &Index{file: f, w: f.W, r: f.R, titleWeight: tw, sets: map[setKey]*vectorSet{}, texts: map[string]*textSet{}, versions: map[string]int64{}}
 	// Note where the file stands before anything is cached.
 	if err := x.syncExternal(ctx); err != nil {
 		_ = x.Close()
@@ -123,9 +124,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 }
 
 // Close closes the database.
-func (x *Index) Close() error {
-	return errors.Join(x.r.Close(), x.w.Close())
-}
+func (x *Index) Close() error { return x.file.Close() }
 
 // Upsert implements search.Index: in one transaction, each document's
 // fields and text replace any earlier version with the same (tenant, id);

@@ -39,6 +39,7 @@ type Options struct {
 
 // Store is the SQLite backend.
 type Store struct {
+	file *sqlitefile.File
 	w, r *sql.DB
 	now  func() time.Time
 
@@ -78,18 +79,19 @@ CREATE INDEX IF NOT EXISTS items_expiry ON items (expires) WHERE expires > 0;
 
 // Open opens (creating when needed) the database at opts.Path.
 func Open(ctx context.Context, opts Options) (*Store, error) {
-	w, r, err := sqlitefile.Open(ctx, sqlitefile.Options{
+	f, err := sqlitefile.Open(ctx, sqlitefile.Options{
 		Path: opts.Path, Synchronous: opts.Synchronous, ReadConns: opts.ReadConns, Schema: schema,
 		BusyTimeout: opts.BusyTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store.sqlite.Open: %w", err)
 	}
+	w := f.W
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
-	st := &Store{w: w, r: r, now: now, stmts: map[string]*sql.Stmt{}}
+	st := &Store{file: f, w: w, r: f.R, now: now, stmts: map[string]*sql.Stmt{}}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -115,7 +117,7 @@ func (s *Store) Close() error {
 			_ = st.Close()
 		}
 	}
-	return errors.Join(s.r.Close(), s.w.Close())
+	return s.file.Close()
 }
 
 // read returns the prepared reader statement for query. The set of queries
