@@ -145,32 +145,17 @@ var _ CredentialSource = (*FileCredentials)(nil)
 
 // Credentials implements CredentialSource.
 func (f *FileCredentials) Credentials(_ context.Context, tenant string) (Credentials, error) {
-	const op = "github.credentials"
-	if !vp.ValidTenant(tenant) {
-		return Credentials{}, vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a valid tenant id", clip(tenant))
+	c, err := f.Stored(tenant)
+	if err != nil || tenant != DefaultTenant {
+		return c, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	all, err := f.load(op)
-	if err != nil {
-		return Credentials{}, err
+	if c.WebhookSecret == "" {
+		c.WebhookSecret = f.Defaults.WebhookSecret
 	}
-	return f.resolve(all, tenant), nil
-}
-
-// resolve applies the defaults to tenant's entry.
-func (f *FileCredentials) resolve(all map[string]fileEntry, tenant string) Credentials {
-	e := all[tenant]
-	c := Credentials(e)
-	if tenant == DefaultTenant {
-		if c.WebhookSecret == "" {
-			c.WebhookSecret = f.Defaults.WebhookSecret
-		}
-		if c.Token == "" {
-			c.Token = f.Defaults.Token
-		}
+	if c.Token == "" {
+		c.Token = f.Defaults.Token
 	}
-	return c
+	return c, nil
 }
 
 // Stored returns what the file itself holds for tenant, without the

@@ -308,7 +308,7 @@ func (s *Service) stepDone(ctx context.Context, f task.Finished) (bool, error) {
 func addAll(list *[]string, add []string) bool {
 	changed := false
 	for _, v := range add {
-		if !containsString(*list, v) && len(*list) < maxLinks {
+		if !slices.Contains(*list, v) && len(*list) < maxLinks {
 			*list, changed = append(*list, v), true
 		}
 	}

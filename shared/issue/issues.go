@@ -37,6 +37,17 @@ func (r IssueRef) check(op string) (string, error) {
 	return repo, checkNumber(op, r.IssueNumber)
 }
 
+// begin starts a call on an issue: the caller's tenant, and the checked
+// repository with the reference's errors, to which the call adds its own.
+func (r IssueRef) begin(op string, p vp.Principal) (tenant, repo string, errs vp.Errs, err error) {
+	if tenant, err = vp.TenantOf(op, p); err != nil {
+		return "", "", nil, err
+	}
+	repo, err = r.check(op)
+	errs.Add(err)
+	return tenant, repo, errs, nil
+}
+
 // GetIssue returns an issue.
 func (s *Service) GetIssue(ctx context.Context, p vp.Principal, in IssueRef) (Issue, error) {
 	const op = "get_issue"
@@ -149,13 +160,10 @@ var prURLPattern = `https://github.com/<owner>/<repo>/pull/<number>`
 // UpdateStatus moves an issue along its lifecycle (see lifecycle).
 func (s *Service) UpdateStatus(ctx context.Context, p vp.Principal, in StatusInput) (Issue, error) {
 	const op = "update_issue_status"
-	tenant, err := vp.TenantOf(op, p)
+	tenant, repo, errs, err := in.begin(op, p)
 	if err != nil {
 		return Issue{}, err
 	}
-	repo, err := in.check(op)
-	var errs vp.Errs
-	errs.Add(err)
 	errs.Add(vp.CheckEnum(op, "status", in.Status, Statuses, true))
 	if in.PRURL != "" {
 		if _, _, err := parsePRURL(in.PRURL); err != nil {
@@ -222,13 +230,10 @@ type CommitInput struct {
 // LinkCommit records a commit on an issue (and who fixed it).
 func (s *Service) LinkCommit(ctx context.Context, p vp.Principal, in CommitInput) (Issue, error) {
 	const op = "link_commit_to_issue"
-	tenant, err := vp.TenantOf(op, p)
+	tenant, repo, errs, err := in.begin(op, p)
 	if err != nil {
 		return Issue{}, err
 	}
-	repo, err := in.check(op)
-	var errs vp.Errs
-	errs.Add(err)
 	sha := strings.ToLower(strings.TrimSpace(in.CommitSHA))
 	if !isSHA(sha) {
 		errs.Add(vp.Errorf(op, vp.KindInvalid, "commitSha", "must be a git commit SHA of 7 to 40 hex digits, got %q", in.CommitSHA))
@@ -264,13 +269,10 @@ type VerifyInput struct {
 // Verify marks a fixed issue verified.
 func (s *Service) Verify(ctx context.Context, p vp.Principal, in VerifyInput) (Issue, error) {
 	const op = "verify_issue"
-	tenant, err := vp.TenantOf(op, p)
+	tenant, repo, errs, err := in.begin(op, p)
 	if err != nil {
 		return Issue{}, err
 	}
-	repo, err := in.check(op)
-	var errs vp.Errs
-	errs.Add(err)
 	errs.Add(vp.CheckName(op, "verifiedBy", in.VerifiedBy, true))
 	if err := errs.First(); err != nil {
 		return Issue{}, err

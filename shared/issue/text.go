@@ -3,6 +3,7 @@ package issue
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -65,20 +66,11 @@ func References(title string) []Reference {
 			continue
 		}
 		r := Reference{Repo: strings.ToLower(m[1]), Number: n}
-		if !containsRef(out, r) {
+		if !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
 	return out
-}
-
-func containsRef(rs []Reference, r Reference) bool {
-	for _, x := range rs {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 // NamesIssue says whether a task title names an issue: the predicate the
@@ -114,20 +106,11 @@ func CommitSHAs(note string) []string {
 	var out []string
 	for _, m := range shaPattern.FindAllString(note, maxLinks) {
 		m = strings.ToLower(m)
-		if plausibleSHA(m) && !containsString(out, m) {
+		if plausibleSHA(m) && !slices.Contains(out, m) {
 			out = append(out, m)
 		}
 	}
 	return out
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var fixWord = regexp.MustCompile(`(?i)\bfix(?:ed|es)?\b`)
