@@ -325,12 +325,22 @@ type ctxKey struct{}
 // serves the scripted failures before the routes.
 func (s *Server) front(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		at := time.Now()
-		rec := &statusWriter{ResponseWriter: w}
-		defer func() {
+		// The request is recorded before it is served and its status when
+		// the header is written, so that a client that has read an answer
+		// always finds its request in Requests.
+		s.mu.Lock()
+		idx := len(s.reqs)
+		s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, At: time.Now()})
+		s.mu.Unlock()
+		rec := &statusWriter{ResponseWriter: w, record: func(status int) {
 			s.mu.Lock()
-			s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, At: at, Status: rec.status})
+			s.reqs[idx].Status = status
 			s.mu.Unlock()
+		}}
+		defer func() {
+			if rec.status == 0 || rec.status == 499 {
+				rec.record(max(rec.status, http.StatusOK))
+			}
 		}()
 		s.mu.Lock()
 		delay := s.delay
@@ -497,18 +507,20 @@ func validation(resource, field, code, msg string) reply {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	record func(status int)
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		w.record(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
 }
