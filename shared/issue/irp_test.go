@@ -316,3 +316,40 @@ func TestFlushStartsAssignsBeforeTheAnswer(t *testing.T) {
 		t.Errorf("%d comments after the outbox run, want 1", got)
 	}
 }
+
+// TestTrackAutoStartsOnceWhateverTheWebhookDoes: an issue the product
+// filed starts its protocol once, whether the webhook for it came first
+// (recorded as untrusted: the bot is no member), comes later, or never.
+func TestTrackAutoStartsOnceWhateverTheWebhookDoes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		e.mapRepo(t, "acme/api", "sigma", "api")
+		auto := func(n int) issue.AutoIssue {
+			return issue.AutoIssue{Repo: "acme/api", Number: n, Title: "[Auto] TypeError: x", Body: "sample", Orchestrator: "sigma"}
+		}
+		bot := func(n int) []byte {
+			return issuesPayload(t, "opened", ghIssue{Repo: "acme/api", Number: n, Title: "[Auto] TypeError: x", Author: "vantagepeers[bot]", Association: "NONE"}, nil)
+		}
+		// 1: the webhook first; 2: the webhook after; 3: no webhook.
+		e.deliver(t, "issues", "w1", bot(1))
+		for _, n := range []int{1, 2, 3} {
+			for range 2 { // a rerun of the filing job
+				if err := e.issues.TrackAuto(ctx(), tenant, auto(n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got := e.deliver(t, "issues", "w2", bot(2)); got != issue.Duplicate {
+			t.Errorf("webhook after TrackAuto: %s, want duplicate", got)
+		}
+		e.drain(t)
+		e.assertOneMission(t, "api", 3)
+		for _, n := range []int{1, 2, 3} {
+			if i := e.issue(t, "acme/api", n); i.MissionID == "" || i.Status != issue.StatusInProgress || i.Orchestrator != "sigma" {
+				t.Errorf("#%d: %+v; want assigned to sigma", n, i)
+			}
+			if got := len(e.gh.commentsOn("acme/api", n)); got != 1 {
+				t.Errorf("#%d: %d comments, want 1", n, got)
+			}
+		}
+	})
+}

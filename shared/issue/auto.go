@@ -1,0 +1,89 @@
+package issue
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// AutoIssue is an issue the product filed itself (the error monitor's
+// "[Auto]" issues).
+type AutoIssue struct {
+	Repo         string
+	Number       int
+	Title, Body  string
+	URL          string
+	Orchestrator string
+	// Project is used when the repository has no mapping.
+	Project string
+}
+
+// TrackAuto records an issue the product filed and starts its protocol,
+// exactly once, whether GitHub's webhook for it arrives before, after or
+// never: a webhook that came first recorded it (as untrusted: the bot is
+// not a member), and this upgrades it; one that comes later finds it
+// recorded (Duplicate). The start job is deduplicated by repo#number like
+// an opened issue's.
+func (s *Service) TrackAuto(ctx context.Context, tenant string, a AutoIssue) error {
+	const op = "github.auto"
+	repo, err := checkRepo(op, "repo", a.Repo)
+	if err != nil {
+		return err
+	}
+	if err := checkNumber(op, a.Number); err != nil {
+		return err
+	}
+	project, orchestrator := a.Project, vp.NormalizeOrchestrator(a.Orchestrator)
+	if m, _, err := s.mapping(ctx, op, tenant, repo); err == nil {
+		project = m.Project
+		if orchestrator == "" {
+			orchestrator = m.Orchestrator
+		}
+	}
+	var start outbox.Pending
+	err = table.Retry(ctx, op, "issueNumber", repo, func() error {
+		cur, it, err := s.issue(ctx, op, tenant, repo, a.Number)
+		cond := store.IfNotExists
+		now := s.nowMS()
+		i := Issue{ID: s.ids.New("iss"), CreationTime: now, Repo: repo, IssueNumber: a.Number, Project: project,
+			Title: Sanitize(a.Title, maxIssueTitle), Body: Sanitize(a.Body, maxIssueBody), URL: a.URL, Author: vp.SystemCaller,
+			Status: StatusOpen, OpenedAt: now, UpdatedAt: now}
+		switch {
+		case err == nil:
+			if cur.MissionID != "" || cur.Automation == "irp" {
+				return nil // started already
+			}
+			i, cond = cur, store.IfVersion(it.Version)
+			i.UpdatedAt = now
+		case !vp.IsKind(err, vp.KindNotFound):
+			return err
+		}
+		i.Automation, i.Orchestrator = "irp", orchestrator
+		b, err := json.Marshal(startJob{Repo: repo, Number: a.Number})
+		if err != nil {
+			return vp.Wrap(op, vp.KindInternal, err)
+		}
+		if start, err = s.jobs.Enqueue(ctx, tenant, TopicStart, "start:"+i.Ref(), b); err != nil {
+			return err
+		}
+		next, err := Issues.Item(op, tenant, i)
+		if err != nil {
+			return err
+		}
+		err = s.st.Write(ctx, append([]store.Op{store.Put(next, cond)}, start.Ops()...)...)
+		if outbox.IsDuplicate(err) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return records.Err(op, err)
+	}
+	s.jobs.Kick(start)
+	return nil
+}
