@@ -245,6 +245,39 @@ scan:
 	return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL()}, nil
 }
 
+// Reopen reopens a closed issue (a regression of the error it reports);
+// an open issue is left as it is. It is a paced write.
+func (c *Client) Reopen(ctx context.Context, a Account, repo string, number int) error {
+	const op = "github.reopen"
+	owner, name, err := c.checkWrite(op, a, repo)
+	if err == nil && number < 1 {
+		err = vp.Errorf(op, vp.KindInvalid, "number", "must be an issue number ≥ 1, got %d", number)
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.blocked(ctx, op, a.Tenant); err != nil {
+		return err
+	}
+	gh := c.api(a)
+	is, resp, err := gh.Issues.Get(ctx, owner, name, number)
+	if err != nil {
+		return c.fail(ctx, op, a, resp, err)
+	}
+	if is.GetState() == "open" {
+		return nil
+	}
+	if err := c.pace(ctx, op, a.Tenant); err != nil {
+		return err
+	}
+	state := "open"
+	_, resp, err = gh.Issues.Edit(ctx, owner, name, number, &gogithub.IssueRequest{State: &state})
+	if err != nil {
+		return c.fail(ctx, op, a, resp, err)
+	}
+	return nil
+}
+
 // PullRequest reads pull request number of repo. With the etag of a
 // previous read it is a conditional request: an unchanged PR answers 304,
 // which GitHub does not count against the rate limit, and PullRequest

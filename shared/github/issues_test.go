@@ -204,3 +204,36 @@ func TestCreateIssueOnceStopsAtSinceAgainstFakeGitHub(t *testing.T) {
 		t.Fatalf("%d pages read and %d posts, want 1 and 1", gets, e.posts())
 	}
 }
+
+func TestReopenAgainstFakeGitHub(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.fake.SetIssueState(repo, e.issue, "closed")
+	if err := e.client.Reopen(ctx, acme, repo, e.issue); err != nil {
+		t.Fatal(err)
+	}
+	for _, is := range e.fake.Issues(repo) {
+		if is.Number == e.issue && is.State != "open" {
+			t.Fatalf("issue %d is %s after Reopen", is.Number, is.State)
+		}
+	}
+	before := e.posts()
+	if err := e.client.Reopen(ctx, acme, repo, e.issue); err != nil {
+		t.Fatal(err)
+	}
+	if e.posts() != before {
+		t.Error("reopening an open issue wrote")
+	}
+	patches := 0
+	for _, r := range e.fake.Requests() {
+		if r.Method == http.MethodPatch {
+			patches++
+		}
+	}
+	if patches != 1 {
+		t.Errorf("%d PATCH requests, want 1", patches)
+	}
+	if err := e.client.Reopen(ctx, acme, repo, 999); !vp.IsKind(err, vp.KindNotFound) {
+		t.Errorf("unknown issue: %v", err)
+	}
+}

@@ -128,6 +128,8 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/issues/{number}/comments", s.route(s.createComment))
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/issues", s.route(s.listIssues))
 	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/issues", s.route(s.createIssue))
+	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/issues/{number}", s.route(s.getIssue))
+	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/issues/{number}", s.route(s.editIssue))
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/pulls/{number}", s.route(s.getPull))
 	mux.HandleFunc("/", s.route(func(*http.Request, *account) reply { return notFound() }))
 	s.srv = httptest.NewServer(s.front(mux))

@@ -188,6 +188,48 @@ func (s *Server) createIssue(r *http.Request, a *account) reply {
 	return reply{status: http.StatusCreated, header: http.Header{"Location": {j["url"].(string)}}, body: j}
 }
 
+func (s *Server) getIssue(r *http.Request, _ *account) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name, _, is, ok := s.target(r, true)
+	if !ok {
+		return notFound()
+	}
+	return reply{status: http.StatusOK, body: s.issueJSON(name, is)}
+}
+
+// editIssue changes an issue's state ("open" or "closed"), title or body.
+func (s *Server) editIssue(r *http.Request, _ *account) reply {
+	var in struct {
+		State *string `json:"state"`
+		Title *string `json:"title"`
+		Body  *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		return reply{status: http.StatusBadRequest, body: errBody("Problems parsing JSON", docRest)}
+	}
+	if in.State != nil && *in.State != "open" && *in.State != "closed" {
+		return validation("Issue", "state", "invalid", "")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name, _, is, ok := s.target(r, true)
+	if !ok {
+		return notFound()
+	}
+	if in.State != nil {
+		is.state = *in.State
+	}
+	if in.Title != nil {
+		is.title = *in.Title
+	}
+	if in.Body != nil {
+		is.body = *in.Body
+	}
+	is.updated = now()
+	return reply{status: http.StatusOK, body: s.issueJSON(name, is)}
+}
+
 func (s *Server) getPull(r *http.Request, _ *account) reply {
 	s.mu.Lock()
 	name, _, is, ok := s.target(r, true)
