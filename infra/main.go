@@ -15,6 +15,8 @@
 //	alarmEmail        subscribed to the alarm topic
 //	clerkIssuer, clerkAudience, allowedExtIds   the Clerk exchange (POST /issueBearerFromClerk), as for the embedded server
 //	githubSecretPrefix  tenant t's GitHub credentials are the secret <prefix>t (default vantagepeers/VantagePeers-<customer>/github/)
+//	deployKeySecretPrefix  a monitored Convex deployment's deploy key is the secret <prefix><deployKeyEnvVar> (default vantagepeers/VantagePeers-<customer>/deploy-keys/)
+//	monitoredLogGroups  CloudWatch Logs log groups the error monitor may read, comma-separated (default none)
 //	logRetentionDays  default 30
 //	deletionProtection  default true (table, search domain and secrets are retained on stack deletion either way)
 //	lambdaDir         default <repo>/dist/lambda (make lambdas)
@@ -28,6 +30,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 )
 
 func main() {
@@ -65,6 +69,23 @@ func propsFromContext(app awscdk.App) (*CustomerProps, error) {
 		LambdaDir:       ctx("lambdaDir"),
 	}
 	p.GitHubSecretPrefix = ctx("githubSecretPrefix")
+	p.DeployKeySecretPrefix = ctx("deployKeySecretPrefix")
+	// -c gives a string, comma-separated; cdk.json may give a list.
+	switch v := app.Node().TryGetContext(jsii.String("monitoredLogGroups")).(type) {
+	case nil:
+	case string:
+		p.MonitoredLogGroups = awsenv.SplitList(v)
+	case []any:
+		for _, g := range v {
+			s, ok := g.(string)
+			if !ok {
+				return nil, fmt.Errorf("monitoredLogGroups: %v is not a log group name", g)
+			}
+			p.MonitoredLogGroups = append(p.MonitoredLogGroups, s)
+		}
+	default:
+		return nil, fmt.Errorf("monitoredLogGroups: %v is not a comma-separated list of log group names", v)
+	}
 	region := firstOf(ctx("region"), os.Getenv("CDK_DEFAULT_REGION"), "us-east-1")
 	account := firstOf(ctx("account"), os.Getenv("CDK_DEFAULT_ACCOUNT"))
 	p.Env = &awscdk.Environment{Region: jsii.String(region)}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -95,6 +96,20 @@ type CustomerProps struct {
 	// tenant's, empty; the functions that read GitHub credentials may read
 	// every secret under the prefix, and no other.
 	GitHubSecretPrefix string
+	// DeployKeySecretPrefix names the monitored Convex deployments' deploy
+	// keys: the one a deployment names by its deployKeyEnvVar (for example
+	// DEPLOY_KEY_MYAPP) is the Secrets Manager secret
+	// <prefix><deployKeyEnvVar>, whose SecretString is the key itself
+	// (default vantagepeers/<stack name>/deploy-keys/). You create them;
+	// the functions that run the error monitor may read every secret under
+	// the prefix, and no other. It may neither start nor be started by
+	// GitHubSecretPrefix, so that each kind of secret has its own readers.
+	DeployKeySecretPrefix string
+	// MonitoredLogGroups are the CloudWatch Logs log groups, in the stack's
+	// account and region, whose error logs the error monitor may read
+	// (logs:FilterLogEvents on them alone). None by default: then the
+	// functions may read no log group at all.
+	MonitoredLogGroups []string
 	// LambdaDir holds <function>.zip (make lambdas).
 	LambdaDir string
 }
@@ -104,7 +119,18 @@ var (
 	// A secret name's characters; the prefix ends with "/" so that its
 	// wildcard cannot reach the secrets of another prefix it starts.
 	secretPrefixRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,200}/$`)
+	// A CloudWatch Logs log group name (CreateLogGroup's pattern): no '*'
+	// or '?', so that an ARN built from one names that group alone.
+	logGroupRE = regexp.MustCompile(`^[A-Za-z0-9_/.#-]{1,512}$`)
 )
+
+// validSecretPrefix checks a prefix of secret names.
+func validSecretPrefix(context, prefix, example string) error {
+	if !secretPrefixRE.MatchString(prefix) || strings.Contains(prefix, "//") {
+		return fmt.Errorf("%s %q: use up to 200 letters, digits and /_+=.@-, ending with '/' (for example %s)", context, prefix, example)
+	}
+	return nil
+}
 
 // Validate checks the props and fills the defaults.
 func (p *CustomerProps) Validate() error {
@@ -138,9 +164,28 @@ func (p *CustomerProps) Validate() error {
 	if p.GitHubSecretPrefix == "" {
 		p.GitHubSecretPrefix = "vantagepeers/" + StackName(p.Customer) + "/github/"
 	}
-	if !secretPrefixRE.MatchString(p.GitHubSecretPrefix) || strings.Contains(p.GitHubSecretPrefix, "//") {
-		return fmt.Errorf("githubSecretPrefix %q: use up to 200 letters, digits and /_+=.@-, ending with '/' (for example vantagepeers/acme/github/)", p.GitHubSecretPrefix)
+	if err := validSecretPrefix("githubSecretPrefix", p.GitHubSecretPrefix, "vantagepeers/acme/github/"); err != nil {
+		return err
 	}
+	if p.DeployKeySecretPrefix == "" {
+		p.DeployKeySecretPrefix = "vantagepeers/" + StackName(p.Customer) + "/deploy-keys/"
+	}
+	if err := validSecretPrefix("deployKeySecretPrefix", p.DeployKeySecretPrefix, "vantagepeers/acme/deploy-keys/"); err != nil {
+		return err
+	}
+	if strings.HasPrefix(p.DeployKeySecretPrefix, p.GitHubSecretPrefix) || strings.HasPrefix(p.GitHubSecretPrefix, p.DeployKeySecretPrefix) {
+		return fmt.Errorf("deployKeySecretPrefix %q and githubSecretPrefix %q overlap: the readers of one would read the other's secrets", p.DeployKeySecretPrefix, p.GitHubSecretPrefix)
+	}
+	var groups []string
+	for _, g := range p.MonitoredLogGroups {
+		if !logGroupRE.MatchString(g) {
+			return fmt.Errorf("monitoredLogGroups: %q is not a CloudWatch Logs log group name (1-512 letters, digits and _/.#-)", g)
+		}
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	p.MonitoredLogGroups = groups
 	if p.LogRetentionDays == 0 {
 		p.LogRetentionDays = 30
 	}
@@ -402,6 +447,42 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 			Resources: jsii.Strings(ghSecrets),
 		}))
 	}
+	// ---- the error monitor: deploy keys and log groups ----
+	// The functions that run the error-monitor job (awsenv.Function.ErrorMonitor:
+	// the scheduler) get the deploy-key prefix and GetSecretValue on the
+	// secrets under it; a Convex deployment whose deployKeyEnvVar is
+	// DEPLOY_KEY_MYAPP has its key in <prefix>DEPLOY_KEY_MYAPP, which you
+	// create:
+	//
+	//	aws secretsmanager create-secret --name <prefix>DEPLOY_KEY_MYAPP --secret-string '<deploy key>'
+	//
+	// (DeployKeyCommand). They may also FilterLogEvents on each monitored
+	// log group, by its ARN with the trailing :* — the form CloudWatch Logs
+	// documents for IAM policies of every action but the tagging ones —
+	// and, with no monitored log group, on none: no statement at all.
+	dkPrefix := p.DeployKeySecretPrefix
+	dkSecrets := fmt.Sprintf("arn:%s:secretsmanager:%s:%s:secret:%s*", *stack.Partition(), *stack.Region(), *stack.Account(), dkPrefix)
+	var logGroups []string
+	for _, g := range p.MonitoredLogGroups {
+		logGroups = append(logGroups, fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s:*", *stack.Partition(), *stack.Region(), *stack.Account(), g))
+	}
+	for _, f := range awsenv.Functions() {
+		if !f.ErrorMonitor {
+			continue
+		}
+		fn := s.Functions[f.Name]
+		fn.AddEnvironment(jsii.String(awsenv.EnvDeployKeySecretPrefix), jsii.String(dkPrefix), nil)
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid: jsii.String("DeployKeys"), Actions: jsii.Strings("secretsmanager:GetSecretValue"),
+			Resources: jsii.Strings(dkSecrets),
+		}))
+		if len(logGroups) > 0 {
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid: jsii.String("MonitoredLogs"), Actions: jsii.Strings("logs:FilterLogEvents"),
+				Resources: jsii.Strings(logGroups...),
+			}))
+		}
+	}
 	// The embedder drains the queue, reporting failed items only.
 	embedder.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),
@@ -492,6 +573,9 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	out("GitHubTokenCommand", "Sets the GitHub token of the tenant "+awsenv.DefaultTenant+" (keep the webhook secret GitHubCredentialsCommand printed)",
 		awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("aws secretsmanager put-secret-value --secret-id "), ghDefault.SecretArn(),
 			jsii.String(` --secret-string '{"webhookSecret":"<as printed>","token":"<a token that may comment on issues and read pull requests>"}'`)}))
+	out("DeployKeySecretPrefix", "A monitored Convex deployment's deploy key is the secret <prefix><deployKeyEnvVar>, its SecretString the key itself", jsii.String(dkPrefix))
+	out("DeployKeyCommand", "Stores the deploy key of a Convex deployment whose deployKeyEnvVar is DEPLOY_KEY_MYAPP",
+		jsii.String("aws secretsmanager create-secret --name "+dkPrefix+"DEPLOY_KEY_MYAPP --secret-string '<deploy key>'"))
 	if domain != nil {
 		out("ApiDomainTarget", "Point a CNAME for "+p.Domain+" at this name", domain.RegionalDomainName())
 	}

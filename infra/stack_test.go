@@ -286,8 +286,10 @@ func TestFunctionPolicies(t *testing.T) {
 		{awsenv.FuncMCP, sorted(store, secrets, send, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID, masterID, keysID}},
 		{awsenv.FuncOAuth, sorted(store, secrets), []string{tableID, masterID}},
 		{awsenv.FuncEmbedder, sorted(store, send, consume, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID}},
-		// The GitHub credentials (TestGitHubCredentials): no secret resource
-		// is named, only the ARNs under the prefix.
+		// The GitHub credentials (TestGitHubCredentials) and, for the
+		// scheduler, the deploy keys (TestErrorMonitor): no secret resource
+		// is named, only the ARNs under the prefixes. Its
+		// logs:FilterLogEvents comes with monitoredLogGroups only.
 		{awsenv.FuncScheduler, sorted(store, SearchIndexerActions, secrets), []string{tableID, searchID}},
 		{awsenv.FuncWebhooks, sorted(store, SearchIndexerActions, secrets), []string{tableID, searchID}},
 	}
@@ -722,6 +724,17 @@ func TestValidate(t *testing.T) {
 		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "vantagepeers/*/"},
 		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "/"},
 		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "a//"},
+		{Customer: "acme", LambdaDir: "d", DeployKeySecretPrefix: "vantagepeers/acme/deploy-keys"}, // no trailing '/'
+		{Customer: "acme", LambdaDir: "d", DeployKeySecretPrefix: "deploy-keys/*/"},
+		{Customer: "acme", LambdaDir: "d", DeployKeySecretPrefix: "a//"},
+		// Overlapping prefixes: each would reach the other's secrets.
+		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "acme/", DeployKeySecretPrefix: "acme/deploy-keys/"},
+		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "acme/github/", DeployKeySecretPrefix: "acme/"},
+		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "acme/", DeployKeySecretPrefix: "acme/"},
+		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/api", "/aws/lambda/*"}},
+		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/api:log-stream:x"}},
+		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{""}},
+		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{strings.Repeat("a", 513)}},
 	}
 	for _, p := range bad {
 		if err := p.Validate(); err == nil {
@@ -733,8 +746,33 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ok.SearchTier != SearchDomainSmall || ok.Embedding != awsenv.EmbedderBedrock || !*ok.DeletionProtection || ok.LogRetentionDays != 30 ||
-		ok.GitHubSecretPrefix != "vantagepeers/VantagePeers-acme-2/github/" {
+		ok.GitHubSecretPrefix != "vantagepeers/VantagePeers-acme-2/github/" ||
+		ok.DeployKeySecretPrefix != "vantagepeers/VantagePeers-acme-2/deploy-keys/" || ok.MonitoredLogGroups != nil {
 		t.Errorf("defaults = %+v", ok)
+	}
+	groups := CustomerProps{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/api", "app.prod#1", "/ecs/api", strings.Repeat("a", 512)}}
+	if err := groups.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/ecs/api", "app.prod#1", strings.Repeat("a", 512)}; !slices.Equal(groups.MonitoredLogGroups, want) {
+		t.Errorf("monitored log groups = %v, want %v (deduplicated)", groups.MonitoredLogGroups, want)
+	}
+}
+
+// TestPropsFromContext: the context the Makefile passes (-c, strings)
+// and cdk.json may hold (lists) reach the props.
+func TestPropsFromContext(t *testing.T) {
+	for _, groups := range []any{" /aws/lambda/app-prod, /ecs/api,", []any{"/aws/lambda/app-prod", "/ecs/api"}} {
+		app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{
+			"customer": "acme", "lambdaDir": "d", "deployKeySecretPrefix": "acme/keys/", "monitoredLogGroups": groups,
+		}})
+		p, err := propsFromContext(app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.DeployKeySecretPrefix != "acme/keys/" || !slices.Equal(p.MonitoredLogGroups, []string{"/aws/lambda/app-prod", "/ecs/api"}) {
+			t.Errorf("%#v: prefix %q, log groups %q", groups, p.DeployKeySecretPrefix, p.MonitoredLogGroups)
+		}
 	}
 }
 
@@ -759,6 +797,9 @@ func TestGitHubCredentials(t *testing.T) {
 				prefix, hasPrefix := env[awsenv.EnvGitHubSecretPrefix]
 				var github []statement
 				for _, s := range m.policy(roleID) {
+					if s.Sid == "DeployKeys" { // TestErrorMonitor
+						continue
+					}
 					for _, r := range s.Resources {
 						if strings.Contains(r, ":secret:") || strings.Contains(r, "github") {
 							github = append(github, s)
@@ -868,5 +909,92 @@ func TestWebhooksRoutesAndGitHubSchedules(t *testing.T) {
 		if strings.Contains(fmt.Sprint(p["FunctionName"]), webhooksID) && p["Principal"] != "apigateway.amazonaws.com" {
 			t.Errorf("%s lets %v invoke the webhooks function", id, p["Principal"])
 		}
+	}
+}
+
+// TestErrorMonitor: the functions that run the error-monitor job
+// (awsenv.Function.ErrorMonitor: the scheduler only) get the deploy-key
+// prefix and GetSecretValue on exactly arn:…:secret:<prefix>*, in one
+// statement, and — with monitoredLogGroups — logs:FilterLogEvents on
+// exactly those groups' ARNs, in one statement; without it no role may
+// FilterLogEvents at all. No other function gets any of these.
+func TestErrorMonitor(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		props  CustomerProps
+		prefix string
+		logs   []string
+	}{
+		{"default prefix, no log groups", CustomerProps{}, "vantagepeers/VantagePeers-acme/deploy-keys/", nil},
+		{"given prefix and log groups", CustomerProps{DeployKeySecretPrefix: "acme/convex/", MonitoredLogGroups: []string{"/aws/lambda/app-prod", "/ecs/api"}},
+			"acme/convex/", []string{
+				`{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":logs:eu-west-1:123456789012:log-group:/aws/lambda/app-prod:*"]]}`,
+				`{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":logs:eu-west-1:123456789012:log-group:/ecs/api:*"]]}`,
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := synth(t, c.props)
+			keys := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":secretsmanager:eu-west-1:123456789012:secret:` + c.prefix + `*"]]}`
+			var monitors []string
+			for _, f := range awsenv.Functions() {
+				fnID, roleID := m.function(f.Name)
+				env := m.Resources[fnID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+				prefix, hasPrefix := env[awsenv.EnvDeployKeySecretPrefix]
+				var deployKeys, logs []statement
+				for _, s := range m.policy(roleID) {
+					if slices.ContainsFunc(s.Actions, func(a string) bool { return strings.HasPrefix(a, "logs:") }) {
+						logs = append(logs, s)
+					}
+					if slices.ContainsFunc(s.Resources, func(r string) bool { return strings.Contains(r, ":secret:"+c.prefix) }) || s.Sid == "DeployKeys" {
+						deployKeys = append(deployKeys, s)
+					}
+				}
+				if !f.ErrorMonitor {
+					if hasPrefix || len(deployKeys) != 0 || len(logs) != 0 {
+						t.Errorf("%s: %s = %v, deploy-key statements %+v, logs statements %+v; want none", f.Name, awsenv.EnvDeployKeySecretPrefix, prefix, deployKeys, logs)
+					}
+					continue
+				}
+				monitors = append(monitors, f.Name)
+				if prefix != c.prefix {
+					t.Errorf("%s: %s = %v, want %s", f.Name, awsenv.EnvDeployKeySecretPrefix, prefix, c.prefix)
+				}
+				if len(deployKeys) != 1 || deployKeys[0].Sid != "DeployKeys" ||
+					!reflect.DeepEqual(deployKeys[0].Actions, []string{"secretsmanager:GetSecretValue"}) ||
+					!reflect.DeepEqual(deployKeys[0].Resources, []string{keys}) {
+					t.Errorf("%s: statements %+v\nwant one DeployKeys: secretsmanager:GetSecretValue on %s", f.Name, deployKeys, keys)
+				}
+				switch {
+				case c.logs == nil && len(logs) != 0:
+					t.Errorf("%s: logs statements %+v without monitored log groups", f.Name, logs)
+				case c.logs != nil && (len(logs) != 1 || logs[0].Sid != "MonitoredLogs" ||
+					!reflect.DeepEqual(logs[0].Actions, []string{"logs:FilterLogEvents"}) || !reflect.DeepEqual(logs[0].Resources, c.logs)):
+					t.Errorf("%s: logs statements %+v\nwant one MonitoredLogs: logs:FilterLogEvents on %v", f.Name, logs, c.logs)
+				}
+			}
+			if !reflect.DeepEqual(monitors, []string{awsenv.FuncScheduler}) {
+				t.Errorf("functions running the error monitor: %v, want the scheduler", monitors)
+			}
+			// No policy at all, attached to any role, may FilterLogEvents
+			// without monitored log groups, or on anything but them.
+			for _, id := range m.ofType("AWS::IAM::Policy") {
+				for _, st := range m.Resources[id].Properties["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+					st := st.(map[string]any)
+					if !slices.ContainsFunc(strs(st["Action"]), func(a string) bool { return strings.HasPrefix(a, "logs:") }) {
+						continue
+					}
+					if got := strs(st["Resource"]); c.logs == nil || !reflect.DeepEqual(got, c.logs) {
+						t.Errorf("%s: %v on %v", id, st["Action"], got)
+					}
+				}
+			}
+			if v := fmt.Sprint(m.Outputs["DeployKeySecretPrefix"]["Value"]); v != c.prefix {
+				t.Errorf("DeployKeySecretPrefix = %s, want %s", v, c.prefix)
+			}
+			if v, want := fmt.Sprint(m.Outputs["DeployKeyCommand"]["Value"]),
+				"aws secretsmanager create-secret --name "+c.prefix+"DEPLOY_KEY_MYAPP --secret-string '<deploy key>'"; v != want {
+				t.Errorf("DeployKeyCommand = %s\nwant               %s", v, want)
+			}
+		})
 	}
 }

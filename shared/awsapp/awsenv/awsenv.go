@@ -60,6 +60,10 @@ const (
 	EnvGitHubSecretPrefix = "VP_GITHUB_SECRET_PREFIX"
 	EnvGitHubAPIURL       = "VP_GITHUB_API_URL"
 	EnvGitHubTrusted      = "VP_GITHUB_TRUSTED"
+	// The error monitor: on AWS, a Convex deployment's deploy key is the
+	// Secrets Manager secret <prefix><deployKeyEnvVar> (for example
+	// <prefix>DEPLOY_KEY_MYAPP), whose SecretString is the key itself.
+	EnvDeployKeySecretPrefix = "VP_DEPLOY_KEY_SECRET_PREFIX"
 )
 
 // EnvSecretsManagerEndpoint points the functions' Secrets Manager client

@@ -28,6 +28,13 @@ type Function struct {
 	// stack sets the prefix on these functions, and grants the read to
 	// them, only.
 	GitHub bool
+	// ErrorMonitor: the function runs the error-monitor job, which reads
+	// the monitored deployments' error logs — a Convex deployment's with
+	// its deploy key, the Secrets Manager secret
+	// <EnvDeployKeySecretPrefix><deployKeyEnvVar>; CloudWatch Logs log
+	// groups with logs:FilterLogEvents. The CDK stack sets the prefix on
+	// these functions, and grants both reads to them, only.
+	ErrorMonitor bool
 }
 
 // Functions returns the Lambda functions — the one list the Makefile's
@@ -50,8 +57,9 @@ func Functions() []Function {
 		{Name: FuncEmbedder, Dir: "functions/" + FuncEmbedder, MemoryMB: 512, Timeout: 60 * time.Second, Trigger: TriggerQueue},
 		// Less than the 1-minute period of the most frequent job. GitHub:
 		// the outbox job posts the issue comments (topic github.comment) and
-		// the PR monitor reads pull requests.
-		{Name: FuncScheduler, Dir: "functions/" + FuncScheduler, MemoryMB: 256, Timeout: 55 * time.Second, Trigger: TriggerSchedule, GitHub: true},
+		// the PR monitor reads pull requests. ErrorMonitor: it runs the
+		// error-monitor job (every 5 minutes).
+		{Name: FuncScheduler, Dir: "functions/" + FuncScheduler, MemoryMB: 256, Timeout: 55 * time.Second, Trigger: TriggerSchedule, GitHub: true, ErrorMonitor: true},
 		// GitHub counts a delivery not answered within 10 s as failed.
 		// GitHub: the webhook secrets, to check the deliveries' signatures.
 		{Name: FuncWebhooks, Dir: "functions/" + FuncWebhooks, MemoryMB: 256, Timeout: 10 * time.Second, Trigger: TriggerHTTP, GitHub: true},

@@ -92,5 +92,10 @@ func TestFunctionTable(t *testing.T) {
 		if f, ok := byName[j.Function]; !ok || f.Trigger != want {
 			t.Errorf("job %s: function %q is not a %s function of the table", j.Name, j.Function, want)
 		}
+		// The stack grants the error monitor's reads (deploy keys, log
+		// groups) to the functions marked ErrorMonitor only.
+		if j.Name == "error-monitor" && !byName[j.Function].ErrorMonitor {
+			t.Errorf("job %s runs in %q, which the table does not mark ErrorMonitor", j.Name, j.Function)
+		}
 	}
 }
