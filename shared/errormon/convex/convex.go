@@ -1,0 +1,246 @@
+// Package convex reads a Convex deployment's failed function executions
+// from its log endpoint, GET {deploymentUrl}/api/stream_function_logs
+// ?cursor=<ms>, as a source.Source.
+//
+// The endpoint long-polls: with nothing logged after the cursor it holds
+// the request for about a minute and answers empty. A Read bounds that
+// wait well inside its context's deadline and treats a wait that ran out
+// as "nothing new", not as a failure. Only failed completions are events;
+// successes and Progress entries are read past (the cursor moves over
+// them).
+//
+// The cursor is Convex's own (the log time, in ms, of the last entry
+// read), optionally followed by "|" and the ids of the last events
+// returned: a Read skips those if the deployment answers them again (an
+// overlap at the same ms), and when a Read stopped at max events before
+// the end of Convex's answer, it stays at the same Convex cursor and the
+// next Read resumes after the last id it returned.
+package convex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/errormon/internal/errtext"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+const op = "errormon.convex"
+
+// Defaults and bounds.
+const (
+	// DefaultMaxWait is the longest a Read lets Convex hold its long poll.
+	DefaultMaxWait = 20 * time.Second
+	// DefaultMax is the number of events a Read returns when its caller
+	// passes max <= 0.
+	DefaultMax = 1000
+	// deadlineMargin is kept between a request's end and the Read's
+	// deadline, so that the Read can still answer in time.
+	deadlineMargin = time.Second
+	// tailIDs is how many returned ids the cursor remembers.
+	tailIDs = 32
+	// maxBody bounds an answer: Convex's log is an in-memory buffer, so an
+	// answer larger than this is not one.
+	maxBody = 64 << 20
+)
+
+// Options configure a Source.
+type Options struct {
+	// HTTPClient sends the requests; nil: a client with no overall timeout
+	// (each request is bounded by its context).
+	HTTPClient *http.Client
+	// Now is the clock (the start of a first read when since is zero).
+	Now func() time.Time
+	// MaxWait is the longest long poll per request (default DefaultMaxWait);
+	// always cut to the Read's deadline minus a margin.
+	MaxWait time.Duration
+}
+
+// Source reads Convex deployments. It keeps no state between Reads: all
+// of it is in the cursor.
+type Source struct {
+	hc      *http.Client
+	now     func() time.Time
+	maxWait time.Duration
+}
+
+var _ source.Source = (*Source)(nil)
+
+// New returns a Source.
+func New(o Options) *Source {
+	s := &Source{hc: o.HTTPClient, now: o.Now, maxWait: o.MaxWait}
+	if s.hc == nil {
+		s.hc = &http.Client{}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxWait <= 0 {
+		s.maxWait = DefaultMaxWait
+	}
+	return s
+}
+
+// Read implements source.Source.
+func (s *Source) Read(ctx context.Context, t source.Target, cursor string, since time.Time, max int) (source.Page, error) {
+	endpoint, err := logsURL(t)
+	if err != nil {
+		return source.Page{}, err
+	}
+	if t.Key == "" {
+		return source.Page{}, &vp.Error{Op: op, Kind: vp.KindUnauthorized, Field: "deployKeyEnvVar",
+			Msg: fmt.Sprintf("deployment %q has no deploy key: set the environment variable (or secret) that its deployKeyEnvVar names", t.Name)}
+	}
+	if max <= 0 {
+		max = DefaultMax
+	}
+	cur, err := parseCursor(cursor)
+	if err != nil {
+		return source.Page{}, err
+	}
+	if cursor == "" {
+		cur.ms = strconv.FormatInt(errtext.Since(since, s.now()).UnixMilli(), 10)
+	}
+	wait, ok := s.wait(ctx)
+	if !ok {
+		// No time is left for a request; nothing is wrong with the source.
+		return source.Page{Cursor: cur.String()}, ctxErr(ctx)
+	}
+	body, timedOut, err := s.get(ctx, wait, endpoint, cur.ms, t)
+	if err != nil {
+		return source.Page{}, err
+	}
+	if timedOut {
+		// The long poll outlasted our wait: nothing new, as Convex itself
+		// would have answered had we waited out its minute.
+		return source.Page{Cursor: cur.String()}, nil
+	}
+	var ans answer
+	if err := json.Unmarshal(body, &ans); err != nil {
+		return source.Page{}, vp.Unavailable(op, fmt.Errorf("deployment %q answered stream_function_logs with something that is not its JSON: %w", t.Name, err))
+	}
+	return s.page(cur, ans, max), nil
+}
+
+// wait is how long a request may last: MaxWait, cut so that the request
+// ends a margin before ctx's deadline (half the time left when that is
+// short). ok is false when no time is left.
+func (s *Source) wait(ctx context.Context) (time.Duration, bool) {
+	if ctx.Err() != nil {
+		return 0, false
+	}
+	d := s.maxWait
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		margin := min(deadlineMargin, left/2)
+		d = min(d, left-margin)
+	}
+	return d, d > 0
+}
+
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return vp.Unavailable(op, err)
+	}
+	return nil
+}
+
+// get sends the request. timedOut reports that our own wait ran out
+// before Convex answered (ctx itself still being alive).
+func (s *Source) get(ctx context.Context, wait time.Duration, endpoint, cursor string, t source.Target) (body []byte, timedOut bool, err error) {
+	rctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, endpoint+"?cursor="+url.QueryEscape(cursor), nil)
+	if err != nil {
+		return nil, false, vp.Wrap(op, vp.KindInvalid, err)
+	}
+	req.Header.Set("Authorization", "Convex "+t.Key)
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.hc.Do(req)
+	if err == nil {
+		defer func() { _ = resp.Body.Close() }()
+		if resp.StatusCode == http.StatusOK {
+			body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+			if err == nil && len(body) > maxBody {
+				return nil, false, vp.Unavailable(op, fmt.Errorf("deployment %q answered more than %d bytes", t.Name, maxBody))
+			}
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			return nil, true, nil
+		}
+		// The error text of a failed request names the URL, never the key
+		// (it travels in a header).
+		return nil, false, vp.Unavailable(op, fmt.Errorf("reading the logs of deployment %q: %w", t.Name, err))
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, false, statusError(resp, t)
+	}
+	return body, false, nil
+}
+
+// statusError maps a refusal to its kind. The body's start is quoted,
+// with the key blanked should a proxy echo it.
+func statusError(resp *http.Response, t source.Target) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	snippet := strings.TrimSpace(errtext.Clip(string(b), 200))
+	if t.Key != "" {
+		snippet = strings.ReplaceAll(snippet, t.Key, "[redacted]")
+	}
+	status := fmt.Sprintf("HTTP %d", resp.StatusCode)
+	if snippet != "" {
+		status += ": " + snippet
+	}
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return &vp.Error{Op: op, Kind: vp.KindUnauthorized, Field: "deployKeyEnvVar",
+			Msg: fmt.Sprintf("deployment %q refused its deploy key (%s): check the environment variable (or secret) that its deployKeyEnvVar names", t.Name, status)}
+	case code == http.StatusTooManyRequests:
+		return vp.RateLimited(op, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("deployment %q: %s", t.Name, status))
+	case code == http.StatusRequestTimeout || code >= 500:
+		return vp.Unavailable(op, fmt.Errorf("deployment %q: %s", t.Name, status))
+	case code == http.StatusNotFound:
+		return &vp.Error{Op: op, Kind: vp.KindInvalid, Field: "deploymentUrl",
+			Msg: fmt.Sprintf("deployment %q has no stream_function_logs endpoint at its URL (%s): check deploymentUrl", t.Name, status)}
+	default:
+		return &vp.Error{Op: op, Kind: vp.KindInvalid, Msg: fmt.Sprintf("deployment %q: %s", t.Name, status)}
+	}
+}
+
+// retryAfter parses a Retry-After header in seconds (or an HTTP date);
+// zero when absent or unreadable.
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if at, err := http.ParseTime(h); err == nil {
+		return max(time.Until(at), 0)
+	}
+	return 0
+}
+
+func logsURL(t source.Target) (string, error) {
+	raw := strings.TrimSpace(t.DeploymentURL)
+	if raw == "" {
+		return "", vp.Errorf(op, vp.KindInvalid, "deploymentUrl", "deployment %q has no deployment URL", t.Name)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", vp.Errorf(op, vp.KindInvalid, "deploymentUrl", "deployment %q: %q is not an http(s) URL", t.Name, raw)
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return strings.TrimRight(u.String(), "/") + "/api/stream_function_logs", nil
+}
