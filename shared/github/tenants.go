@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -58,4 +59,23 @@ type WebhookSecrets struct{ Credentials CredentialSource }
 func (w WebhookSecrets) WebhookSecret(ctx context.Context, tenant string) (string, error) {
 	c, err := w.Credentials.Credentials(ctx, tenant)
 	return c.WebhookSecret, err
+}
+
+// CreateIssueOnce files an issue as the tenant (errormon.GitHub).
+func (t ForTenants) CreateIssueOnce(ctx context.Context, tenant, repo, title, body, marker string, labels []string, since time.Time) (int, string, error) {
+	a, err := t.account(ctx, "github.create_issue", tenant)
+	if err != nil {
+		return 0, "", err
+	}
+	is, err := t.Client.CreateIssueOnce(ctx, a, repo, title, body, marker, labels, since)
+	return is.Number, is.URL, err
+}
+
+// Reopen reopens an issue as the tenant (errormon.GitHub).
+func (t ForTenants) Reopen(ctx context.Context, tenant, repo string, number int) error {
+	a, err := t.account(ctx, "github.reopen", tenant)
+	if err != nil {
+		return err
+	}
+	return t.Client.Reopen(ctx, a, repo, number)
 }

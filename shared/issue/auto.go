@@ -3,6 +3,7 @@ package issue
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/records"
@@ -86,4 +87,37 @@ func (s *Service) TrackAuto(ctx context.Context, tenant string, a AutoIssue) err
 	}
 	s.jobs.Kick(start)
 	return nil
+}
+
+// StatusOf returns the status of an issue, "" when it is not tracked.
+func (s *Service) StatusOf(ctx context.Context, tenant, repo string, number int) (string, error) {
+	i, _, err := s.current(ctx, "github.status", tenant, strings.ToLower(repo), number)
+	if vp.IsKind(err, vp.KindNotFound) {
+		return "", nil
+	}
+	return i.Status, err
+}
+
+// Regressed records that an issue's fix did not hold (the error it
+// reports fired again, and GitHub reopened it): closed → open, fixed or
+// verified → in_progress. Other statuses are left alone.
+func (s *Service) Regressed(ctx context.Context, tenant, repo string, number int) error {
+	const op = "github.regressed"
+	i, _, err := s.current(ctx, op, tenant, strings.ToLower(repo), number)
+	if vp.IsKind(err, vp.KindNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.update(ctx, op, tenant, i.Repo, i.IssueNumber, func(i *Issue, now int64) error {
+		switch i.Status {
+		case StatusClosed:
+			return setStatus(op, i, StatusOpen, now)
+		case StatusFixed, StatusVerified:
+			return setStatus(op, i, StatusInProgress, now)
+		}
+		return errUnchanged
+	})
+	return err
 }
