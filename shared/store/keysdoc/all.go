@@ -6,6 +6,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
@@ -50,6 +51,7 @@ func All() []table.Doc {
 		issue.Tables(),
 		webhooks.Tables(),
 		github.Tables(),
+		errormon.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

@@ -1,0 +1,170 @@
+package errormon
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// DeploymentInput is add_deployment's arguments.
+type DeploymentInput struct {
+	Name            string   `json:"name"`
+	Source          string   `json:"source,omitempty" jsonschema:"convex (default) or cloudwatch"`
+	DeploymentURL   string   `json:"deploymentUrl,omitempty" jsonschema:"convex: https://NAME.convex.cloud"`
+	DeployKeyEnvVar string   `json:"deployKeyEnvVar,omitempty" jsonschema:"convex: the server's env var holding the deploy key"`
+	LogGroups       []string `json:"logGroups,omitempty" jsonschema:"cloudwatch: log group names"`
+	FilterPattern   string   `json:"filterPattern,omitempty" jsonschema:"cloudwatch: default ERROR"`
+	GitHubRepo      string   `json:"githubRepo" jsonschema:"owner/name: where issues are filed"`
+	Orchestrator    string   `json:"orchestrator" jsonschema:"who gets the IRP missions"`
+}
+
+var (
+	envVarName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	logGroupName = regexp.MustCompile(`^[A-Za-z0-9_/.#-]{1,512}$`)
+	repoSlug     = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$`)
+)
+
+const maxLogGroups = 20
+
+func (in *DeploymentInput) check(op string) vp.Errs {
+	var errs vp.Errs
+	in.Name = strings.TrimSpace(in.Name)
+	errs.Add(vp.CheckKeyText(op, "name", in.Name, vp.MaxNameBytes, true))
+	errs.Add(vp.CheckEnum(op, "source", in.Source, []string{SourceConvex, SourceCloudWatch}, false))
+	if in.Source == "" {
+		in.Source = SourceConvex
+	}
+	if !repoSlug.MatchString(in.GitHubRepo) {
+		errs.Add(vp.Errorf(op, vp.KindInvalid, "githubRepo", "must be a GitHub repository as owner/name, got %q", in.GitHubRepo))
+	}
+	in.GitHubRepo = strings.ToLower(in.GitHubRepo)
+	errs.Add(vp.CheckName(op, "orchestrator", in.Orchestrator, true))
+	switch in.Source {
+	case SourceConvex:
+		if u, err := url.Parse(in.DeploymentURL); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+			errs.Add(vp.Errorf(op, vp.KindInvalid, "deploymentUrl", "is required for a convex source: the deployment's URL, e.g. https://happy-otter-123.convex.cloud; got %q", in.DeploymentURL))
+		}
+		if !envVarName.MatchString(in.DeployKeyEnvVar) {
+			errs.Add(vp.Errorf(op, vp.KindInvalid, "deployKeyEnvVar", "is required for a convex source: the name of the environment variable holding the deploy key (letters, digits, _), e.g. DEPLOY_KEY_MYAPP; got %q", in.DeployKeyEnvVar))
+		}
+	case SourceCloudWatch:
+		switch {
+		case len(in.LogGroups) == 0:
+			errs.Add(vp.E(op, vp.KindInvalid, "logGroups", "is required for a cloudwatch source: at least one log group name"))
+		case len(in.LogGroups) > maxLogGroups:
+			errs.Add(vp.Errorf(op, vp.KindTooLarge, "logGroups", "has %d groups; the limit is %d", len(in.LogGroups), maxLogGroups))
+		}
+		for _, g := range in.LogGroups {
+			if !logGroupName.MatchString(g) {
+				errs.Add(vp.Errorf(op, vp.KindInvalid, "logGroups", "%q is not a log group name", g))
+			}
+		}
+		errs.Add(vp.CheckText(op, "filterPattern", in.FilterPattern, 1024, false))
+		if in.FilterPattern == "" {
+			in.FilterPattern = "ERROR"
+		}
+	}
+	return errs
+}
+
+// AddDeployment starts monitoring a deployment, or updates (and
+// reactivates) one of the same name; its cursor and counts are kept.
+func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in DeploymentInput) (Deployment, error) {
+	const op = "add_deployment"
+	tenant, err := vp.TenantOf(op, p)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := in.check(op).First(); err != nil {
+		return Deployment{}, err
+	}
+	caller, _ := p.ActAs(op, "createdBy", "")
+	var out Deployment
+	err = table.Retry(ctx, op, "name", in.Name, func() error {
+		now := s.nowMS()
+		d := Deployment{ID: "dep_" + GroupID(in.Name, "")[4:], CreationTime: now, Name: in.Name, CreatedBy: caller}
+		cond := store.IfNotExists
+		cur, it, err := Deployments.Get(ctx, s.o.Store, op, "name", in.Name, deploymentKey(tenant, in.Name))
+		switch {
+		case err == nil:
+			d, cond = cur, store.IfVersion(it.Version)
+		case !vp.IsKind(err, vp.KindNotFound):
+			return err
+		}
+		d.Source, d.DeploymentURL, d.DeployKeyEnvVar = in.Source, in.DeploymentURL, in.DeployKeyEnvVar
+		d.LogGroups, d.FilterPattern = slices.Clone(in.LogGroups), in.FilterPattern
+		d.GitHubRepo, d.Orchestrator = in.GitHubRepo, vp.NormalizeOrchestrator(in.Orchestrator)
+		d.Active, d.UpdatedAt, d.NextScanAt, d.Failures = true, now, 0, 0
+		next, err := Deployments.Item(op, tenant, d)
+		if err != nil {
+			return err
+		}
+		out = d
+		return s.o.Store.Write(ctx, store.Put(next, cond))
+	})
+	return out, err
+}
+
+// DeploymentRef names a deployment.
+type DeploymentRef struct {
+	Name string `json:"name"`
+}
+
+// RemoveDeployment stops monitoring a deployment; its errors stay.
+func (s *Service) RemoveDeployment(ctx context.Context, p vp.Principal, in DeploymentRef) (Deployment, error) {
+	const op = "remove_deployment"
+	tenant, err := vp.TenantOf(op, p)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := vp.CheckKeyText(op, "name", in.Name, vp.MaxNameBytes, true); err != nil {
+		return Deployment{}, err
+	}
+	return s.updateDeployment(ctx, op, tenant, in.Name, func(d *Deployment) { d.Active = false })
+}
+
+func (s *Service) updateDeployment(ctx context.Context, op, tenant, name string, change func(*Deployment)) (Deployment, error) {
+	var out Deployment
+	err := table.Retry(ctx, op, "name", name, func() error {
+		d, it, err := Deployments.Get(ctx, s.o.Store, op, "name", name, deploymentKey(tenant, name))
+		if vp.IsKind(err, vp.KindNotFound) {
+			return vp.Errorf(op, vp.KindNotFound, "name", "no monitored deployment %q in this tenant (add_deployment adds one)", name)
+		}
+		if err != nil {
+			return err
+		}
+		change(&d)
+		d.UpdatedAt = s.nowMS()
+		next, err := Deployments.Item(op, tenant, d)
+		if err != nil {
+			return err
+		}
+		out = d
+		return s.o.Store.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+	})
+	return out, err
+}
+
+// deployments returns the tenant's deployments, by name.
+func (s *Service) deployments(ctx context.Context, op, tenant string) ([]Deployment, error) {
+	rows, err := records.QueryAll(ctx, s.o.Store, Deployments.Query(tenant, store.GSI1, nil), 1000)
+	if err != nil {
+		return nil, records.Err(op, err)
+	}
+	out := make([]Deployment, 0, len(rows))
+	for _, it := range rows {
+		d, err := records.Decode[Deployment](op, it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

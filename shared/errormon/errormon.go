@@ -1,0 +1,229 @@
+// Package errormon is deployment error monitoring: every five minutes
+// (jobs catalogue "error-monitor") the error logs of each monitored
+// deployment are read from where the last scan stopped, grouped by a
+// stable fingerprint and counted; each new group files one "[Auto]"
+// GitHub issue, which the Issue Resolution Protocol then picks up, and a
+// group whose issue was fixed or closed that fires again reopens it.
+//
+// Exactly once: a scan holds a lease on its deployment, and each batch
+// commits its groups' counts with the deployment's new cursor in one
+// transaction, so two scans never count an event twice; a new group's
+// issue is an outbox job committed with the group, filed by marker
+// (github CreateIssueOnce), so a crash between GitHub's answer and our
+// commit files nothing twice.
+package errormon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+)
+
+// Sources.
+const (
+	SourceConvex     = "convex"
+	SourceCloudWatch = "cloudwatch"
+)
+
+// Group statuses.
+const (
+	StatusNew       = "new"       // first seen; its issue is being filed
+	StatusOngoing   = "ongoing"   // its issue is open
+	StatusRegressed = "regressed" // its issue was fixed or closed, and it fired again
+	StatusResolved  = "resolved"  // its issue is fixed or closed (read when it fires again)
+)
+
+// Deployment is a monitored deployment and the state of its scans.
+type Deployment struct {
+	ID              string   `json:"_id"`
+	CreationTime    int64    `json:"_creationTime"`
+	Name            string   `json:"name"`
+	Source          string   `json:"source"`
+	DeploymentURL   string   `json:"deploymentUrl,omitempty"`
+	DeployKeyEnvVar string   `json:"deployKeyEnvVar,omitempty"`
+	LogGroups       []string `json:"logGroups,omitempty"`
+	FilterPattern   string   `json:"filterPattern,omitempty"`
+	GitHubRepo      string   `json:"githubRepo"`
+	Orchestrator    string   `json:"orchestrator"`
+	Active          bool     `json:"active"`
+	CreatedBy       string   `json:"createdBy"`
+	UpdatedAt       int64    `json:"updatedAt"`
+	// Scans: where the next one starts, when it may (after failures:
+	// exponential backoff), and what the last one met.
+	Cursor        string `json:"cursor,omitempty"`
+	LeaseUntil    int64  `json:"leaseUntil,omitempty"`
+	LastScanAt    int64  `json:"lastScanAt,omitempty"`
+	LastError     string `json:"lastError,omitempty"`
+	LastErrorAt   int64  `json:"lastErrorAt,omitempty"`
+	Failures      int    `json:"failures,omitempty"`
+	NextScanAt    int64  `json:"nextScanAt,omitempty"`
+	EventsScanned int64  `json:"eventsScanned,omitempty"`
+	// The hourly cap of new issues: the hour's start and how many it filed.
+	IssueHour  int64 `json:"issueHour,omitempty"`
+	IssuesHour int   `json:"issuesHour,omitempty"`
+}
+
+// Group is one error: every occurrence with the same fingerprint.
+type Group struct {
+	ID           string `json:"_id"`
+	CreationTime int64  `json:"_creationTime"`
+	Deployment   string `json:"deployment"`
+	Fingerprint  string `json:"fingerprint"`
+	// Algorithm is the fingerprint's version: groups of different versions
+	// never merge.
+	Algorithm string `json:"algorithm"`
+	Function  string `json:"function,omitempty"`
+	Type      string `json:"type,omitempty"`
+	// Message is the parameterised message the group is keyed by; Sample
+	// the first occurrence's message as logged, with its stack and raw
+	// record.
+	Message   string `json:"message"`
+	Frame     string `json:"frame,omitempty"`
+	Sample    string `json:"sample"`
+	Stack     string `json:"stack,omitempty"`
+	Raw       string `json:"raw,omitempty"`
+	Count     int64  `json:"count"`
+	FirstSeen int64  `json:"firstSeen"`
+	LastSeen  int64  `json:"lastSeen"`
+	Status    string `json:"status"`
+	// The GitHub issue filed for it; Summarised: over the hourly cap, it
+	// was reported in the deployment's summary issue instead.
+	IssueRepo   string `json:"issueRepo,omitempty"`
+	IssueNumber int    `json:"issueNumber,omitempty"`
+	IssueURL    string `json:"issueUrl,omitempty"`
+	Summarised  bool   `json:"summarised,omitempty"`
+	Regressions int    `json:"regressions,omitempty"`
+	UpdatedAt   int64  `json:"updatedAt"`
+}
+
+// Deployments declares the monitored deployments.
+var Deployments = table.Declare(table.Schema[Deployment]{
+	Entity:  "monitored deployment",
+	Primary: table.Key{PK: "DEPLOY#{name}", SK: "DEPLOY", Pattern: "deployment by name", Note: "scan lease and cursor in the item"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "DEPLOYS", SK: "{name}", Pattern: "the tenant's deployments (the scan job)"},
+	},
+	Fields: func(d Deployment) table.Values { return table.Values{"name": d.Name} },
+})
+
+// Groups declares the error groups.
+var Groups = table.Declare(table.Schema[Group]{
+	Entity: "error group",
+	Primary: table.Key{PK: "ERRGRP#{id}", SK: "ERRGRP", Pattern: "error by id",
+		Note: "id = hash(deployment, fingerprint): a new group is one IfNotExists put"},
+	Indexes: []table.Key{
+		{Index: store.GSI1, PK: "ERRDEP#{deployment}", SK: "{lastSeen 13 digits}#{id}", Pattern: "a deployment's errors, last seen first", Note: "moves on every count"},
+		{Index: store.GSI2, PK: "ERRS", SK: "{lastSeen 13 digits}#{id}", Pattern: "every error, last seen first"},
+		{Index: store.GSI3, PK: "ERRSUM#{summaryHour}", SK: "{id}", Pattern: "errors summarised in an hour's summary issue", Note: "sparse"},
+	},
+	Fields: func(g Group) table.Values {
+		hour := ""
+		if g.Summarised {
+			hour = g.Deployment + "#" + table.Millis(g.FirstSeen-g.FirstSeen%3_600_000)
+		}
+		return table.Values{"id": g.ID, "deployment": g.Deployment, "lastSeen 13 digits": table.Millis(g.LastSeen), "summaryHour": hour}
+	},
+})
+
+// Tables describes the keys for shared/store/KEYS.md.
+func Tables() []table.Doc { return []table.Doc{Deployments.Doc(), Groups.Doc()} }
+
+// GroupID is the id of a deployment's group of a fingerprint.
+func GroupID(deployment, fingerprint string) string {
+	h := sha256.Sum256([]byte(deployment + "\x00" + fingerprint))
+	return "err_" + hex.EncodeToString(h[:12])
+}
+
+func deploymentKey(tenant, name string) store.Key {
+	return Deployments.KeyOf(tenant, table.Values{"name": name})
+}
+
+func groupKey(tenant, id string) store.Key { return Groups.KeyOf(tenant, table.Values{"id": id}) }
+
+// GitHub is what the monitor asks of GitHub for a tenant.
+type GitHub interface {
+	CreateIssueOnce(ctx context.Context, tenant, repo, title, body, marker string, labels []string, since time.Time) (number int, url string, err error)
+	CommentOnce(ctx context.Context, tenant, repo string, number int, marker, body string) error
+	Reopen(ctx context.Context, tenant, repo string, number int) error
+}
+
+// Issues is the GitHub issues capability; *issue.Service implements it.
+type Issues interface {
+	TrackAuto(ctx context.Context, tenant string, a issue.AutoIssue) error
+	// StatusOf is an issue's status ("" when it is not tracked).
+	StatusOf(ctx context.Context, tenant, repo string, number int) (string, error)
+	// Regressed moves a fixed or closed issue back into work.
+	Regressed(ctx context.Context, tenant, repo string, number int) error
+}
+
+// Keys gives a deployment's source key (a Convex deploy key): from the
+// environment variable deployKeyEnvVar names (embedded) or from Secrets
+// Manager (AWS). "" means it is not set.
+type Keys interface {
+	Key(ctx context.Context, tenant string, d Deployment) (string, error)
+}
+
+// Jobs is the outbox; *outbox.Outbox implements it.
+type Jobs interface {
+	Enqueue(ctx context.Context, tenant, topic, dedupKey string, payload []byte) (outbox.Pending, error)
+	Kick(p ...outbox.Pending)
+}
+
+// Options configures a Service.
+type Options struct {
+	Store   store.Store
+	Cursors *listing.Signer
+	Now     func() time.Time
+	Logger  *slog.Logger
+	// Sources by name (SourceConvex, SourceCloudWatch).
+	Sources map[string]source.Source
+	Keys    Keys
+	GitHub  GitHub
+	Issues  Issues
+	Jobs    Jobs
+	// Backfill is how far back a deployment's first scan reads (default 1 h).
+	Backfill time.Duration
+	// IssuesPerHour caps the new issues a deployment files an hour
+	// (default 10); the rest go into one summary issue.
+	IssuesPerHour int
+	// ScanBudget bounds one deployment's scan (default 30 s: a Lambda's
+	// scheduler run has 55).
+	ScanBudget time.Duration
+}
+
+// Service is the error monitor.
+type Service struct {
+	o   Options
+	log *slog.Logger
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Backfill <= 0 {
+		o.Backfill = time.Hour
+	}
+	if o.IssuesPerHour <= 0 {
+		o.IssuesPerHour = 10
+	}
+	if o.ScanBudget <= 0 {
+		o.ScanBudget = 30 * time.Second
+	}
+	return &Service{o: o, log: o.Logger}
+}
+
+func (s *Service) nowMS() int64 { return s.o.Now().UnixMilli() }

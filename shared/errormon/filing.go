@@ -1,0 +1,213 @@
+package errormon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vantagepeers/vantagepeers/shared/issue"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Labels of the issues the monitor files.
+var Labels = []string{"bug", "auto-detected"}
+
+const (
+	maxTitleChars = 200
+	// maxBodyChars keeps a body under GitHub's 65,536 characters with room
+	// for the marker.
+	maxBodyChars = 60_000
+	maxStackChars = 20_000
+)
+
+// Registrar is the outbox as Wire needs it.
+type Registrar interface {
+	Handle(topic string, h outbox.Handler) error
+}
+
+// Wire registers the monitor's outbox handlers, before the outbox runs.
+func (s *Service) Wire(ob Registrar) error {
+	return errors.Join(
+		ob.Handle(TopicFile, s.FileJob),
+		ob.Handle(TopicSummary, s.SummaryJob),
+		ob.Handle(TopicRegression, s.RegressionJob),
+	)
+}
+
+func (s *Service) jobGroup(ctx context.Context, op string, j outbox.Job) (groupJob, Group, Deployment, error) {
+	var gj groupJob
+	if err := json.Unmarshal(j.Payload, &gj); err != nil || gj.GroupID == "" {
+		return gj, Group{}, Deployment{}, outbox.Permanent(vp.Errorf(op, vp.KindInvalid, "payload", "not an error job: %s", j.Payload))
+	}
+	g, _, err := Groups.Get(ctx, s.o.Store, op, "errorId", gj.GroupID, groupKey(j.Tenant, gj.GroupID))
+	if err != nil {
+		return gj, g, Deployment{}, err
+	}
+	d, _, err := Deployments.Get(ctx, s.o.Store, op, "name", g.Deployment, deploymentKey(j.Tenant, g.Deployment))
+	return gj, g, d, err
+}
+
+// githubErr makes failures that retrying cannot fix permanent (a dead
+// letter to look at: a bad token, a repository that does not exist).
+func githubErr(err error) error {
+	switch vp.KindOf(err) {
+	case vp.KindUnauthorized, vp.KindForbidden, vp.KindNotFound, vp.KindInvalid, vp.KindTooLarge:
+		return outbox.Permanent(err)
+	}
+	return err
+}
+
+// FileJob files a new group's "[Auto]" issue and starts its protocol
+// (TrackAuto). CreateIssueOnce finds an issue carrying the group's marker
+// before filing, so a rerun after a crash between GitHub's answer and
+// the group's update files nothing twice.
+func (s *Service) FileJob(ctx context.Context, j outbox.Job) error {
+	const op = "errormon.file"
+	_, g, d, err := s.jobGroup(ctx, op, j)
+	if err != nil {
+		return ignoreGone(err)
+	}
+	title := Title(g)
+	body := Body(g, d)
+	marker := "<!-- vantagepeers:error:" + g.ID + " -->"
+	n, url, err := s.o.GitHub.CreateIssueOnce(ctx, j.Tenant, d.GitHubRepo, title, body+"\n\n"+marker, marker, Labels,
+		time.UnixMilli(g.CreationTime).Add(-time.Hour))
+	if err != nil {
+		return githubErr(err)
+	}
+	if err := s.linkIssue(ctx, op, j.Tenant, g.ID, d.GitHubRepo, n, url); err != nil {
+		return err
+	}
+	return s.o.Issues.TrackAuto(ctx, j.Tenant, issue.AutoIssue{Repo: d.GitHubRepo, Number: n, Title: title, Body: body, URL: url,
+		Orchestrator: d.Orchestrator, Project: d.Name})
+}
+
+func (s *Service) linkIssue(ctx context.Context, op, tenant, id, repo string, n int, url string) error {
+	return table.Retry(ctx, op, "errorId", id, func() error {
+		g, it, err := Groups.Get(ctx, s.o.Store, op, "errorId", id, groupKey(tenant, id))
+		if err != nil {
+			return err
+		}
+		if g.IssueNumber == n && g.Status == StatusOngoing {
+			return nil
+		}
+		g.IssueRepo, g.IssueNumber, g.IssueURL, g.UpdatedAt = repo, n, url, s.nowMS()
+		if g.Status == StatusNew || g.Status == StatusRegressed {
+			g.Status = StatusOngoing
+		}
+		next, err := Groups.Item(op, tenant, g)
+		if err != nil {
+			return err
+		}
+		return s.o.Store.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+	})
+}
+
+// SummaryJob adds a group over the deployment's hourly cap to the hour's
+// summary issue (filed by the first of them, by marker), as one comment.
+func (s *Service) SummaryJob(ctx context.Context, j outbox.Job) error {
+	const op = "errormon.summary"
+	_, g, d, err := s.jobGroup(ctx, op, j)
+	if err != nil {
+		return ignoreGone(err)
+	}
+	hour := time.UnixMilli(g.FirstSeen - g.FirstSeen%3_600_000).UTC()
+	marker := fmt.Sprintf("<!-- vantagepeers:errsummary:%s:%d -->", d.Name, hour.Unix())
+	title := clip(fmt.Sprintf("[Auto] More new errors in %s (%s UTC)", d.Name, hour.Format("2006-01-02 15:04")), maxTitleChars)
+	body := fmt.Sprintf("More than %d new errors appeared in deployment %s within the hour from %s UTC; each one past the cap is listed below as a comment.\n\n%s",
+		s.o.IssuesPerHour, d.Name, hour.Format("2006-01-02 15:04"), marker)
+	n, url, err := s.o.GitHub.CreateIssueOnce(ctx, j.Tenant, d.GitHubRepo, title, body, marker, Labels, hour.Add(-time.Hour))
+	if err != nil {
+		return githubErr(err)
+	}
+	item := "<!-- vantagepeers:errsummary-item:" + g.ID + " -->"
+	line := fmt.Sprintf("- `%s` %s (%d occurrences, first seen %s)\n\n%s", g.ID, clip(Title(g), maxTitleChars), g.Count,
+		time.UnixMilli(g.FirstSeen).UTC().Format(time.RFC3339), item)
+	if err := s.o.GitHub.CommentOnce(ctx, j.Tenant, d.GitHubRepo, n, item, line); err != nil {
+		return githubErr(err)
+	}
+	return s.linkIssue(ctx, op, j.Tenant, g.ID, d.GitHubRepo, n, url)
+}
+
+// RegressionJob reopens a regressed group's issue and says so in one
+// comment per regression.
+func (s *Service) RegressionJob(ctx context.Context, j outbox.Job) error {
+	const op = "errormon.regression"
+	gj, g, d, err := s.jobGroup(ctx, op, j)
+	if err != nil {
+		return ignoreGone(err)
+	}
+	if g.IssueNumber < 1 {
+		return nil
+	}
+	if err := s.o.GitHub.Reopen(ctx, j.Tenant, g.IssueRepo, g.IssueNumber); err != nil {
+		return githubErr(err)
+	}
+	marker := fmt.Sprintf("<!-- vantagepeers:regression:%s:%d -->", g.ID, gj.Regression)
+	body := fmt.Sprintf("Regression: this error fired again after the issue was fixed or closed (%d occurrences in all, last seen %s UTC in %s).\n\n%s",
+		g.Count, time.UnixMilli(g.LastSeen).UTC().Format("2006-01-02 15:04"), d.Name, marker)
+	if err := s.o.GitHub.CommentOnce(ctx, j.Tenant, g.IssueRepo, g.IssueNumber, marker, body); err != nil {
+		return githubErr(err)
+	}
+	if err := s.o.Issues.Regressed(ctx, j.Tenant, g.IssueRepo, g.IssueNumber); err != nil {
+		return err
+	}
+	return s.linkIssue(ctx, op, j.Tenant, g.ID, g.IssueRepo, g.IssueNumber, g.IssueURL)
+}
+
+func ignoreGone(err error) error {
+	if vp.IsKind(err, vp.KindNotFound) {
+		return nil // the group or its deployment is gone: nothing to file
+	}
+	return err
+}
+
+// Title is "[Auto] <type>: <message>", bounded.
+func Title(g Group) string {
+	t := g.Type
+	if t == "" {
+		t = "Error"
+	}
+	msg := strings.Join(strings.Fields(g.Sample), " ")
+	if msg == "" {
+		msg = g.Message
+	}
+	return clip("[Auto] "+t+": "+msg, maxTitleChars)
+}
+
+// Body describes a group for its issue: where, how often, a sample and
+// its stack trace, under GitHub's 65,536 characters.
+func Body(g Group, d Deployment) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The error monitor found a new error in deployment **%s** (%s).\n\n", d.Name, d.Source)
+	fmt.Fprintf(&b, "| | |\n|---|---|\n| function | `%s` |\n| type | `%s` |\n| occurrences | %d |\n| first seen | %s |\n| last seen | %s |\n| fingerprint | `%s` (%s) |\n\n",
+		g.Function, g.Type, g.Count, time.UnixMilli(g.FirstSeen).UTC().Format(time.RFC3339),
+		time.UnixMilli(g.LastSeen).UTC().Format(time.RFC3339), g.Fingerprint, g.Algorithm)
+	fmt.Fprintf(&b, "**Message**\n\n```\n%s\n```\n\n", fence(clip(g.Sample, 4000)))
+	if g.Stack != "" {
+		fmt.Fprintf(&b, "**Stack trace**\n\n```\n%s\n```\n\n", fence(clip(g.Stack, maxStackChars)))
+	}
+	if g.Raw != "" {
+		fmt.Fprintf(&b, "<details><summary>Raw log record</summary>\n\n```\n%s\n```\n</details>\n", fence(clip(g.Raw, 8000)))
+	}
+	return clip(b.String(), maxBodyChars)
+}
+
+// fence keeps a text from closing its code block.
+func fence(s string) string { return strings.ReplaceAll(s, "```", "ˋˋˋ") }
+
+// clip cuts s to n characters.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

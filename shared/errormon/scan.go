@@ -1,0 +1,315 @@
+package errormon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// Outbox topics of the monitor's GitHub writes.
+const (
+	TopicFile       = "errormon.file"       // a new group's issue
+	TopicSummary    = "errormon.summary"    // a group over the hourly cap, added to the hour's summary issue
+	TopicRegression = "errormon.regression" // a regressed group's issue reopened, with a comment
+)
+
+const (
+	pageEvents = 500
+	// groupsPerBatch keeps a batch's transaction under store.MaxTransactOps:
+	// a group, its job and the job's dedup record each, and the deployment.
+	groupsPerBatch = 30
+	// leaseSlack is added to the scan budget for the lease.
+	leaseSlack = 30 * time.Second
+	maxBackoff = time.Hour
+)
+
+// ScanAll scans every active deployment of the tenant that is due (the
+// error-monitor job) and returns the events read. One deployment's
+// failure is recorded on it and does not stop the others.
+func (s *Service) ScanAll(ctx context.Context, tenant string) (int, error) {
+	const op = "error-monitor"
+	rows, err := records.QueryAll(ctx, s.o.Store, Deployments.Query(tenant, store.GSI1, nil), 1000)
+	if err != nil {
+		return 0, records.Err(op, err)
+	}
+	total := 0
+	var errs []error
+	for _, it := range rows {
+		d, err := records.Decode[Deployment](op, it)
+		if err != nil {
+			return total, err
+		}
+		if !d.Active || d.NextScanAt > s.nowMS() {
+			continue
+		}
+		n, err := s.Scan(ctx, tenant, d.Name)
+		total += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// Scan reads one deployment's new error events and groups them. It takes
+// the deployment's lease first: a scan that finds it held (another scan
+// running) does nothing.
+func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
+	const op = "error-monitor"
+	d, ok, err := s.lease(ctx, op, tenant, name)
+	if err != nil || !ok {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.ScanBudget)
+	defer cancel()
+	src := s.o.Sources[d.Source]
+	target := source.Target{Tenant: tenant, Name: d.Name, DeploymentURL: d.DeploymentURL, LogGroups: d.LogGroups, FilterPattern: d.FilterPattern}
+	if src == nil {
+		return 0, s.failed(ctx, op, tenant, d, vp.Errorf(op, vp.KindInvalid, "source", "no %s log source is configured in this server", d.Source))
+	}
+	if d.Source == SourceConvex {
+		if target.Key, err = s.o.Keys.Key(ctx, tenant, d); err == nil && target.Key == "" {
+			err = vp.Errorf(op, vp.KindUnauthorized, "deployKeyEnvVar", "the deploy key of %s is not set: set the environment variable %s of the server (or its Secrets Manager secret on AWS)", d.Name, d.DeployKeyEnvVar)
+		}
+		if err != nil {
+			return 0, s.failed(ctx, op, tenant, d, err)
+		}
+	}
+	since := s.o.Now().Add(-s.o.Backfill)
+	read := 0
+	for {
+		page, err := src.Read(ctx, target, d.Cursor, since, pageEvents)
+		if err != nil {
+			return read, s.failed(ctx, op, tenant, d, err)
+		}
+		read += len(page.Events)
+		more := page.More && ctx.Err() == nil
+		if d, err = s.apply(ctx, op, tenant, d, page, !more); err != nil {
+			return read, err
+		}
+		if !more {
+			return read, nil
+		}
+	}
+}
+
+// lease takes the deployment for one scan: one conditional write.
+func (s *Service) lease(ctx context.Context, op, tenant, name string) (Deployment, bool, error) {
+	d, it, err := Deployments.Get(ctx, s.o.Store, op, "name", name, deploymentKey(tenant, name))
+	if err != nil {
+		return d, false, err
+	}
+	now := s.nowMS()
+	if !d.Active || d.LeaseUntil > now {
+		return d, false, nil
+	}
+	d.LeaseUntil = now + (s.o.ScanBudget + leaseSlack).Milliseconds()
+	next, err := Deployments.Item(op, tenant, d)
+	if err != nil {
+		return d, false, err
+	}
+	err = s.o.Store.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return d, false, nil // another scan took it
+	}
+	if err != nil {
+		return d, false, records.Err(op, err)
+	}
+	return d, true, nil
+}
+
+// failed records a source's failure on the deployment (visible in
+// list_errors) and backs its next scan off exponentially.
+func (s *Service) failed(ctx context.Context, op, tenant string, d Deployment, cause error) error {
+	now := s.nowMS()
+	back := min(time.Duration(1<<min(d.Failures, 10))*5*time.Minute/2, maxBackoff)
+	if d, ok := vp.RetryAfter(cause); ok && d > back {
+		back = d
+	}
+	_, err := s.updateDeployment(ctx, op, tenant, d.Name, func(d *Deployment) {
+		d.Failures++
+		d.LastError, d.LastErrorAt, d.NextScanAt, d.LeaseUntil = cause.Error(), now, now+back.Milliseconds(), 0
+	})
+	s.log.WarnContext(ctx, "error monitor: a source failed", "tenant", tenant, "deployment", d.Name, "err", cause.Error(), "retryIn", back)
+	return errors.Join(cause, err)
+}
+
+// aggregate is what one batch adds to a group.
+type aggregate struct {
+	fp          fingerprint.Fingerprint
+	count       int64
+	first, last int64
+	sample      source.Event
+}
+
+// ownPipeline: events about the monitor itself never become issues (a
+// failing scan would report itself in a loop).
+func ownPipeline(e source.Event) bool {
+	for _, s := range []string{e.Function, e.Message} {
+		if strings.Contains(s, "error-monitor") || strings.Contains(s, "errormon.") {
+			return true
+		}
+	}
+	return false
+}
+
+// apply groups a page's events and commits the counts with the
+// deployment's new cursor, in batches of groupsPerBatch groups; the
+// cursor (and, when last, the lease's release) goes in the final batch.
+func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, page source.Page, last bool) (Deployment, error) {
+	aggs := map[string]*aggregate{}
+	var order []string
+	for _, e := range page.Events {
+		if ownPipeline(e) {
+			continue
+		}
+		fp := fingerprint.Of(e)
+		id := GroupID(d.Name, fp.Hash)
+		a := aggs[id]
+		if a == nil {
+			a = &aggregate{fp: fp, first: e.Time.UnixMilli(), last: e.Time.UnixMilli(), sample: e}
+			aggs[id] = a
+			order = append(order, id)
+		}
+		a.count++
+		a.first, a.last = min(a.first, e.Time.UnixMilli()), max(a.last, e.Time.UnixMilli())
+	}
+	slices.Sort(order)
+	for start := 0; ; start += groupsPerBatch {
+		end := min(start+groupsPerBatch, len(order))
+		final := end == len(order)
+		var err error
+		if d, err = s.commitBatch(ctx, op, tenant, d, order[start:end], aggs, page, final, final && last, int64(len(page.Events))); err != nil {
+			return d, err
+		}
+		if final {
+			return d, nil
+		}
+	}
+}
+
+// commitBatch writes the groups of ids and, when final, the deployment's
+// cursor and counters, in one transaction conditional on every version
+// read; a lost race (a tool changed the deployment) is retried.
+func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployment, ids []string, aggs map[string]*aggregate,
+	page source.Page, final, release bool, scanned int64) (Deployment, error) {
+	for attempt := 0; attempt < 8; attempt++ {
+		cur, dit, err := Deployments.Get(ctx, s.o.Store, op, "name", d.Name, deploymentKey(tenant, d.Name))
+		if err != nil {
+			return d, err
+		}
+		now := s.nowMS()
+		if hour := now - now%3_600_000; cur.IssueHour != hour {
+			cur.IssueHour, cur.IssuesHour = hour, 0
+		}
+		var ops []store.Op
+		var kicks []outbox.Pending
+		for _, id := range ids {
+			gops, job, err := s.groupOps(ctx, op, tenant, &cur, id, aggs[id])
+			if err != nil {
+				return d, err
+			}
+			ops = append(ops, gops...)
+			if job != nil {
+				ops = append(ops, job.Ops()...)
+				kicks = append(kicks, *job)
+			}
+		}
+		if final {
+			cur.Cursor, cur.EventsScanned, cur.LastScanAt = page.Cursor, cur.EventsScanned+scanned, now
+			cur.Failures, cur.LastError, cur.NextScanAt = 0, "", 0
+			if release {
+				cur.LeaseUntil = 0
+			}
+		}
+		cur.UpdatedAt = now
+		dnext, err := Deployments.Item(op, tenant, cur)
+		if err != nil {
+			return d, err
+		}
+		ops = append(ops, store.Put(dnext, store.IfVersion(dit.Version)))
+		err = s.o.Store.Write(ctx, ops...)
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return d, records.Err(op, err)
+		}
+		s.o.Jobs.Kick(kicks...)
+		return cur, nil
+	}
+	return d, vp.Errorf(op, vp.KindConflict, "name", "deployment %s kept changing during its scan", d.Name)
+}
+
+// groupOps returns the write of one group's new count and, for a new or
+// regressed group, the job of its GitHub write.
+func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment, id string, a *aggregate) ([]store.Op, *outbox.Pending, error) {
+	g, it, err := Groups.Get(ctx, s.o.Store, op, "errorId", id, groupKey(tenant, id))
+	cond := store.IfNotExists
+	now := s.nowMS()
+	var topic, dedup string
+	switch {
+	case vp.IsKind(err, vp.KindNotFound):
+		e := a.sample
+		g = Group{ID: id, CreationTime: now, Deployment: d.Name, Fingerprint: a.fp.Hash, Algorithm: a.fp.Version,
+			Function: a.fp.Function, Type: a.fp.Type, Message: a.fp.Message, Frame: a.fp.Frame,
+			Sample: e.Message, Stack: e.Stack, Raw: e.Raw, FirstSeen: a.first, LastSeen: a.last, Status: StatusNew}
+		if d.IssuesHour < s.o.IssuesPerHour {
+			d.IssuesHour++
+			topic, dedup = TopicFile, "file:"+id
+		} else {
+			g.Summarised = true
+			topic, dedup = TopicSummary, "summary:"+id
+		}
+	case err != nil:
+		return nil, nil, err
+	default:
+		cond = store.IfVersion(it.Version)
+		g.FirstSeen, g.LastSeen = min(g.FirstSeen, a.first), max(g.LastSeen, a.last)
+		if g.IssueNumber > 0 && (g.Status == StatusOngoing || g.Status == StatusResolved) {
+			st, err := s.o.Issues.StatusOf(ctx, tenant, g.IssueRepo, g.IssueNumber)
+			if err != nil {
+				return nil, nil, err
+			}
+			if st == "fixed" || st == "verified" || st == "closed" {
+				g.Status, g.Regressions = StatusRegressed, g.Regressions+1
+				topic, dedup = TopicRegression, fmt.Sprintf("regression:%s:%d", id, g.Regressions)
+			}
+		}
+	}
+	g.Count += a.count
+	g.UpdatedAt = now
+	item, err := Groups.Item(op, tenant, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	ops := []store.Op{store.Put(item, cond)}
+	if topic == "" {
+		return ops, nil, nil
+	}
+	b, err := json.Marshal(groupJob{GroupID: id, Regression: g.Regressions})
+	if err != nil {
+		return nil, nil, vp.Wrap(op, vp.KindInternal, err)
+	}
+	job, err := s.o.Jobs.Enqueue(ctx, tenant, topic, dedup, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ops, &job, nil
+}
+
+type groupJob struct {
+	GroupID    string `json:"groupId"`
+	Regression int    `json:"regression,omitempty"`
+}
