@@ -18,6 +18,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
@@ -62,9 +63,11 @@ type app struct {
 	// missions and recurring are built on tasks.
 	missions  *mission.Service
 	recurring *recurring.Service
-	// issues is the GitHub capability; webhooks its handler's options.
+	// issues is the GitHub capability; webhooks its handler's options;
+	// errors the deployment error monitor.
 	issues   *issue.Service
 	webhooks webhooks.Options
+	errors   *errormon.Service
 	log      *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
@@ -131,7 +134,12 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 	tasks.UseMissions(missions)
 	tasks.UseEvents(ob)
 	messages := message.New(message.Options{Store: ws, Cursors: signer, Logger: log, Directory: profiles, Search: indexed})
-	issues, hooks, err := openIssues(ws, st, dataDir, signer, log, missions, messages, ob)
+	issues, gh, hooks, err := openIssues(ws, st, dataDir, signer, log, missions, messages, ob)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	monitor, err := openErrors(ctx, ws, signer, log, gh, issues, ob)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -147,7 +155,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		outbox:  ob,
 		tokens:  auth.New(auth.Options{Store: st, MasterHash: masterHash}),
 		keyword: kw,
-		tasks:   tasks, missions: missions, issues: issues, webhooks: hooks,
+		tasks:   tasks, missions: missions, issues: issues, webhooks: hooks, errors: monitor,
 		recurring: recurring.New(recurring.Options{Store: ws, Cursors: signer, Logger: log, Tasks: tasks}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 			Queue: q, Cursors: signer, Logger: log}),
@@ -184,16 +192,17 @@ func wireEffects(ob *outbox.Outbox, kw *keyword.Service, missions *mission.Servi
 // set` needs no restart; the REST client paced by the store-backed
 // limiter; and the webhook handler's options.
 func openIssues(ws store.Store, st *sqlite.Store, dataDir string, signer *listing.Signer, log *slog.Logger,
-	missions *mission.Service, messages *message.Service, ob *outbox.Outbox) (*issue.Service, webhooks.Options, error) {
+	missions *mission.Service, messages *message.Service, ob *outbox.Outbox) (*issue.Service, github.ForTenants, webhooks.Options, error) {
 	creds := &github.FileCredentials{Path: filepath.Join(dataDir, github.CredentialsFile), Defaults: github.CredentialsFromEnv(os.Getenv)}
 	client, err := github.New(github.Options{BaseURL: os.Getenv(awsenv.EnvGitHubAPIURL),
 		Limiter: github.NewLimiter(github.LimiterOptions{Store: st})})
 	if err != nil {
-		return nil, webhooks.Options{}, fmt.Errorf("%s: %w", awsenv.EnvGitHubAPIURL, err)
+		return nil, github.ForTenants{}, webhooks.Options{}, fmt.Errorf("%s: %w", awsenv.EnvGitHubAPIURL, err)
 	}
+	gh := github.ForTenants{Client: client, Credentials: creds}
 	issues := issue.New(issue.Options{Store: ws, Cursors: signer, Logger: log, Missions: missions, Notices: messages, Jobs: ob,
-		GitHub: github.ForTenants{Client: client, Credentials: creds}, Trusted: awsenv.SplitList(os.Getenv(awsenv.EnvGitHubTrusted))})
-	return issues, webhooks.Options{Secrets: github.WebhookSecrets{Credentials: creds}, Dispatcher: issues, Logger: log,
+		GitHub: gh, Trusted: awsenv.SplitList(os.Getenv(awsenv.EnvGitHubTrusted))})
+	return issues, gh, webhooks.Options{Secrets: github.WebhookSecrets{Credentials: creds}, Dispatcher: issues, Logger: log,
 		DefaultTenant: vp.DefaultTenant}, nil
 }
 
@@ -205,7 +214,7 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 		Profiles: a.profiles, Messages: a.messages, Iframes: a.iframes, Mandates: a.mandates,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
-		Diary: a.leaves.diary, Issues: a.issues,
+		Diary: a.leaves.diary, Issues: a.issues, Errors: a.errors,
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 // jobDeps wires the catalogue's jobs to this data directory's services.
 func (a *app) jobDeps(log *slog.Logger) jobs.Deps {
 	return jobs.Deps{
-		Recurring: a.recurring, Iframes: a.iframes, Indexer: a.keyword, Tenants: a.tenants, Outbox: a.outbox, Issues: a.issues,
+		Recurring: a.recurring, Iframes: a.iframes, Indexer: a.keyword, Tenants: a.tenants, Outbox: a.outbox, Issues: a.issues, Errors: a.errors,
 		Embedder:  jobs.EmbedderOptions{Queue: a.queue, Memory: a.memory, Logger: log},
 		EmbedPoll: jobs.DefaultEmbedPoll,
 		Logger:    log,

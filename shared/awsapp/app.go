@@ -32,6 +32,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/embed/openai"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
@@ -143,6 +144,9 @@ type App struct {
 	// handler (WebhooksHandler) on it.
 	Issues   *issue.Service
 	Webhooks webhooks.Options
+	// Errors is the deployment error monitor (its sources only where the
+	// error-monitor job runs).
+	Errors *errormon.Service
 
 	loaded time.Time // when Load returned
 }

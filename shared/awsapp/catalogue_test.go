@@ -14,6 +14,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
@@ -46,7 +47,8 @@ func schedulerOnSQLite(t *testing.T, logs *bytes.Buffer) *awsapp.App {
 	return &awsapp.App{Outbox: ob, Function: awsenv.FuncScheduler, Log: log, Config: awsapp.Config{SearchEndpoint: "https://search.example"},
 		Keyword: keyword.New(keyword.Options{Store: st, Index: idx, Logger: log}), Iframes: iframe.New(iframe.Options{Store: st, Logger: log}),
 		Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})}),
-		Issues:    issue.New(issue.Options{Store: st, Logger: log})}
+		Issues:    issue.New(issue.Options{Store: st, Logger: log}),
+		Errors:    errormon.New(errormon.Options{Store: st, Logger: log})}
 }
 
 // TestSchedulerRunsTheCatalogue: the scheduler function's jobs are the

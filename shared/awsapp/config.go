@@ -57,6 +57,8 @@ type Config struct {
 	GitHubSecretPrefix string
 	GitHubAPIURL       string
 	GitHubTrusted      []string
+
+	DeployKeySecretPrefix string
 }
 
 // ConfigFromEnv reads the configuration; getenv is os.Getenv in the
@@ -91,6 +93,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		GitHubSecretPrefix: get(awsenv.EnvGitHubSecretPrefix),
 		GitHubAPIURL:       get(awsenv.EnvGitHubAPIURL),
 		GitHubTrusted:      awsenv.SplitList(get(awsenv.EnvGitHubTrusted)),
+
+		DeployKeySecretPrefix: get(awsenv.EnvDeployKeySecretPrefix),
 	}
 	var errs []error
 	bad := func(env, msg string) { errs = append(errs, fmt.Errorf("%s: %s", env, msg)) }

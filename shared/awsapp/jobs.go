@@ -88,6 +88,9 @@ func (a *App) jobDeps() jobs.Deps {
 	if a.Issues != nil {
 		d.Issues = a.Issues
 	}
+	if a.Errors != nil {
+		d.Errors = a.Errors
+	}
 	return d
 }
 

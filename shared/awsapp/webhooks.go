@@ -2,11 +2,18 @@ package awsapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/convex"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
@@ -29,12 +36,49 @@ func (a *App) buildIssues(signer *listing.Signer, secrets Secrets, now func() ti
 	if err != nil {
 		return fmt.Errorf("awsapp: %s: %w", awsenv.EnvGitHubAPIURL, err)
 	}
+	gh := github.ForTenants{Client: client, Credentials: creds}
 	a.Issues = issue.New(issue.Options{Store: a.Store, Cursors: signer, Now: now, Logger: a.Log, Missions: a.Missions,
-		Notices: a.Messages, Jobs: a.Outbox, GitHub: github.ForTenants{Client: client, Credentials: creds},
-		Trusted: a.Config.GitHubTrusted, FlushStarts: true})
+		Notices: a.Messages, Jobs: a.Outbox, GitHub: gh, Trusted: a.Config.GitHubTrusted, FlushStarts: true})
 	a.Webhooks = webhooks.Options{Secrets: github.WebhookSecrets{Credentials: creds}, Dispatcher: a.Issues,
 		Logger: a.Log, DefaultTenant: vp.DefaultTenant, Now: now}
-	return a.Issues.Wire(a.Outbox, a.Tasks)
+	a.Errors = errormon.New(errormon.Options{Store: a.Store, Cursors: signer, Now: now, Logger: a.Log, Sources: a.errorSources(),
+		Keys: &DeployKeys{Secrets: secrets, Prefix: a.Config.DeployKeySecretPrefix}, GitHub: gh, Issues: a.Issues, Jobs: a.Outbox})
+	return errors.Join(a.Issues.Wire(a.Outbox, a.Tasks), a.Errors.Wire(a.Outbox))
+}
+
+// errorSources are the log sources of the function that runs the error
+// monitor (awsenv.Function.ErrorMonitor); the others only list errors.
+func (a *App) errorSources() map[string]source.Source {
+	if f, ok := awsenv.FunctionNamed(a.Function); !ok || !f.ErrorMonitor {
+		return nil
+	}
+	return map[string]source.Source{
+		errormon.SourceConvex:     convex.New(convex.Options{}),
+		errormon.SourceCloudWatch: cloudwatch.New(cloudwatch.Options{Client: cloudwatchlogs.NewFromConfig(a.AWS)}),
+	}
+}
+
+// DeployKeys reads a Convex deployment's deploy key from the Secrets
+// Manager secret <Prefix><deployKeyEnvVar> at each scan; a missing one
+// is "" (the scan then says which secret to create).
+type DeployKeys struct {
+	Secrets Secrets
+	Prefix  string
+}
+
+// Key implements errormon.Keys.
+func (k *DeployKeys) Key(ctx context.Context, _ string, d errormon.Deployment) (string, error) {
+	if k.Prefix == "" {
+		return "", nil
+	}
+	v, err := k.Secrets.Secret(ctx, k.Prefix+d.DeployKeyEnvVar)
+	if secretMissing(k.Secrets, k.Prefix+d.DeployKeyEnvVar, err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", vp.Wrap("error-monitor", vp.KindUnavailable, fmt.Errorf("reading the secret %s%s: %w", k.Prefix, d.DeployKeyEnvVar, err))
+	}
+	return strings.TrimSpace(v), nil
 }
 
 // noCredentials is the credential source of a deployment without GitHub

@@ -73,6 +73,8 @@ type Deps struct {
 	Outbox OutboxDrainer
 	// Issues is the GitHub issues capability (PR monitor, statistics).
 	Issues IssueJobs
+	// Errors is the deployment error monitor.
+	Errors ErrorScanner
 	// Embedder configures the embedding worker (Queue and Memory required).
 	Embedder EmbedderOptions
 	// EmbedPoll bounds the worker's wait for jobs another process enqueued.
@@ -98,6 +100,7 @@ const (
 	JobOutbox         = "outbox"
 	JobPRMonitor      = "pr-monitor"
 	JobIssueStats     = "issue-stats"
+	JobErrorMonitor   = "error-monitor"
 )
 
 // Catalogue returns every job, in a fixed order. Each call returns fresh
@@ -158,12 +161,22 @@ func Catalogue() []Job {
 		{
 			Name: JobPRMonitor, Kind: Cron, Schedule: MustParseSchedule("0 * * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
 			Summary: "polls the pull requests of tracked external issues (conditional requests) and tells the watcher on merge or close",
-			build:   func(d Deps) (Func, error) { return perTenant(JobPRMonitor, d, IssueJobs.MonitorPRs) },
+			build:   func(d Deps) (Func, error) { return issueJob(JobPRMonitor, d, IssueJobs.MonitorPRs) },
 		},
 		{
 			Name: JobIssueStats, Kind: Cron, Schedule: MustParseSchedule("0 6 * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
 			Summary: "writes each mapped project's daily issue resolution snapshot (time to first response, time to fix)",
-			build:   func(d Deps) (Func, error) { return perTenant(JobIssueStats, d, IssueJobs.SnapshotAll) },
+			build:   func(d Deps) (Func, error) { return issueJob(JobIssueStats, d, IssueJobs.SnapshotAll) },
+		},
+		{
+			Name: JobErrorMonitor, Kind: Cron, Schedule: MustParseSchedule("*/5 * * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
+			Summary: "reads each monitored deployment's new error logs, groups and counts them; a new error files one [Auto] GitHub issue",
+			build: func(d Deps) (Func, error) {
+				if d.Errors == nil {
+					return perTenant(JobErrorMonitor, d, "Errors", nil)
+				}
+				return perTenant(JobErrorMonitor, d, "", d.Errors.ScanAll)
+			},
 		},
 		{
 			Name: JobEmbedder, Kind: Worker, Function: awsenv.FuncEmbedder,

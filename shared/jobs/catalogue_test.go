@@ -70,8 +70,9 @@ func TestCatalogue(t *testing.T) {
 		"search-backfill":        "*/10 * * * *",
 		"embedder":               "",
 		"outbox":                 "* * * * *",
-		"pr-monitor":             "0 * * * *", // §11.6: hourly
-		"issue-stats":            "0 6 * * *", // §11.4: daily at 06:00 UTC
+		"pr-monitor":             "0 * * * *",   // §11.6: hourly
+		"issue-stats":            "0 6 * * *",   // §11.4: daily at 06:00 UTC
+		"error-monitor":          "*/5 * * * *", // §12: every 5 minutes
 	}
 	for name, sched := range want {
 		j, ok := jobs.Lookup(name)

@@ -20,6 +20,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
@@ -61,6 +62,8 @@ type Options struct {
 	Diary         *diary.Service
 	// Issues: GitHub repo mappings and issues.
 	Issues *issue.Service
+	// Errors: deployment error monitoring.
+	Errors *errormon.Service
 
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool
@@ -122,6 +125,7 @@ func build(o Options) (*server, *mcp.Server) {
 	s.addMessageTools(m)
 	s.addKeywordTools(m)
 	s.addIssueTools(m)
+	s.addErrorTools(m)
 	return s, m
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
@@ -60,6 +61,7 @@ func withTasks(o mcpserver.Options, st store.Store, signer *listing.Signer, idx 
 	o.Tasks.UseMissions(o.Missions)
 	o.Recurring = recurring.New(recurring.Options{Store: st, Cursors: signer, Tasks: o.Tasks})
 	o.Issues = issue.New(issue.Options{Store: st, Cursors: signer, Missions: o.Missions, Notices: o.Messages})
+	o.Errors = errormon.New(errormon.Options{Store: st, Cursors: signer, Issues: o.Issues})
 	return o
 }
 

@@ -25,5 +25,6 @@ func Schedules() []Schedule {
 		{Job: "outbox", Cron: "* * * * *", EventBridge: "cron(* * * * ? *)", Function: "scheduler"},
 		{Job: "pr-monitor", Cron: "0 * * * *", EventBridge: "cron(0 * * * ? *)", Function: "scheduler"},
 		{Job: "issue-stats", Cron: "0 6 * * *", EventBridge: "cron(0 6 * * ? *)", Function: "scheduler"},
+		{Job: "error-monitor", Cron: "*/5 * * * *", EventBridge: "cron(0/5 * * * ? *)", Function: "scheduler"},
 	}
 }

@@ -74,3 +74,13 @@ func FunctionNames() []string {
 	}
 	return out
 }
+
+// FunctionNamed returns the function called name.
+func FunctionNamed(name string) (Function, bool) {
+	for _, f := range Functions() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Function{}, false
+}

@@ -1,0 +1,41 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+type removeDeploymentIn struct {
+	Name string `json:"name"`
+}
+
+func (s *server) addErrorTools(m *mcp.Server) {
+	mon := s.opts.Errors
+	if mon == nil {
+		return
+	}
+	add(s, m, tool{Name: "add_deployment", Annotations: idempotent,
+		Limits: limits{"name": maxLen(vp.MaxNameBytes), "githubRepo": maxLen(140), "orchestrator": maxLen(vp.MaxNameBytes),
+			"deploymentUrl": maxLen(2048), "deployKeyEnvVar": maxLen(128), "logGroups": maxItems(20), "logGroups[]": maxLen(512),
+			"filterPattern": maxLen(1024)},
+		Description: "Monitor a deployment's error logs every 5 minutes; each new error files one [Auto] GitHub issue in githubRepo " +
+			"and starts its IRP. Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\"," +
+			"\"deployKeyEnvVar\":\"DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"sigma\"}"},
+		mon.AddDeployment)
+	add(s, m, tool{Name: "remove_deployment", Annotations: destructive,
+		Description: "Stop monitoring a deployment; its errors stay. Example: {\"name\":\"myapp\"}"},
+		func(ctx context.Context, p vp.Principal, in removeDeploymentIn) (errormon.Deployment, error) {
+			return mon.RemoveDeployment(ctx, p, errormon.DeploymentRef{Name: in.Name})
+		})
+	add(s, m, tool{Name: "list_errors", Annotations: readOnly,
+		Description: "List grouped deployment errors, last seen first, with counts and linked issue; deployments carries each " +
+			"deployment's scan status. Paginated {items, nextCursor?}. Example: {\"deployment\":\"myapp\"}"},
+		mon.ListErrors)
+	add(s, m, tool{Name: "get_error", Annotations: readOnly,
+		Description: "Fetch an error group with its sample, stack trace and raw record. Example: {\"errorId\":\"err_68992f0fe93c\"}"},
+		mon.GetError)
+}
