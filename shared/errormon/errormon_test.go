@@ -86,7 +86,6 @@ func TestNewErrorsFileOneIssueEachAndStartTheIRP(t *testing.T) {
 	}
 }
 
-
 func TestConcurrentScansCountEachEventOnce(t *testing.T) {
 	e := newEnv(t)
 	e.addDeployment(t, "app")

@@ -23,7 +23,7 @@ const (
 	maxTitleChars = 200
 	// maxBodyChars keeps a body under GitHub's 65,536 characters with room
 	// for the marker.
-	maxBodyChars = 60_000
+	maxBodyChars  = 60_000
 	maxStackChars = 20_000
 )
 
