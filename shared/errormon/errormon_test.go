@@ -14,7 +14,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-func (e *env) groups(t *testing.T) []errormon.Group {
+func (e *env) groups(t testing.TB) []errormon.Group {
 	t.Helper()
 	var out []errormon.Group
 	for cursor := ""; ; {
