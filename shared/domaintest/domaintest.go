@@ -77,3 +77,24 @@ func Ctx() context.Context {
 	_ = cancel // the test process ends first
 	return c
 }
+
+// Drainer is the outbox as Drain needs it.
+type Drainer interface {
+	Drain(ctx context.Context) (int, error)
+}
+
+// Drain runs the outbox's due jobs until none is left (the jobs of the
+// jobs it ran included), failing t when it does not settle.
+func Drain(t testing.TB, ob Drainer) {
+	t.Helper()
+	for range 20 {
+		n, err := ob.Drain(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("the outbox does not drain")
+}

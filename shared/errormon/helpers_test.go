@@ -98,19 +98,8 @@ func (e *env) addDeployment(t testing.TB, name string) {
 	}
 }
 
-func (e *env) drain(t testing.TB) {
-	t.Helper()
-	for range 20 {
-		n, err := e.outbox.Drain(ctx())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return
-		}
-	}
-	t.Fatal("the outbox does not drain")
-}
+// drain runs every due outbox job until none is left.
+func (e *env) drain(t testing.TB) { domaintest.Drain(t, e.outbox) }
 
 func (e *env) scan(t testing.TB, name string) int {
 	t.Helper()

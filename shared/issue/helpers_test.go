@@ -92,20 +92,8 @@ func eachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 	})
 }
 
-// drain runs every due outbox job (comments, deliveries) until none is left.
-func (e *env) drain(t *testing.T) {
-	t.Helper()
-	for range 20 {
-		n, err := e.outbox.Drain(ctx())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return
-		}
-	}
-	t.Fatal("the outbox does not drain")
-}
+// drain runs every due outbox job until none is left.
+func (e *env) drain(t testing.TB) { domaintest.Drain(t, e.outbox) }
 
 func (e *env) mapRepo(t testing.TB, repo, orchestrator, project string) issue.Mapping {
 	t.Helper()
