@@ -5,12 +5,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -325,4 +327,42 @@ func TestBadDeploymentsNameTheField(t *testing.T) {
 	d, err := e.mon.RemoveDeployment(ctx(), admin(tenant), errormon.DeploymentRef{Name: "ghost"})
 	wantKind(t, err, vp.KindNotFound, "name")
 	_ = d
+}
+
+// TestAScanThatLostItsLeaseCountsNothing: a scan whose lease ran out (and
+// another scan took over) while it read must not add its page's counts.
+func TestAScanThatLostItsLeaseCountsNothing(t *testing.T) {
+	e := newEnv(t)
+	e.addDeployment(t, "app")
+	e.src.add(cause(1, 1), cause(1, 2))
+	e.src.gate = make(chan struct{})
+	done := make(chan error, 1)
+	go func() { _, err := e.mon.Scan(ctx(), tenant, "app"); done <- err }()
+	// While it reads, another process takes the deployment over: its lease
+	// moves (as a new scan's would after the first's ran out).
+	for {
+		e.src.mu.Lock()
+		r := e.src.reads
+		e.src.mu.Unlock()
+		if r > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	d, it, err := errormon.Deployments.Get(ctx(), e.st, "test", "name", "app", errormon.Deployments.KeyOf(tenant, map[string]string{"name": "app"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.LeaseUntil += 1
+	next, _ := errormon.Deployments.Item("test", tenant, d)
+	if err := e.st.Write(ctx(), store.Put(next, store.IfVersion(it.Version))); err != nil {
+		t.Fatal(err)
+	}
+	close(e.src.gate)
+	if err := <-done; !vp.IsKind(err, vp.KindConflict) {
+		t.Fatalf("scan after losing its lease: %v, want a conflict", err)
+	}
+	if gs := e.groups(t); len(gs) != 0 {
+		t.Fatalf("the scan that lost its lease counted %d groups", len(gs))
+	}
 }

@@ -91,12 +91,18 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 	for {
 		page, err := src.Read(ctx, target, d.Cursor, since, pageEvents)
 		if err != nil {
+			if vp.IsKind(err, vp.KindUnauthorized) && d.Source == SourceConvex {
+				err = vp.Errorf(op, vp.KindUnauthorized, "deployKeyEnvVar", "%v (the key is read from %s)", err, d.DeployKeyEnvVar)
+			}
 			return read, s.failed(ctx, op, tenant, d, err)
 		}
 		read += len(page.Events)
 		more := page.More && ctx.Err() == nil
 		if d, err = s.apply(ctx, op, tenant, d, page, !more); err != nil {
-			return read, err
+			if vp.IsKind(err, vp.KindConflict) {
+				return read, err // another scan holds it now
+			}
+			return read, s.failed(ctx, op, tenant, d, err)
 		}
 		if !more {
 			return read, nil
@@ -208,6 +214,12 @@ func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployme
 		cur, dit, err := Deployments.Get(ctx, s.o.Store, op, "name", d.Name, deploymentKey(tenant, d.Name))
 		if err != nil {
 			return d, err
+		}
+		// The page was read from d's cursor under d's lease: if either moved
+		// (another scan took over after the lease ran out), these counts are
+		// not ours to add.
+		if cur.Cursor != d.Cursor || cur.LeaseUntil != d.LeaseUntil {
+			return d, vp.Errorf(op, vp.KindConflict, "name", "deployment %s: the scan lost its lease; the next one reads on from the committed cursor", d.Name)
 		}
 		now := s.nowMS()
 		if hour := now - now%3_600_000; cur.IssueHour != hour {
