@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch/cloudwatchfake"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
@@ -303,24 +304,27 @@ func TestThrottlingMidReadAgainstFakeCloudWatchLogs(t *testing.T) {
 func TestPacingAgainstFakeCloudWatchLogs(t *testing.T) {
 	f := cloudwatchfake.New(t, cloudwatchfake.Options{EmptyPages: 4, RateLimit: 5})
 	f.CreateLogGroup(group)
-	s := cloudwatch.New(cloudwatch.Options{Client: f.Client()})
+	// The pace is measured where the Source sends, not where the fake
+	// receives: on a loaded machine arrivals bunch up after a late one.
+	sent := &sendTimes{api: f.Client()}
+	s := cloudwatch.New(cloudwatch.Options{Client: sent})
 	f.Put(group, cloudwatchfake.Event{Timestamp: time.Now().Add(-time.Minute), Message: "ERROR paced"})
 	p, err := s.Read(context.Background(), source.Target{Name: "prod", LogGroups: []string{group}}, "", time.Now().Add(-time.Hour), 10)
 	if err != nil || len(p.Events) != 1 {
 		t.Fatalf("Read = %v, %v", ids(p), err)
 	}
 	reqs := f.Requests()
-	if len(reqs) != 10 {
-		t.Fatalf("%d requests, want 10", len(reqs))
+	if len(reqs) != 10 || len(sent.at) != 10 {
+		t.Fatalf("%d requests received, %d sent; want 10", len(reqs), len(sent.at))
 	}
 	for i, r := range reqs {
 		if r.Status != 200 {
 			t.Fatalf("request %d answered %d %s", i, r.Status, r.Code)
 		}
-		if i > 0 {
-			if gap := r.At.Sub(reqs[i-1].At); gap < 200*time.Millisecond {
-				t.Fatalf("requests %d and %d %v apart", i-1, i, gap)
-			}
+	}
+	for i := 1; i < len(sent.at); i++ {
+		if gap := sent.at[i].Sub(sent.at[i-1]); gap < 200*time.Millisecond {
+			t.Fatalf("requests %d and %d sent %v apart", i-1, i, gap)
 		}
 	}
 }
@@ -472,4 +476,15 @@ func TestRawIsBoundedAgainstFakeCloudWatchLogs(t *testing.T) {
 	if len(ev.Raw) > source.MaxRawBytes || len(ev.Raw) < source.MaxRawBytes-2 || len(ev.Message) > 1024 || len(ev.Stack) > 16<<10 {
 		t.Fatalf("raw %d, message %d, stack %d bytes", len(ev.Raw), len(ev.Message), len(ev.Stack))
 	}
+}
+
+// sendTimes records when each FilterLogEvents call is made.
+type sendTimes struct {
+	api cloudwatch.FilterLogEventsAPI
+	at  []time.Time
+}
+
+func (s *sendTimes) FilterLogEvents(ctx context.Context, in *cloudwatchlogs.FilterLogEventsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error) {
+	s.at = append(s.at, time.Now())
+	return s.api.FilterLogEvents(ctx, in, opts...)
 }

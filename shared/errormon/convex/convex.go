@@ -176,7 +176,11 @@ func (s *Source) get(ctx context.Context, wait time.Duration, endpoint, cursor s
 		}
 	}
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		// A long poll that ran out of time found nothing new: that is an
+		// empty answer, also when the Read's own deadline passed with it
+		// (a loaded machine fires the request's timer late). Only a
+		// cancelled Read is an error.
+		if errors.Is(rctx.Err(), context.DeadlineExceeded) && !errors.Is(ctx.Err(), context.Canceled) {
 			return nil, true, nil
 		}
 		// The error text of a failed request names the URL, never the key

@@ -322,7 +322,9 @@ func TestErrorsAgainstFakeConvex(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		p, err := s.Read(ctx, tg, "5", time.Time{}, 10)
-		if err != nil || len(p.Events) != 0 || p.Cursor != "5" || time.Since(start) > 1400*time.Millisecond {
+		// Not the fake's 10 s: the Read ends with its deadline (give a loaded
+		// machine a second past it).
+		if err != nil || len(p.Events) != 0 || p.Cursor != "5" || time.Since(start) > 2500*time.Millisecond {
 			t.Fatalf("Read = %+v, %v after %v", p, err, time.Since(start))
 		}
 	})
