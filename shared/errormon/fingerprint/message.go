@@ -124,6 +124,13 @@ func (p *param) chunk(s string, i int) int {
 				continue
 			}
 		}
+		if c == '[' {
+			if end := bracketIPv6(s, i); end > 0 {
+				p.out = append(p.out, phIP...)
+				i = end
+				continue
+			}
+		}
 		if isSep(c) {
 			p.out = append(p.out, c)
 			i++
@@ -200,8 +207,10 @@ func (p *param) quoted(content string, quote byte) {
 		p.out = append(p.out, phQuoted...)
 		return
 	}
-	var buf [maxKeptQuote + 32]byte
-	sub := param{out: buf[:0]}
+	// The content is parameterised on its own, as a message of its own
+	// (from its start, with no output before it), into the spare
+	// capacity of the output, which is overwritten below.
+	sub := param{out: p.out[len(p.out):len(p.out)]}
 	sub.message(content)
 	if string(sub.out) != content {
 		p.out = append(p.out, phQuoted...)
@@ -226,18 +235,41 @@ func (p *param) afterAssign() bool {
 	return false
 }
 
-// identifier: short, and made of the bytes code names are made of.
+// identifier: short, made of the bytes code names are made of
+// (including the '/', '@' and '.' of module paths, and the "()" of a
+// method as Java's messages quote it: "String.length()"), with a letter,
+// and not starting with a digit, as no language's names do: "0x1G",
+// "12a" and "-" are values.
 func identifier(s string) bool {
-	if len(s) == 0 || len(s) > maxKeptQuote {
+	s = strings.TrimSuffix(s, "()")
+	if len(s) == 0 || len(s) > maxKeptQuote || isDigit(s[0]) {
 		return false
 	}
+	letter := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !isAlnum(c) && c != '_' && c != '$' && c != '.' && c != ':' && c != '/' && c != '@' && c != '-' {
+		switch {
+		case isAlpha(c):
+			letter = true
+		case isDigit(c), c == '_', c == '$', c == '.', c == ':', c == '/', c == '@', c == '-':
+		default:
 			return false
 		}
 	}
-	return true
+	return letter
+}
+
+// bracketIPv6: an IPv6 address in brackets at i, as in a URL or Go's
+// "[2001:db8::1]:5432", with its port; its end, or 0.
+func bracketIPv6(s string, i int) int {
+	k := i + 1
+	for k < len(s) && k-i <= 46 && (isHex(s[k]) || s[k] == ':' || s[k] == '.') {
+		k++
+	}
+	if !at(s, k, ']') || !isIPv6(s[i+1:k]) {
+		return 0
+	}
+	return withPort(s, k+1)
 }
 
 // urlEnd: if the atom s[i:j] is a scheme followed by "://", the URL runs
@@ -345,15 +377,23 @@ func fold(b []byte, w string) bool {
 	return true
 }
 
-// reasonPhrase: rest begins with the first word of an HTTP reason phrase.
+// reasonPhrase: rest begins, past whitespace, with the first word of an
+// HTTP reason phrase.
 func reasonPhrase(rest string) bool {
-	if len(rest) < 3 || rest[0] != ' ' {
+	i := 0
+	for i < len(rest) && isSpace(rest[i]) {
+		i++
+	}
+	if i == 0 {
 		return false
 	}
-	rest = rest[1:]
+	rest = rest[i:]
 	k := 0
 	for k < len(rest) && isAlpha(rest[k]) {
 		k++
+	}
+	if !bound(rest, k) {
+		return false // the word goes on ("Service0A0"): not a reason phrase
 	}
 	switch rest[:k] {
 	case "OK", "Created", "Accepted", "Moved", "Found", "Not", "Bad", "Unauthorized", "Payment",
