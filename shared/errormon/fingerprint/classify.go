@@ -40,11 +40,10 @@ func isHex(c byte) bool {
 	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-// shape is what one scan of a token learns about it, so that the
-// classifiers that follow can be skipped without looking again.
+// shape is what one scan of a token learns about it, for the predicates
+// that weigh it (hexRun, randomID, hashLike).
 type shape struct {
 	digits, letters, hexLetters int
-	dots, colons, ats           int
 	other                       int // bytes that are neither alnum nor '_' '-'
 	allHex                      bool
 }
@@ -63,17 +62,8 @@ func shapeOf(s string) shape {
 			} else {
 				sh.allHex = false
 			}
-			continue
 		default:
 			sh.allHex = false
-			switch c {
-			case '.':
-				sh.dots++
-			case ':':
-				sh.colons++
-			case '@':
-				sh.ats++
-			}
 			if c != '_' && c != '-' {
 				sh.other++
 			}

@@ -1,6 +1,7 @@
 package fingerprint_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint"
@@ -118,6 +119,17 @@ func TestStableHashes(t *testing.T) {
 			Stack: "Traceback (most recent call last):\n  File \"/app/api/views.py\", line 31, in get_user\n    x\nKeyError: 'user_id'"}, "7516f499358e1f06327a1a9e09933c14"},
 		{source.Event{Message: `level=error ts=2024-05-01T12:00:00Z msg="job failed" job_id=550e8400-e29b-41d4-a716-446655440000 took=150ms status=503 user=alice@example.com url=https://x.example.com/a?b=1`}, "484eb12e895da654341273f887bf50f0"},
 		{source.Event{}, "df8d21437302ca0e9542a04f70ed6d16"},
+		// every kind of variable part, and the rules around them
+		{source.Event{Function: "GET /t/550e8400-e29b-41d4-a716-446655440000?x=1", Message: "Uncaught Error: " +
+			"k57ejhd9x8wv0d7kz0rxm0bf8s6wd3r1 cus_NffrFeUfNV2Hib 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 " +
+			"3f2a9c1b8e7d 0x7f3a abc1234 a@b.example.com https://x.io/a db1.internal:5432 10.0.0.1:80 fe80::1 [::1]:443 " +
+			"2024-05-01T12:00:00Z 12:00:01 Mon, 02 Jan 2006 150ms 1h2m 2.5 -3 512MB 95% #7 item-42 pool-3-thread-4 " +
+			"status 404 HTTP 503 Service Unavailable exit status 137 [Errno 111] 'map' \"a b\" x='y' ok=true \"n\":false " +
+			strings.Repeat("QUJD", 60)}, "a9616e4880f1fe80d4607562a3d86072"},
+		{source.Event{Stack: "    at n (https://a.io/assets/chunk-3f2a9c.js?v=1:1:2)\n"}, "da31196340eff1cdd518d85773c0c71a"},
+		{source.Event{Stack: "    at r (https://a.io/_next/static/chunks/93817264.js:1:2)\n"}, "cf52579fd9c435a5b7cccc29d23b7284"},
+		{source.Event{Stack: "handler@https://a.io/static/js/main.DqHkzWbQ.js:1:2\n"}, "a8345cd3acee60a0ac64bb2a07c4622e"},
+		{source.Event{Stack: "\tat com.acme.A.b(A.java:12)\n\tat java.lang.Thread.run(Thread.java:833)\n"}, "959fe21eb79682f555d41194a068b00b"},
 	}
 	for i, c := range cases {
 		if got := fingerprint.Of(c.in).Hash; got != c.hash {

@@ -31,7 +31,7 @@ var frameCases = []struct{ name, stack, want string }{
 	{"next chunk", "    at __webpack_require__.f.j (https://preview-17.vercel.app/_next/static/chunks/webpack-0a1b2c3d4e5f6a7b.js:1:3211)", "__webpack_require__.f.j (/_next/static/chunks/webpack-<hash>.js)"},
 	{"vite hash", "    at render (https://acme.io/assets/index-DqHkzWbQ.js:40:2)", "render (/assets/index-<hash>.js)"},
 	{"camel case is no hash", "    at render (/app/src/UserList.tsx:4:2)", "render (/app/src/UserList.tsx)"},
-	{"ids in a path", "    at run (/tmp/build-1234/550e8400/app.js:1:2)", "run (/tmp/build-<int>/<hash>/app.js)"},
+	{"ids in a path", "    at run (/tmp/build-1234/550e8400/app.js:1:2)", "run (/tmp/build-<hash>/<hash>/app.js)"},
 	{"firefox", "handler@https://acme.io/static/js/main.3f2a9c1b.chunk.js:1:2345\n@https://acme.io/x.js:1:1", "handler (/static/js/main.<hash>.chunk.js)"},
 	{"go panic", `panic: runtime error: index out of range [5] with length 3
 
@@ -62,6 +62,7 @@ created by net/http.(*Server).Serve in goroutine 1
     obj, end = self.raw_decode(s, idx=_w(s, 0).end())
 KeyError: 'user_id'`,
 		"extract (/app/api/payload.py)"},
+	{"python source lines", "Traceback (most recent call last):\n  File \"/app/a.py\", line 3, in f\n    at (x)\n  File \"/app/b.py\", line 9, in g\n    at foo (bar.js:1:2)\nValueError: x", "g (/app/b.py)"},
 	{"python frozen", "Traceback (most recent call last):\n  File \"<frozen importlib._bootstrap>\", line 1, in _find\n", "_find (<frozen importlib._bootstrap>)"},
 	{"java", `java.lang.NullPointerException: x
 	at java.base/java.util.Objects.requireNonNull(Objects.java:233)
@@ -87,8 +88,12 @@ func TestTopFrame(t *testing.T) {
 // another build, are the same frame.
 func TestTopFrameLineNumbers(t *testing.T) {
 	a := fingerprint.TopFrame("    at f (https://a.example.com/assets/index-1a2b3c4d.js:10:20)\n")
-	b := fingerprint.TopFrame("    at f (https://b.example.com/assets/index-9f8e7d6c.js:99:7)\n")
-	if a != b {
-		t.Fatalf("%q != %q", a, b)
+	for _, other := range []string{
+		"    at f (https://b.example.com/assets/index-9f8e7d6c.js:99:7)\n",
+		"    at f (https://b.example.com/assets/index-93817264.js:1:1)\n", // a hash without a letter
+	} {
+		if b := fingerprint.TopFrame(other); a != b {
+			t.Errorf("%q != %q", a, b)
+		}
 	}
 }

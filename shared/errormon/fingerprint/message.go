@@ -22,13 +22,13 @@ const (
 // to single spaces, and everything else, words, case and punctuation,
 // kept: the parameterised message that goes into a fingerprint.
 //
-// It tokenises, then classifies each token, instead of running patterns
-// over the text: the text is cut into whitespace-delimited chunks, a
-// chunk into quoted strings, URLs, separators and atoms, an atom whose
-// whole does not classify is cut again at ':', then '.', then '-' '_' '+',
-// and each part is tried in turn. Message is idempotent
-// (Message(Message(x)) == Message(x)) and its result is at most 1024
-// bytes.
+// It tokenises, then classifies, instead of running patterns over the
+// text: the text is cut into whitespace-delimited chunks, a chunk into
+// quoted strings, URLs, separators and atoms, and an atom is read token
+// by token, each the longest variable part that starts there, or a
+// literal word (see scan.go). Message is idempotent
+// (Message(Message(x)) == Message(x)), so a stored message is its own
+// parameterised form, and its result is at most 1024 bytes.
 func Message(msg string) string {
 	p := param{out: make([]byte, 0, min(len(msg), maxInput)+16)}
 	p.message(msg)
@@ -177,17 +177,8 @@ func (p *param) closer(s string, i, q int) int {
 		if s[k] != c {
 			continue
 		}
-		if k+1 == len(s) {
+		if k+1 == len(s) || isSpace(s[k+1]) || strings.IndexByte(".,;:!?)]}>", s[k+1]) >= 0 {
 			return k
-		}
-		switch n := s[k+1]; {
-		case isSpace(n):
-			return k
-		default:
-			switch n {
-			case '.', ',', ';', ':', '!', '?', ')', ']', '}', '>':
-				return k
-			}
 		}
 	}
 	p.noCloser[q] = true
@@ -199,9 +190,10 @@ func (p *param) closer(s string, i, q int) int {
 // constraint "users_email_key") is kept with its quotes: it names the
 // code that failed, and "field 'email' is required" and "field 'name' is
 // required" are different causes. Anything else, and anything after = or
-// :, where a quoted string is a value, is <quoted_str>. A single bare word
-// quoted as a value ("parsing "abc"") is therefore kept too: it splits a
-// group where merging could join two causes.
+// :, where a quoted string is a value, is <quoted_str>. The text cannot
+// tell a name from a value that is one bare word (Go's `parsing "abc"`),
+// so such a value is kept too, and splits its group by value: splitting
+// is the cheaper mistake.
 func (p *param) quoted(content string, quote byte) {
 	if p.afterAssign() || !identifier(content) {
 		p.out = append(p.out, phQuoted...)

@@ -15,10 +15,16 @@ import "strings"
 // (context is read from the output, never from the input), and can only
 // find matches the first pass tried: a match ending where a placeholder
 // now begins ended, in the first pass, before a word byte, which is no
-// boundary. Two rules close the remaining gaps: right after a
+// boundary; and a matcher that tries a run (an id, a host name) tries
+// every prefix of it that ends at a boundary, of which the second pass's
+// shorter run is one. The rest are rules for the few places where a
+// placeholder could change what decided the first pass: right after a
 // placeholder only a literal is read (its unit, as in <int>MB, was never
-// a token start), and an IPv6 address ending in "::" must not be
-// followed by '<'.
+// a token start); an IPv6 address ending in "::" is not followed by '<',
+// and one starting "::" does not follow a quote (whose closing depends on
+// the byte after it); and the look-aheads (a reason phrase after a
+// status, a number after a month) skip whitespace as the tokenizer does
+// and match whole words.
 
 // Bounds on the look-ahead of a match, which keep a pathological atom
 // (a long run of dotted or hyphenated words) linear: an e-mail's local
@@ -136,7 +142,7 @@ func (p *param) token(s string, q int, rest string) int {
 	if p.hasAt {
 		take(emailAt(s, q), phEmail)
 	}
-	if len(word) >= 7 && hexRun(word, shapeOf(word)) || (len(word) > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X') && allHex(word[2:])) {
+	if (len(word) >= 7 && hexRun(word, shapeOf(word))) || (len(word) > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X') && allHex(word[2:])) {
 		take(w, phHex)
 	}
 	number := false
