@@ -94,7 +94,7 @@ var causes = []cause{
 		return source.Event{
 			Function: "POST /api/upload/" + g.uuid(),
 			Type:     "Error",
-			Message:  fmt.Sprintf("connect ECONNREFUSED %s:%d", g.ip(), g.pick2(5432, 6379, 443)),
+			Message:  fmt.Sprintf("connect ECONNREFUSED %s:%d", g.ip(), g.pickInt(5432, 6379, 443)),
 			Stack: fmt.Sprintf("Error: connect ECONNREFUSED\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:%d:%d)\n", g.n(1500, 1600), g.n(1, 20)) +
 				g.v8("uploadToS3", "/var/task/src/storage.js", "async handler", "/var/task/src/index.js"),
 		}
@@ -136,7 +136,7 @@ var causes = []cause{
 		return source.Event{Function: "POST /v1/signup", Message: `pq: duplicate key value violates unique constraint "teams_slug_key"`}
 	}},
 	{"go/dial-refused", func(g *gen) source.Event {
-		return source.Event{Function: "worker:sync-inventory", Message: fmt.Sprintf("dial tcp %s: connect: connection refused", net.JoinHostPort(g.ip(), fmt.Sprint(g.pick2(5432, 8080, 9200))))}
+		return source.Event{Function: "worker:sync-inventory", Message: fmt.Sprintf("dial tcp %s: connect: connection refused", net.JoinHostPort(g.ip(), fmt.Sprint(g.pickInt(5432, 8080, 9200))))}
 	}},
 	{"go/client-timeout", func(g *gen) source.Event {
 		return source.Event{
@@ -265,4 +265,5 @@ func (g *gen) indexPanic(fn, file string) source.Event {
 	}
 }
 
-func (g *gen) pick2(xs ...int) int { return xs[g.r.IntN(len(xs))] }
+// pickInt is pick for numbers (ports).
+func (g *gen) pickInt(xs ...int) int { return xs[g.r.IntN(len(xs))] }

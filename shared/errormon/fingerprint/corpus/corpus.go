@@ -8,8 +8,9 @@
 //
 // It is generated in memory from a seed, so it is the same in every run
 // and needs no data file (nor a test that the file is up to date). The
-// fingerprint tests score precision and recall on it; the error monitor's
-// benchmark reads it as its stream of events.
+// fingerprint tests score precision and recall on it and benchmark on it;
+// it is a package, not a test file, so that a benchmark of the whole
+// error monitor can read the same stream of events.
 package corpus
 
 import (
