@@ -40,11 +40,10 @@ func isHex(c byte) bool {
 	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-// shape is what one scan of a token learns about it, so that the
-// classifiers that follow can be skipped without looking again.
+// shape is what one scan of a token learns about it, for the predicates
+// that weigh it (hexRun, randomID, hashLike).
 type shape struct {
 	digits, letters, hexLetters int
-	dots, colons, ats           int
 	other                       int // bytes that are neither alnum nor '_' '-'
 	allHex                      bool
 }
@@ -63,17 +62,8 @@ func shapeOf(s string) shape {
 			} else {
 				sh.allHex = false
 			}
-			continue
 		default:
 			sh.allHex = false
-			switch c {
-			case '.':
-				sh.dots++
-			case ':':
-				sh.colons++
-			case '@':
-				sh.ats++
-			}
 			if c != '_' && c != '-' {
 				sh.other++
 			}
@@ -280,8 +270,13 @@ func hexRun(s string, sh shape) bool {
 // too (Float64Array, utf8mb4, ERR_HTTP2_STREAM_ERROR, sha256), but
 // rarely: one run of digits, few changes between lower case, upper case
 // and digits. So a long token needs several such changes and a shorter
-// one two separate runs of digits. The few written names that pass
-// (x86_64-linux) are constant, so replacing them merges nothing.
+// one two separate runs of digits; and some '-' or '_' separated segment
+// must mix letters and digits, so that pool-3-thread-17, whose numbers
+// stand alone, is read as words and numbers. The few written names that
+// pass (x86_64-linux) are constant, so replacing them merges nothing.
+//
+// Every count only grows as the token grows, so a prefix of a token that
+// is not random is not random either; Message's idempotence relies on it.
 func randomID(s string, sh shape) bool {
 	if sh.other > 0 || sh.digits == 0 || sh.letters == 0 {
 		return false
@@ -291,20 +286,24 @@ func randomID(s string, sh shape) bool {
 		return false
 	}
 	changes, digitRuns := 0, 0
+	mixed := false
+	segLetter, segDigit := false, false
 	prev := byte(0) // 'l', 'u', 'd'
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		var k byte
 		switch {
 		case isDigit(c):
-			k = 'd'
+			k, segDigit = 'd', true
 		case isLower(c):
-			k = 'l'
+			k, segLetter = 'l', true
 		case isUpper(c):
-			k = 'u'
+			k, segLetter = 'u', true
 		default:
+			segLetter, segDigit = false, false
 			continue
 		}
+		mixed = mixed || (segLetter && segDigit)
 		if k != prev {
 			if prev != 0 {
 				changes++
@@ -314,6 +313,9 @@ func randomID(s string, sh shape) bool {
 			}
 			prev = k
 		}
+	}
+	if !mixed {
+		return false
 	}
 	if n >= 16 && changes >= 4 {
 		return true

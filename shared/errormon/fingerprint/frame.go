@@ -63,7 +63,9 @@ func TopFrame(stack string) string {
 		default:
 			f, ok = firefoxFrame(t)
 		}
-		if !ok {
+		// In a Python traceback each frame is followed by its source
+		// line, which may read like a frame of another language.
+		if !ok || (python && !strings.HasPrefix(t, `File "`)) {
 			continue
 		}
 		if first.fn == "" && first.file == "" {
@@ -273,7 +275,7 @@ func goStd(fn string) bool {
 // deployments of the same code: a URL's scheme and host, a query string
 // or fragment (cache busters), and ids and bundler hashes in its path
 // (chunk-3f2a9c.js is chunk-<hash>.js, /tmp/build-1234/ is
-// /tmp/build-<int>/).
+// /tmp/build-<hash>/).
 func normFile(file string) string {
 	file = strings.TrimPrefix(file, "file://")
 	if k := strings.Index(file, "://"); k >= 0 {
@@ -299,9 +301,10 @@ func normFile(file string) string {
 		part := file[start:i]
 		switch {
 		case part == "":
-		case allDigits(part):
-			b = append(b, phInt...)
-		case hashLike(part):
+		case allDigits(part) || hashLike(part):
+			// A number in a file name is a chunk id, a build
+			// number, or a hash that happens to have no letter:
+			// generated, like a hash, and written the same.
 			b = append(b, phHash...)
 		default:
 			b = append(b, part...)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint/corpus"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 )
 
@@ -13,6 +14,9 @@ import (
 func FuzzMessage(f *testing.F) {
 	for _, c := range messageCases {
 		f.Add(c.in)
+	}
+	for _, e := range corpus.Generate(1, 1) {
+		f.Add(e.Message)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		m := fingerprint.Message(s)
@@ -29,6 +33,9 @@ func FuzzMessage(f *testing.F) {
 func FuzzOf(f *testing.F) {
 	for _, c := range frameCases {
 		f.Add("fn", "", "msg", c.stack)
+	}
+	for _, e := range corpus.Generate(1, 1) {
+		f.Add(e.Function, e.Type, e.Message, e.Stack)
 	}
 	f.Fuzz(func(t *testing.T, fn, typ, msg, stack string) {
 		fp := fingerprint.Of(source.Event{Function: fn, Type: typ, Message: msg, Stack: stack})

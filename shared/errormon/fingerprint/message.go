@@ -22,13 +22,13 @@ const (
 // to single spaces, and everything else, words, case and punctuation,
 // kept: the parameterised message that goes into a fingerprint.
 //
-// It tokenises, then classifies each token, instead of running patterns
-// over the text: the text is cut into whitespace-delimited chunks, a
-// chunk into quoted strings, URLs, separators and atoms, an atom whose
-// whole does not classify is cut again at ':', then '.', then '-' '_' '+',
-// and each part is tried in turn. Message is idempotent
-// (Message(Message(x)) == Message(x)) and its result is at most 1024
-// bytes.
+// It tokenises, then classifies, instead of running patterns over the
+// text: the text is cut into whitespace-delimited chunks, a chunk into
+// quoted strings, URLs, separators and atoms, and an atom is read token
+// by token, each the longest variable part that starts there, or a
+// literal word (see scan.go). Message is idempotent
+// (Message(Message(x)) == Message(x)), so a stored message is its own
+// parameterised form, and its result is at most 1024 bytes.
 func Message(msg string) string {
 	p := param{out: make([]byte, 0, min(len(msg), maxInput)+16)}
 	p.message(msg)
@@ -124,6 +124,13 @@ func (p *param) chunk(s string, i int) int {
 				continue
 			}
 		}
+		if c == '[' {
+			if end := bracketIPv6(s, i); end > 0 {
+				p.out = append(p.out, phIP...)
+				i = end
+				continue
+			}
+		}
 		if isSep(c) {
 			p.out = append(p.out, c)
 			i++
@@ -170,17 +177,8 @@ func (p *param) closer(s string, i, q int) int {
 		if s[k] != c {
 			continue
 		}
-		if k+1 == len(s) {
+		if k+1 == len(s) || isSpace(s[k+1]) || strings.IndexByte(".,;:!?)]}>", s[k+1]) >= 0 {
 			return k
-		}
-		switch n := s[k+1]; {
-		case isSpace(n):
-			return k
-		default:
-			switch n {
-			case '.', ',', ';', ':', '!', '?', ')', ']', '}', '>':
-				return k
-			}
 		}
 	}
 	p.noCloser[q] = true
@@ -192,16 +190,19 @@ func (p *param) closer(s string, i, q int) int {
 // constraint "users_email_key") is kept with its quotes: it names the
 // code that failed, and "field 'email' is required" and "field 'name' is
 // required" are different causes. Anything else, and anything after = or
-// :, where a quoted string is a value, is <quoted_str>. A single bare word
-// quoted as a value ("parsing "abc"") is therefore kept too: it splits a
-// group where merging could join two causes.
+// :, where a quoted string is a value, is <quoted_str>. The text cannot
+// tell a name from a value that is one bare word (Go's `parsing "abc"`),
+// so such a value is kept too, and splits its group by value: splitting
+// is the cheaper mistake.
 func (p *param) quoted(content string, quote byte) {
 	if p.afterAssign() || !identifier(content) {
 		p.out = append(p.out, phQuoted...)
 		return
 	}
-	var buf [maxKeptQuote + 32]byte
-	sub := param{out: buf[:0]}
+	// The content is parameterised on its own, as a message of its own
+	// (from its start, with no output before it), into the spare
+	// capacity of the output, which is overwritten below.
+	sub := param{out: p.out[len(p.out):len(p.out)]}
 	sub.message(content)
 	if string(sub.out) != content {
 		p.out = append(p.out, phQuoted...)
@@ -226,18 +227,41 @@ func (p *param) afterAssign() bool {
 	return false
 }
 
-// identifier: short, and made of the bytes code names are made of.
+// identifier: short, made of the bytes code names are made of
+// (including the '/', '@' and '.' of module paths, and the "()" of a
+// method as Java's messages quote it: "String.length()"), with a letter,
+// and not starting with a digit, as no language's names do: "0x1G",
+// "12a" and "-" are values.
 func identifier(s string) bool {
-	if len(s) == 0 || len(s) > maxKeptQuote {
+	s = strings.TrimSuffix(s, "()")
+	if len(s) == 0 || len(s) > maxKeptQuote || isDigit(s[0]) {
 		return false
 	}
+	letter := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !isAlnum(c) && c != '_' && c != '$' && c != '.' && c != ':' && c != '/' && c != '@' && c != '-' {
+		switch {
+		case isAlpha(c):
+			letter = true
+		case isDigit(c), c == '_', c == '$', c == '.', c == ':', c == '/', c == '@', c == '-':
+		default:
 			return false
 		}
 	}
-	return true
+	return letter
+}
+
+// bracketIPv6: an IPv6 address in brackets at i, as in a URL or Go's
+// "[2001:db8::1]:5432", with its port; its end, or 0.
+func bracketIPv6(s string, i int) int {
+	k := i + 1
+	for k < len(s) && k-i <= 46 && (isHex(s[k]) || s[k] == ':' || s[k] == '.') {
+		k++
+	}
+	if !at(s, k, ']') || !isIPv6(s[i+1:k]) {
+		return 0
+	}
+	return withPort(s, k+1)
 }
 
 // urlEnd: if the atom s[i:j] is a scheme followed by "://", the URL runs
@@ -345,15 +369,23 @@ func fold(b []byte, w string) bool {
 	return true
 }
 
-// reasonPhrase: rest begins with the first word of an HTTP reason phrase.
+// reasonPhrase: rest begins, past whitespace, with the first word of an
+// HTTP reason phrase.
 func reasonPhrase(rest string) bool {
-	if len(rest) < 3 || rest[0] != ' ' {
+	i := 0
+	for i < len(rest) && isSpace(rest[i]) {
+		i++
+	}
+	if i == 0 {
 		return false
 	}
-	rest = rest[1:]
+	rest = rest[i:]
 	k := 0
 	for k < len(rest) && isAlpha(rest[k]) {
 		k++
+	}
+	if !bound(rest, k) {
+		return false // the word goes on ("Service0A0"): not a reason phrase
 	}
 	switch rest[:k] {
 	case "OK", "Created", "Accepted", "Moved", "Found", "Not", "Bad", "Unauthorized", "Payment",

@@ -15,10 +15,16 @@ import "strings"
 // (context is read from the output, never from the input), and can only
 // find matches the first pass tried: a match ending where a placeholder
 // now begins ended, in the first pass, before a word byte, which is no
-// boundary. Two rules close the remaining gaps: right after a
+// boundary; and a matcher that tries a run (an id, a host name) tries
+// every prefix of it that ends at a boundary, of which the second pass's
+// shorter run is one. The rest are rules for the few places where a
+// placeholder could change what decided the first pass: right after a
 // placeholder only a literal is read (its unit, as in <int>MB, was never
-// a token start), and an IPv6 address ending in "::" must not be
-// followed by '<'.
+// a token start); an IPv6 address ending in "::" is not followed by '<',
+// and one starting "::" does not follow a quote (whose closing depends on
+// the byte after it); and the look-aheads (a reason phrase after a
+// status, a number after a month) skip whitespace as the tokenizer does
+// and match whole words.
 
 // Bounds on the look-ahead of a match, which keep a pathological atom
 // (a long run of dotted or hyphenated words) linear: an e-mail's local
@@ -92,7 +98,9 @@ func (p *param) token(s string, q int, rest string) int {
 					return p.number(s, q, e, ph, unit, rest)
 				}
 			}
-			if c == ':' && at(s, q+1, ':') {
+			// Not after a quote: a closing quote is one because of the
+			// byte after it, which must stay a ':' for a second pass.
+			if c == ':' && at(s, q+1, ':') && quoteIndex(p.last()) < 0 {
 				if e := ipv6At(s, q, rest); e > 0 {
 					p.out = append(p.out, phIP...)
 					return e
@@ -134,20 +142,23 @@ func (p *param) token(s string, q int, rest string) int {
 	if p.hasAt {
 		take(emailAt(s, q), phEmail)
 	}
-	sh := shapeOf(word)
-	if hexRun(word, sh) || (len(word) > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X') && allHex(word[2:])) {
+	if (len(word) >= 7 && hexRun(word, shapeOf(word))) || (len(word) > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X') && allHex(word[2:])) {
 		take(w, phHex)
 	}
 	number := false
 	if numEnd > end {
 		end, number = numEnd, true
 	}
-	if e := idRunAt(s, q); e > end {
-		end, ph, number = e, phID, false
+	// A generated id is at least 8 bytes, in one word or joined by '-'
+	// or '_'; most words are shorter and stand alone.
+	if len(word) >= 8 || (w < len(s) && (s[w] == '-' || s[w] == '_')) {
+		if e := idRunAt(s, q); e > end {
+			end, ph, number = e, phID, false
+		}
 	}
 	if w < len(s) && (s[w] == '.' || s[w] == '-') {
-		if e := hostAt(s, q, true); e > end {
-			end, ph, number = e, phHost, false
+		if e := hostAt(s, q, true); e > 0 && withPort(s, e) > end {
+			end, ph, number = withPort(s, e), phHost, false
 		}
 	}
 	switch {
@@ -174,13 +185,13 @@ func (p *param) literal(s string, q int) int {
 }
 
 // word writes the plain word s[q:w], but for the two that are variable
-// by their place: a boolean after '=' (a flag's value; in prose, "must be
-// true", it is a word), and a month or weekday name next to a number
-// (part of a date).
+// by their place: a boolean after '=' or ':' (a flag's value, in logfmt
+// or JSON; in prose, "must be true", it is a word), and a month or
+// weekday name next to a number (part of a date).
 func (p *param) word(s string, q, w int, rest string) int {
 	word := s[q:w]
 	switch {
-	case p.last() == '=' && (word == "true" || word == "false" || word == "True" || word == "False"):
+	case p.afterAssign() && (word == "true" || word == "false" || word == "True" || word == "False"):
 		p.out = append(p.out, phBool...)
 	case w == len(s) && dateWord(word) && nextIsNumber(rest):
 		p.out = append(p.out, phDate...)
@@ -388,7 +399,21 @@ func ipv4At(s string, q int) int {
 	if !bound(s, i) {
 		return 0
 	}
-	return i
+	return withPort(s, i)
+}
+
+// withPort extends an address that ends at e over a ":port" after it. An
+// endpoint is one variable part: Node prints an IPv6 endpoint without
+// brackets (2001:db8::1:5432), where the port cannot be told from the
+// address, so a port after any address goes with it, and the same
+// endpoint groups whichever family it is printed in.
+func withPort(s string, e int) int {
+	if at(s, e, ':') {
+		if p := digitsAt(s, e+1); p > e+1 && p-e-1 <= 5 && bound(s, p) {
+			return p
+		}
+	}
+	return e
 }
 
 // ipv6At reads an IPv6 address at q: the longest prefix of the run of
@@ -476,27 +501,32 @@ func allAlpha(s string) bool {
 	return true
 }
 
-// idRunAt reads the run of letters, digits, '_' and '-' at q, less a
-// trailing '_' or '-', and returns its end if it looks generated (see
-// randomID), else 0.
+// idRunAt reads the run of letters, digits, '_' and '-' at q and returns
+// the end of its longest prefix that ends at a boundary (the run's end,
+// or before a '-' or '_' in it) if that prefix looks generated (see
+// randomID), else 0. randomID only grows with the token, so no shorter
+// prefix can pass where the longest fails.
 func idRunAt(s string, q int) int {
-	r := q
+	r, cut := q, q
 	for r < len(s) && (isAlnum(s[r]) || s[r] == '_' || s[r] == '-') {
+		if (s[r] == '_' || s[r] == '-') && r > q && s[r-1] != '_' && s[r-1] != '-' {
+			cut = r
+		}
 		r++
 	}
-	for r > q && (s[r-1] == '_' || s[r-1] == '-') {
-		r--
+	if bound(s, r) && s[r-1] != '_' && s[r-1] != '-' {
+		cut = r
 	}
-	if r-q < 8 || !bound(s, r) {
+	if cut-q < 8 {
 		return 0
 	}
 	// Only the start of a long run is weighed: past it the answer would
 	// not change, and the work per token stays bounded.
-	run := s[q:min(r, q+maxIDRun)]
+	run := s[q:min(cut, q+maxIDRun)]
 	if !randomID(run, shapeOf(run)) {
 		return 0
 	}
-	return r
+	return cut
 }
 
 func allHex(s string) bool {
@@ -509,8 +539,10 @@ func allHex(s string) bool {
 }
 
 // nextIsNumber: the text after a token is, past an optional comma and
-// spaces, a number, or a month or weekday name that is itself followed by
-// one ("Mon, 02 Jan 2006", "Mon Jan  2 15:04:05").
+// whitespace, a number, or a month or weekday name that is itself
+// followed by one ("Mon, 02 Jan 2006", "Mon Jan  2 15:04:05").
+// Whitespace is any the tokenizer collapses, so that the input and the
+// output, where it is one space, look the same.
 func nextIsNumber(rest string) bool {
 	for depth := 0; depth < 2; depth++ {
 		i := 0
@@ -518,7 +550,7 @@ func nextIsNumber(rest string) bool {
 			i++
 		}
 		j := i
-		for j < len(rest) && rest[j] == ' ' {
+		for j < len(rest) && isSpace(rest[j]) {
 			j++
 		}
 		if j == i || j == len(rest) {
