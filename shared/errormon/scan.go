@@ -25,7 +25,12 @@ const (
 )
 
 const (
-	pageEvents = 500
+	// pageEvents: the store work of a page is per group, not per event, so
+	// larger pages amortise it (the corpus scans at ~13,000 events/s with
+	// pages of 500, ~48,000 with 5,000, on one loaded core); a page holds
+	// at most 5,000 × source.MaxRawBytes = 40 MiB of raw records, usually
+	// a few.
+	pageEvents = 5000
 	// groupsPerBatch keeps a batch's transaction under store.MaxTransactOps:
 	// a group, its job and the job's dedup record each, and the deployment.
 	groupsPerBatch = 30
