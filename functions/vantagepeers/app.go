@@ -213,7 +213,8 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 		Keyword: a.keyword, Tasks: a.tasks, Missions: a.missions, Recurring: a.recurring, Memory: a.memory, Version: version, Logger: a.log,
 		Profiles: a.profiles, Messages: a.messages, Iframes: a.iframes, Mandates: a.mandates,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
-		Briefings: a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
+		EmitUIMarkers: awsenv.On(os.Getenv(awsenv.EnvEmitUIMarkers)),
+		Briefings:     a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
 		Diary: a.leaves.diary, Issues: a.issues, Errors: a.errors,
 	})
 }

@@ -53,6 +53,7 @@ type Config struct {
 	AllowedExtIDs []string
 	LogLevel      slog.Level
 	ToolProfile   string
+	EmitUIMarkers bool // VP_EMIT_UI_MARKERS
 
 	GitHubSecretPrefix string
 	GitHubAPIURL       string
@@ -87,6 +88,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ClerkIssuer:      get(awsenv.EnvClerkIssuer),
 		ClerkAudience:    get(awsenv.EnvClerkAudience),
 		ToolProfile:      get(awsenv.EnvToolProfile),
+		EmitUIMarkers:    awsenv.On(get(awsenv.EnvEmitUIMarkers)),
 
 		SecretsManagerEndpoint: get(awsenv.EnvSecretsManagerEndpoint),
 

@@ -72,7 +72,7 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 				LinkedMemoryIDs: in.LinkedMemoryIDs})
 		})
 
-	add(s, m, tool{Name: "get_briefing_note", Annotations: readOnly,
+	add(s, m, tool{Name: "get_briefing_note", Marker: markBriefing, Annotations: readOnly,
 		Description: "Read a briefing note. Example: {\"noteId\":\"brf_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in noteIDIn) (vp.BriefingNote, error) {
 			return c.GetBriefingNote(ctx, p, in.NoteID)

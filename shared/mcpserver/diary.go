@@ -54,7 +54,7 @@ func (s *server) addDiaryTools(m *mcp.Server) {
 				Content: in.Content, Highlights: in.Highlights, Blockers: in.Blockers})
 		})
 
-	add(s, m, tool{Name: "get_diary", Annotations: readOnly,
+	add(s, m, tool{Name: "get_diary", Marker: markDiary, Annotations: readOnly,
 		Description: "Read an orchestrator's diary entry for a date. Example: {\"orchestrator\":\"sigma\",\"date\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in getDiaryIn) (vp.DiaryEntry, error) {
 			return c.GetDiary(ctx, p, in.Orchestrator, in.Date)

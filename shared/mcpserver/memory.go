@@ -89,7 +89,7 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 			return mem.SoftDeleteMemory(ctx, p, in.MemoryID)
 		})
 
-	add(s, m, tool{Name: "recall", Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "recall", Marker: markMemories, Core: true, Annotations: readOnly,
 		Limits: limits{
 			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
 		},
@@ -106,7 +106,7 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 			return mem.TextSearch(ctx, p, in.input())
 		})
 
-	add(s, m, tool{Name: "hybrid_search", Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "hybrid_search", Marker: markMemories, Core: true, Annotations: readOnly,
 		Limits: limits{
 			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
 		},

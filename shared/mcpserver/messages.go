@@ -96,7 +96,7 @@ func (s *server) addMessageTools(m *mcp.Server) {
 			return c.DeleteMessage(ctx, p, in.MessageID, in.CallerOrchestrator)
 		})
 
-	add(s, m, tool{Name: "list_messages", Annotations: readOnly,
+	add(s, m, tool{Name: "list_messages", Marker: markMessages, Annotations: readOnly,
 		Description: "List message history, newest first. Paginated {items, nextCursor?}. Example: {\"from\":\"alice\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listMessagesIn) (listing.Page[any], error) {
 			return c.ListMessages(ctx, p, message.ListMessagesInput{From: in.From, Channel: in.Channel, SessionDay: in.SessionDay, Params: in.Params})

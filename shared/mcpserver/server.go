@@ -54,6 +54,10 @@ type Options struct {
 	// ToolProfile is the default profile advertised by tools/list
 	// ("core" or "full"; default full).
 	ToolProfile string
+	// EmitUIMarkers appends a UI marker (shared/uimarker, platform spec
+	// §15.3) to the text of the tools that have one (tool.Marker);
+	// structuredContent is unchanged. Off: plain text (VP_EMIT_UI_MARKERS).
+	EmitUIMarkers bool
 
 	// Services of the leaf aggregates, one per capability file.
 	Briefings     *briefing.Service
@@ -207,9 +211,13 @@ func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context,
 		}
 		// The typed value, not b: the SDK re-validates a json.RawMessage byte
 		// by byte, and the result is large enough for that to show (tests/bench).
+		text := string(b)
+		if s.opts.EmitUIMarkers && t.Marker != nil {
+			text += s.marker(ctx, t, b)
+		}
 		return &mcp.CallToolResult{
 			StructuredContent: out,
-			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+			Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 		}, nil
 	})
 }

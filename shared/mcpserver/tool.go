@@ -22,6 +22,10 @@ type tool struct {
 	// Limits are the bounds the domain enforces on the arguments, shown to
 	// the model in the advertised input schema. See limits.
 	Limits limits
+	// Marker maps the tool's JSON result to the UI marker (§15.3) appended
+	// to its text when Options.EmitUIMarkers is set (uimarkers.go); false:
+	// no marker. Nil for the tools that emit none.
+	Marker markerFunc
 }
 
 // limits maps an argument to its bounds. The key is the argument's JSON

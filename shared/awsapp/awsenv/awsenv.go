@@ -51,6 +51,9 @@ const (
 	EnvAllowedExtIDs = "VP_ALLOWED_EXT_IDS"
 	EnvLogLevel      = "VP_LOG_LEVEL"
 	EnvToolProfile   = "VP_TOOL_PROFILE"
+	// EnvEmitUIMarkers: "1" or "true" appends UI markers (platform spec
+	// §15.3) to the text of the tools that have one.
+	EnvEmitUIMarkers = "VP_EMIT_UI_MARKERS"
 	// GitHub: each tenant's webhook secret and token live in the Secrets
 	// Manager secret <prefix><tenant> as JSON {"webhookSecret","token"};
 	// the API URL is for GitHub Enterprise Server (and tests); trusted
@@ -101,4 +104,11 @@ func SplitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// On reports whether a flag variable such as EnvEmitUIMarkers is set:
+// "1" or "true" (any case, surrounding spaces ignored).
+func On(v string) bool {
+	v = strings.TrimSpace(v)
+	return v == "1" || strings.EqualFold(v, "true")
 }
