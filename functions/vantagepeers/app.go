@@ -17,6 +17,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/digest"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/github"
@@ -52,6 +53,7 @@ type app struct {
 	outbox  *outbox.Outbox
 	tokens  *auth.Tokens
 	keyword *keyword.Service
+	digest  *digest.Service
 	memory  *memory.Service
 	leaves  leaves
 	// profiles, messages, iframe sessions and mandates
@@ -155,6 +157,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		outbox:  ob,
 		tokens:  auth.New(auth.Options{Store: st, MasterHash: masterHash}),
 		keyword: kw,
+		digest:  digest.New(digest.Options{Store: ws}),
 		tasks:   tasks, missions: missions, issues: issues, webhooks: hooks, errors: monitor,
 		recurring: recurring.New(recurring.Options{Store: ws, Cursors: signer, Logger: log, Tasks: tasks}),
 		memory: memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
@@ -210,7 +213,7 @@ func openIssues(ws store.Store, st *sqlite.Store, dataDir string, signer *listin
 // of token-less calls (stdio only).
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	return mcpserver.New(mcpserver.Options{
-		Keyword: a.keyword, Tasks: a.tasks, Missions: a.missions, Recurring: a.recurring, Memory: a.memory, Version: version, Logger: a.log,
+		Keyword: a.keyword, Digest: a.digest, Tasks: a.tasks, Missions: a.missions, Recurring: a.recurring, Memory: a.memory, Version: version, Logger: a.log,
 		Profiles: a.profiles, Messages: a.messages, Iframes: a.iframes, Mandates: a.mandates,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		EmitUIMarkers: awsenv.On(os.Getenv(awsenv.EnvEmitUIMarkers)),

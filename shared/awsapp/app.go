@@ -28,6 +28,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/digest"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
@@ -119,6 +120,7 @@ type App struct {
 	Tokens  *auth.Tokens // functions that check bearer tokens
 	Keys    Keys
 	Keyword *keyword.Service // functions that need it
+	Digest  *digest.Service  // improvisation_digest (§14.9), over the store only
 	// Tasks, Missions and Recurring are built with Coord.
 	Tasks     *task.Service
 	Missions  *mission.Service
@@ -258,6 +260,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 			co.Index = idx
 		}
 		a.Keyword = keyword.New(co)
+		a.Digest = digest.New(digest.Options{Store: a.Store, Now: o.Now})
 		a.buildLeaves(signer, co.Index, o.Now)
 		a.Profiles = profile.New(profile.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
 		a.Messages = message.New(message.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Directory: a.Profiles,

@@ -23,7 +23,7 @@ type HTTPFunc func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (even
 // embedded binary serves (shared/httpapi), on the DynamoDB store.
 func (a *App) MCPHandler() http.Handler {
 	return httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Keyword: a.Keyword, Tasks: a.Tasks, Missions: a.Missions, Recurring: a.Recurring, Memory: a.Memory, Version: a.Version,
+		MCP: mcpserver.New(mcpserver.Options{Keyword: a.Keyword, Digest: a.Digest, Tasks: a.Tasks, Missions: a.Missions, Recurring: a.Recurring, Memory: a.Memory, Version: a.Version,
 			Profiles: a.Profiles, Messages: a.Messages, Iframes: a.Iframes, Mandates: a.Mandates,
 			Logger: a.Log, ToolProfile: a.Config.ToolProfile, EmitUIMarkers: a.Config.EmitUIMarkers,
 			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits, Diary: a.Diary, Issues: a.Issues, Errors: a.Errors}),

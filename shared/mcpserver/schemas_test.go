@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vantagepeers/vantagepeers/shared/digest"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
@@ -23,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite schemas.json from the tools' ar
 // go generate ./shared/mcpserver).
 func TestSchemaFile(t *testing.T) {
 	// Services are only registered, never called: zero values will do.
-	got, err := mcpserver.InferredSchemas(mcpserver.Options{Keyword: &keyword.Service{}, Tasks: &task.Service{}, Missions: &mission.Service{}, Recurring: &recurring.Service{}, Memory: &memory.Service{}})
+	got, err := mcpserver.InferredSchemas(mcpserver.Options{Keyword: &keyword.Service{}, Tasks: &task.Service{}, Missions: &mission.Service{}, Recurring: &recurring.Service{}, Memory: &memory.Service{}, Digest: &digest.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}

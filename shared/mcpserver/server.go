@@ -20,6 +20,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/digest"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
@@ -46,6 +47,7 @@ type Options struct {
 	Missions  *mission.Service
 	Recurring *recurring.Service
 	Memory    *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
+	Digest    *digest.Service // improvisation_digest (§14.9): registered only when set
 	Version   string
 	Logger    *slog.Logger
 	// LocalPrincipal is the identity of calls that carry no token: set for
@@ -130,6 +132,7 @@ func build(o Options) (*server, *mcp.Server) {
 	s.addKeywordTools(m)
 	s.addIssueTools(m)
 	s.addErrorTools(m)
+	s.addDigestTools(m)
 	return s, m
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vantagepeers/vantagepeers/shared/digest"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
@@ -62,6 +63,7 @@ func withTasks(o mcpserver.Options, st store.Store, signer *listing.Signer, idx 
 	o.Recurring = recurring.New(recurring.Options{Store: st, Cursors: signer, Tasks: o.Tasks})
 	o.Issues = issue.New(issue.Options{Store: st, Cursors: signer, Missions: o.Missions, Notices: o.Messages})
 	o.Errors = errormon.New(errormon.Options{Store: st, Cursors: signer, Issues: o.Issues})
+	o.Digest = digest.New(digest.Options{Store: st})
 	return o
 }
 

@@ -1,0 +1,33 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/digest"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+type improvisationDigestIn struct {
+	WindowDays    *int     `json:"windowDays,omitempty" jsonschema:"days to look back, default 7"`
+	Orchestrators []string `json:"orchestrators,omitempty" jsonschema:"only these authors; omit for all"`
+}
+
+// addDigestTools registers the advisory improvisation digest (platform
+// spec §14.9): a pure read, registered only when the service is set.
+func (s *server) addDigestTools(m *mcp.Server) {
+	d := s.opts.Digest
+	if d == nil {
+		return
+	}
+	add(s, m, tool{Name: "improvisation_digest", Annotations: readOnly,
+		Limits: limits{"windowDays": between(1, digest.MaxWindowDays), "orchestrators": maxItems(digest.MaxOrchestrators), "orchestrators[]": maxLen(vp.MaxNameBytes)},
+		Description: "Advisory digest of tasks, messages and memories created in the last windowDays that claim a durable artifact " +
+			"(commit SHA, #NNN, Convex id, merged|deployed|approved|shipped|released|fixed) without a `VP-Sources:` footer; " +
+			"system and cron-* authors are skipped. Returns countsByOrch, countsByCategory, samples (newest first, ≤ 50) and total; " +
+			"never blocks, writes nothing. Example: {\"windowDays\":7}"},
+		func(ctx context.Context, p vp.Principal, in improvisationDigestIn) (digest.Result, error) {
+			return d.Digest(ctx, p, digest.Input{WindowDays: in.WindowDays, Orchestrators: in.Orchestrators})
+		})
+}
