@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -241,17 +242,12 @@ func (sc *scan) messages(tenant string) error {
 	})
 }
 
-// Live memories and live episodes are listed tenant-wide by id (time
-// ordered) in gsi3 (shared/memory/keys.go, shared/store/KEYS.md): the
-// partitions "MEMS" and "EPIS".
-var memoryPartitions = []string{"MEMS", "EPIS"}
-
 // memories: live memories and episodes the caller may read.
 func (sc *scan) memories(tenant string) error {
 	const op = "improvisation_digest"
 	budget := sc.max
-	for _, part := range memoryPartitions {
-		q := store.Query{Index: store.GSI3, PK: table.TenantPrefix(tenant) + part, SKFrom: vp.IDFloor("mem", time.UnixMilli(sc.since))}
+	for _, q := range memory.LiveQueries(tenant) {
+		q.SKFrom = vp.IDFloor("mem", time.UnixMilli(sc.since))
 		err := sc.walk(q, &budget, func(it store.Item) error {
 			m, err := records.Decode[vp.Memory](op, it)
 			if err != nil {

@@ -138,3 +138,10 @@ func Tables() []table.Doc {
 	epi.Keys = own
 	return []table.Doc{mem, epi, fixPatterns.Doc(), fixAttempts.Doc(), embedderRecords.Doc()}
 }
+
+// LiveQueries are the queries of a tenant's live memories and live
+// episodes, tenant-wide and ordered by id (so by creation time), for a
+// reader that scans them all (the improvisation digest).
+func LiveQueries(tenant string) []store.Query {
+	return []store.Query{memories.Query(tenant, store.GSI3, nil), episodes.Query(tenant, store.GSI3, nil)}
+}
