@@ -29,8 +29,8 @@ import (
 )
 
 // connect starts the server in process and returns a client session acting
-// as principal p.
-func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
+// as principal p; tweaks change its options.
+func connect(t testing.TB, p vp.Principal, tweaks ...func(*mcpserver.Options)) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db"), Synchronous: "NORMAL"})
@@ -40,7 +40,11 @@ func connect(t testing.TB, p vp.Principal) *mcp.ClientSession {
 	t.Cleanup(func() { _ = st.Close() })
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
-	return clientOf(t, mcpserver.New(withLeaves(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}, st, signer, nil)))
+	o := mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}
+	for _, f := range tweaks {
+		f(&o)
+	}
+	return clientOf(t, mcpserver.New(withLeaves(o, st, signer, nil)))
 }
 
 // withLeaves sets o's leaf aggregate services (briefings, ...) on st,

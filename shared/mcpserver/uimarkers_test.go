@@ -1,17 +1,11 @@
 package mcpserver_test
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/keyword"
-	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
-	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -19,16 +13,7 @@ import (
 // connectMarkers is connect with Options.EmitUIMarkers set to emit.
 func connectMarkers(t *testing.T, p vp.Principal, emit bool) func(name string, args any) (string, []byte) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db"), Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	key, _ := auth.EnsureKey(ctx, st, "cursor")
-	signer, _ := listing.NewSigner(key)
-	o := mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p, EmitUIMarkers: emit}
-	cs := clientOf(t, mcpserver.New(withLeaves(o, st, signer, nil)))
+	cs := connect(t, p, func(o *mcpserver.Options) { o.EmitUIMarkers = emit })
 	return func(name string, args any) (string, []byte) {
 		t.Helper()
 		res, text := call(t, cs, name, args)
