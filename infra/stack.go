@@ -410,79 +410,8 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	srch.grant(scheduler, SearchIndexerActions)
 	srch.grant(webhooks, SearchIndexerActions)
 	srch.finish()
-	// ---- GitHub: tenant t's credentials are the secret <prefix>t ----
-	// The functions that read them (awsenv.Function.GitHub: webhooks, for
-	// the signatures; the scheduler, whose outbox job posts the issue
-	// comments and whose PR monitor reads pull requests) get the prefix and
-	// GetSecretValue on the secrets under it, no other function. The
-	// default tenant's (deliveries to /webhooks/github) is created here
-	// with a generated webhook secret and no token: give GitHub the former
-	// (GitHubCredentialsCommand prints it), then set the token with
-	//
-	//	aws secretsmanager put-secret-value --secret-id <prefix>default \
-	//	  --secret-string '{"webhookSecret":"<as printed>","token":"<token>"}'
-	//
-	// (GitHubTokenCommand). Another tenant t: create-secret --name <prefix>t
-	// with the same JSON, its hook on /webhooks/github/t. The name is fixed
-	// (the functions derive it), so a stack cannot be created again under
-	// the same prefix while a retained secret of an old one, or one in its
-	// recovery window, holds it: pass another githubSecretPrefix.
-	ghPrefix := p.GitHubSecretPrefix
-	ghDefault := awssecretsmanager.NewSecret(stack, jsii.String("GitHubDefaultCredentials"), &awssecretsmanager.SecretProps{
-		SecretName: jsii.String(ghPrefix + awsenv.DefaultTenant),
-		Description: jsii.String("VantagePeers " + p.Customer + ": GitHub credentials of the tenant " + awsenv.DefaultTenant +
-			`, JSON {"webhookSecret": "...", "token": "..."} (put the token here)`),
-		GenerateSecretString: hex64Generator(jsii.String(`{"token":""}`), jsii.String("webhookSecret")),
-		RemovalPolicy:        keep,
-	})
-	ghSecrets := fmt.Sprintf("arn:%s:secretsmanager:%s:%s:secret:%s*", *stack.Partition(), *stack.Region(), *stack.Account(), ghPrefix)
-	for _, f := range awsenv.Functions() {
-		if !f.GitHub {
-			continue
-		}
-		fn := s.Functions[f.Name]
-		fn.AddEnvironment(jsii.String(awsenv.EnvGitHubSecretPrefix), jsii.String(ghPrefix), nil)
-		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid: jsii.String("GitHubCredentials"), Actions: jsii.Strings("secretsmanager:GetSecretValue"),
-			Resources: jsii.Strings(ghSecrets),
-		}))
-	}
-	// ---- the error monitor: deploy keys and log groups ----
-	// The functions that run the error-monitor job (awsenv.Function.ErrorMonitor:
-	// the scheduler) get the deploy-key prefix and GetSecretValue on the
-	// secrets under it; a Convex deployment whose deployKeyEnvVar is
-	// DEPLOY_KEY_MYAPP has its key in <prefix>DEPLOY_KEY_MYAPP, which you
-	// create:
-	//
-	//	aws secretsmanager create-secret --name <prefix>DEPLOY_KEY_MYAPP --secret-string '<deploy key>'
-	//
-	// (DeployKeyCommand). They may also FilterLogEvents on each monitored
-	// log group, by its ARN with the trailing :* — the form CloudWatch Logs
-	// documents for IAM policies of every action but the tagging ones —
-	// and, with no monitored log group, on none: no statement at all.
-	dkPrefix := p.DeployKeySecretPrefix
-	dkSecrets := fmt.Sprintf("arn:%s:secretsmanager:%s:%s:secret:%s*", *stack.Partition(), *stack.Region(), *stack.Account(), dkPrefix)
-	var logGroups []string
-	for _, g := range p.MonitoredLogGroups {
-		logGroups = append(logGroups, fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s:*", *stack.Partition(), *stack.Region(), *stack.Account(), g))
-	}
-	for _, f := range awsenv.Functions() {
-		if !f.ErrorMonitor {
-			continue
-		}
-		fn := s.Functions[f.Name]
-		fn.AddEnvironment(jsii.String(awsenv.EnvDeployKeySecretPrefix), jsii.String(dkPrefix), nil)
-		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid: jsii.String("DeployKeys"), Actions: jsii.Strings("secretsmanager:GetSecretValue"),
-			Resources: jsii.Strings(dkSecrets),
-		}))
-		if len(logGroups) > 0 {
-			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Sid: jsii.String("MonitoredLogs"), Actions: jsii.Strings("logs:FilterLogEvents"),
-				Resources: jsii.Strings(logGroups...),
-			}))
-		}
-	}
+	ghDefault := s.wireGitHub(p, keep)
+	s.wireErrorMonitor(p)
 	// The embedder drains the queue, reporting failed items only.
 	embedder.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),
@@ -565,17 +494,7 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 		out("MasterTokenCommand", "Prints the master (admin) token",
 			awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("aws secretsmanager get-secret-value --query SecretString --output text --secret-id "), master.SecretArn()}))
 	}
-	out("GitHubWebhookUrl", "GitHub webhook payload URL of the tenant "+awsenv.DefaultTenant+" (content type application/json; another tenant t: /webhooks/github/t)",
-		awscdk.Fn_Join(jsii.String(""), &[]*string{s.BaseURL, jsii.String("/webhooks/github")}))
-	out("GitHubSecretPrefix", "Tenant t's GitHub credentials are the secret <prefix>t: JSON {\"webhookSecret\", \"token\"}", jsii.String(ghPrefix))
-	out("GitHubCredentialsCommand", "Prints the GitHub credentials of the tenant "+awsenv.DefaultTenant+" (the webhook secret to give GitHub)",
-		awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("aws secretsmanager get-secret-value --query SecretString --output text --secret-id "), ghDefault.SecretArn()}))
-	out("GitHubTokenCommand", "Sets the GitHub token of the tenant "+awsenv.DefaultTenant+" (keep the webhook secret GitHubCredentialsCommand printed)",
-		awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("aws secretsmanager put-secret-value --secret-id "), ghDefault.SecretArn(),
-			jsii.String(` --secret-string '{"webhookSecret":"<as printed>","token":"<a token that may comment on issues and read pull requests>"}'`)}))
-	out("DeployKeySecretPrefix", "A monitored Convex deployment's deploy key is the secret <prefix><deployKeyEnvVar>, its SecretString the key itself", jsii.String(dkPrefix))
-	out("DeployKeyCommand", "Stores the deploy key of a Convex deployment whose deployKeyEnvVar is DEPLOY_KEY_MYAPP",
-		jsii.String("aws secretsmanager create-secret --name "+dkPrefix+"DEPLOY_KEY_MYAPP --secret-string '<deploy key>'"))
+	s.integrationOutputs(p, ghDefault, out)
 	if domain != nil {
 		out("ApiDomainTarget", "Point a CNAME for "+p.Domain+" at this name", domain.RegionalDomainName())
 	}
