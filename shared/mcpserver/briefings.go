@@ -7,6 +7,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -72,7 +73,7 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 				LinkedMemoryIDs: in.LinkedMemoryIDs})
 		})
 
-	add(s, m, tool{Name: "get_briefing_note", Marker: markBriefing, Annotations: readOnly,
+	add(s, m, tool{Name: "get_briefing_note", Marker: markBriefing, UI: uimarker.KindBriefingNote, Annotations: readOnly,
 		Description: "Read a briefing note. Example: {\"noteId\":\"brf_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in noteIDIn) (vp.BriefingNote, error) {
 			return c.GetBriefingNote(ctx, p, in.NoteID)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -54,7 +55,7 @@ func (s *server) addDiaryTools(m *mcp.Server) {
 				Content: in.Content, Highlights: in.Highlights, Blockers: in.Blockers})
 		})
 
-	add(s, m, tool{Name: "get_diary", Marker: markDiary, Annotations: readOnly,
+	add(s, m, tool{Name: "get_diary", Marker: markDiary, UI: uimarker.KindDiaryEntry, Annotations: readOnly,
 		Description: "Read an orchestrator's diary entry for a date. Example: {\"orchestrator\":\"sigma\",\"date\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in getDiaryIn) (vp.DiaryEntry, error) {
 			return c.GetDiary(ctx, p, in.Orchestrator, in.Date)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -89,7 +90,7 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 			return mem.SoftDeleteMemory(ctx, p, in.MemoryID)
 		})
 
-	add(s, m, tool{Name: "recall", Marker: markMemories, Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "recall", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
 		Limits: limits{
 			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
 		},
@@ -106,7 +107,7 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 			return mem.TextSearch(ctx, p, in.input())
 		})
 
-	add(s, m, tool{Name: "hybrid_search", Marker: markMemories, Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "hybrid_search", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
 		Limits: limits{
 			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
 		},

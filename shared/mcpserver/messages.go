@@ -7,6 +7,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -96,7 +97,7 @@ func (s *server) addMessageTools(m *mcp.Server) {
 			return c.DeleteMessage(ctx, p, in.MessageID, in.CallerOrchestrator)
 		})
 
-	add(s, m, tool{Name: "list_messages", Marker: markMessages, Annotations: readOnly,
+	add(s, m, tool{Name: "list_messages", Marker: markMessages, UI: uimarker.KindMessagesFeed, Annotations: readOnly,
 		Description: "List message history, newest first. Paginated {items, nextCursor?}. Example: {\"from\":\"alice\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listMessagesIn) (listing.Page[any], error) {
 			return c.ListMessages(ctx, p, message.ListMessagesInput{From: in.From, Channel: in.Channel, SessionDay: in.SessionDay, Params: in.Params})

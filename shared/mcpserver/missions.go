@@ -4,6 +4,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -24,7 +25,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 		Description: "Fetch a mission with its tasks in step order and a count per status. Example: {\"missionId\":\"msn_01jd...\"}"},
 		c.GetMission)
 
-	add(s, m, tool{Name: "list_missions", Marker: markMissions, Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "list_missions", Marker: markMissions, UI: uimarker.KindMissionTimeline, Core: true, Annotations: readOnly,
 		Limits:      limits{"pilot": maxLen(vp.MaxNameBytes), "project": maxLen(vp.MaxProjectBytes), "limit": between(1, listing.MaxLimit)},
 		Description: "List missions, last updated first. Paginated {items, nextCursor?}. Example: {\"pilot\":\"pi\",\"status\":\"active\"}"},
 		c.ListMissions)

@@ -109,7 +109,7 @@ func build(o Options) (*server, *mcp.Server) {
 			"messages with read receipts (send_message, check_messages, mark_as_read). Start a session with set_summary, " +
 			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you.",
 		Logger:       o.Logger,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: serverCapabilities(),
 		// One page: clients get every advertised tool from one tools/list.
 		PageSize: 1000,
 	})
@@ -133,13 +133,23 @@ func build(o Options) (*server, *mcp.Server) {
 	s.addIssueTools(m)
 	s.addErrorTools(m)
 	s.addDigestTools(m)
+	s.addUIResources(m)
 	return s, m
 }
 
 // principal resolves who is calling.
 func (s *server) principal(req *mcp.CallToolRequest) (vp.Principal, error) {
-	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
-		if p, ok := req.Extra.TokenInfo.Extra[PrincipalKey].(vp.Principal); ok {
+	if req == nil {
+		return s.principalOf(nil)
+	}
+	return s.principalOf(req.Extra)
+}
+
+// principalOf resolves the caller of any request (a tool call, a
+// resources/read) from its token, else LocalPrincipal.
+func (s *server) principalOf(extra *mcp.RequestExtra) (vp.Principal, error) {
+	if extra != nil && extra.TokenInfo != nil {
+		if p, ok := extra.TokenInfo.Extra[PrincipalKey].(vp.Principal); ok {
 			return p, nil
 		}
 	}
@@ -185,7 +195,8 @@ func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context,
 	if t.Core {
 		s.core = append(s.core, t.Name)
 	}
-	m.AddTool(&mcp.Tool{Name: t.Name, Annotations: t.Annotations, Description: t.Description, InputSchema: schema.advertised}, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	m.AddTool(&mcp.Tool{Name: t.Name, Annotations: t.Annotations, Description: t.Description, InputSchema: schema.advertised,
+		Meta: uiToolMeta(t.UI)}, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				s.log.ErrorContext(ctx, "tool panicked", "tool", t.Name, "panic", r, "stack", string(debug.Stack()))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/task"
+	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -39,7 +40,7 @@ func (s *server) addTaskTools(m *mcp.Server) {
 			return c.GetTask(ctx, p, task.TaskRef{TaskID: in.TaskID})
 		})
 
-	add(s, m, tool{Name: "list_tasks", Marker: markTasks, Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "list_tasks", Marker: markTasks, UI: uimarker.KindTasksTable, Core: true, Annotations: readOnly,
 		Limits: limits{"project": maxLen(vp.MaxProjectBytes), "limit": between(1, listing.MaxLimit)},
 		Description: "List tasks, last updated first. Paginated {items, nextCursor?}. " +
 			"Example: {\"assignedTo\":\"bob\",\"status\":\"open\",\"fields\":\"lite\"}"},

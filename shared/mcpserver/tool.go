@@ -26,6 +26,9 @@ type tool struct {
 	// to its text when Options.EmitUIMarkers is set (uimarkers.go); false:
 	// no marker. Nil for the tools that emit none.
 	Marker markerFunc
+	// UI names the MCP Apps view (a uimarker kind, resources.go) that
+	// renders the tool's result: tools/list links it as _meta.ui.resourceUri.
+	UI string
 }
 
 // limits maps an argument to its bounds. The key is the argument's JSON
