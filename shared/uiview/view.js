@@ -5,7 +5,7 @@
 // the host's locale and theme (host-context-changed) and reports its size
 // (ui/notifications/size-changed). It renders the same markup as the
 // server's templates, building every node with textContent: user content
-// never goes through innerHTML.
+// is never parsed as markup.
 (function () {
   'use strict';
   var PROTOCOL = '2026-01-26';
