@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the tests need, idempotently and quietly:
 #
-#   - tests/node_modules: the MCP TypeScript SDK, the MCP Inspector CLI and
-#     GitHub's webhook payloads (@octokit/webhooks-examples), pinned in
+#   - tests/node_modules: the MCP TypeScript SDK, the MCP Inspector CLI,
+#     GitHub's webhook payloads (@octokit/webhooks-examples) and axe-core
+#     (the accessibility checks of the MCP Apps views), pinned in
 #     tests/package.json and tests/package-lock.json (npm ci). It is
 #     reinstalled only when missing or when package-lock.json changed.
 #   - DynamoDB Local (scripts/dynamodb-local.sh), for the DynamoDB store tests.
 #   - The Lambda Runtime Interface Emulator (Go module) into .cache/bin, for
 #     tests/lambda, and the CDK CLI aws-cdk@2.1148.1 (npm) into .cache/cdk,
 #     for make synth (aws-cdk@3 does not read this CDK's cloud assembly).
-#   - chromium (Debian package), for the OAuth consent page end-to-end test;
+#   - chromium (Debian package), for the OAuth consent page and the MCP Apps
+#     views end-to-end tests;
 #     installed with apt-get only when missing.
 #
 # Without node/npm or java the matching tests skip with a loud message, so
@@ -55,7 +57,8 @@ install_node_modules() {
 	if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" &&
 		-f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" &&
 		-f "$dir/node_modules/@modelcontextprotocol/inspector/package.json" &&
-		-f "$dir/node_modules/@octokit/webhooks-examples/api.github.com/index.json" ]]; then
+		-f "$dir/node_modules/@octokit/webhooks-examples/api.github.com/index.json" &&
+		-f "$dir/node_modules/axe-core/axe.min.js" ]]; then
 		return 0
 	fi
 	say "installing tests/node_modules (npm ci)"
