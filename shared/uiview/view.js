@@ -268,8 +268,10 @@
   var lastH = -1;
   function reportSize() {
     if (!ready) { return; }
-    var w = Math.ceil(document.documentElement.scrollWidth);
-    var h = Math.ceil(document.documentElement.scrollHeight);
+    // The content's size, not the iframe's: the host fits the frame to it.
+    var box = root.getBoundingClientRect();
+    var w = Math.ceil(box.width);
+    var h = Math.ceil(box.height);
     if (w === lastW && h === lastH) { return; }
     lastW = w; lastH = h;
     notify('ui/notifications/size-changed', {width: w, height: h});
@@ -287,7 +289,7 @@
       reportSize();
     });
     if (typeof ResizeObserver === 'function') {
-      new ResizeObserver(reportSize).observe(document.documentElement);
+      new ResizeObserver(reportSize).observe(root);
     }
   }
   // A server-rendered page is shown as the server wrote it until the host
