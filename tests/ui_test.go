@@ -25,14 +25,16 @@ var uiPrimitives = []string{"tasks-table", "messages-feed", "diary-entry", "miss
 const uiXSS = `<img src=x onerror="document.title='pwned'">`
 
 // seedUI writes three items of each view's data in tenant (one task with
-// the XSS title).
-func seedUI(t *testing.T, tenant string) {
+// the XSS title) and returns the id of a briefing note.
+func seedUI(t *testing.T, tenant string) (noteID string) {
 	t.Helper()
-	must := func(name string, args map[string]any) {
+	must := func(name string, args map[string]any) *toolResult {
 		t.Helper()
-		if r := callTool(t, masterToken, tenant, name, args); r.IsError {
+		r := callTool(t, masterToken, tenant, name, args)
+		if r.IsError {
 			t.Fatalf("%s: %s", name, r.text())
 		}
+		return r
 	}
 	for i, title := range []string{"Fix login (#142)", uiXSS, "Ship the release"} {
 		must("create_task", map[string]any{"title": title, "assignedTo": "alice", "priority": []string{"high", "urgent", "low"}[i], "createdBy": "alice"})
@@ -40,11 +42,22 @@ func seedUI(t *testing.T, tenant string) {
 		must("write_diary", map[string]any{"orchestrator": "alice", "date": fmt.Sprintf("2026-05-%02d", 20+i), "content": "Shipped the login fix.",
 			"highlights": []string{"M3 on time"}, "blockers": []string{"Waiting for review"}})
 		must("create_mission", map[string]any{"name": fmt.Sprintf("fix-issue-%d", 140+i), "project": "studio/ws1", "priority": "high", "pilot": "alice",
-			"createdBy": "alice", "status": []string{"plan", "execute", "validate"}[i]})
-		must("create_briefing_note", map[string]any{"title": fmt.Sprintf("Sprint review %d", i+1), "topic": "sprint-review",
+			"createdBy": "alice", "status": []string{"plan", "execute", "validate"}[i], "progress": 10 + 40*i})
+		note := must("create_briefing_note", map[string]any{"title": fmt.Sprintf("Sprint review %d", i+1), "topic": "sprint-review",
 			"participants": []string{"alice", "bob"}, "content": "We agreed to ship on Friday.", "createdBy": "alice"})
+		noteID = decode[struct {
+			ID string `json:"_id"`
+		}](t, note).ID
 		must("store_memory", map[string]any{"namespace": "project/acme", "type": "decision", "content": fmt.Sprintf("Decision %d: use SQLite locally.", i+1), "createdBy": "alice"})
 	}
+	return noteID
+}
+
+// uiRow marks one item in each view's markup (server- and client-rendered alike).
+var uiRow = map[string]string{
+	"tasks-table": "<tr><td>", "messages-feed": `<li class="vp-card">`, "diary-entry": `<article class="vp-card">`,
+	"mission-timeline": `<li class="vp-card vp-mission">`, "briefing-note": `<article class="vp-card">`,
+	"memory-quote": `<blockquote class="vp-card vp-quote">`,
 }
 
 // uiQuery is the query of each view that shows the seeded rows.
@@ -179,11 +192,6 @@ func TestUIViewsRenderAccessibly(t *testing.T) {
 		t.Fatalf("axe found nothing on a page with known violations: %+v", control)
 	}
 
-	rowMarker := map[string]string{
-		"tasks-table": "<tr><td>", "messages-feed": `<li class="vp-card">`, "diary-entry": `<article class="vp-card">`,
-		"mission-timeline": `<li class="vp-card vp-mission">`, "briefing-note": `<article class="vp-card">`,
-		"memory-quote": `<blockquote class="vp-card vp-quote">`,
-	}
 	count := map[string]string{"en": "3 ", "fr": "3 "}
 	for _, p := range uiPrimitives {
 		for _, lang := range []string{"en", "fr"} {
@@ -195,11 +203,14 @@ func TestUIViewsRenderAccessibly(t *testing.T) {
 				if len(res.Violations) > 0 || res.Passes == 0 {
 					t.Errorf("axe: %d WCAG 2 A/AA violations (%d passes): %+v", len(res.Violations), res.Passes, res.Violations)
 				}
-				if got := strings.Count(dom, rowMarker[p]); got != 3 {
+				if got := strings.Count(dom, uiRow[p]); got != 3 {
 					t.Errorf("%d rows shown, want 3:\n%s", got, tail(dom, 4000))
 				}
 				if !strings.Contains(dom, `<html lang="`+lang+`">`) || !strings.Contains(dom, `aria-live="polite">`+count[lang]) {
 					t.Errorf("no lang=%s or no count in the status region:\n%s", lang, tail(dom, 4000))
+				}
+				if p == "mission-timeline" && strings.Count(dom, `<progress class="vp-progress" max="100" value="`) != 3 {
+					t.Errorf("no progress bars:\n%s", tail(dom, 4000))
 				}
 				if p == "tasks-table" {
 					if strings.Contains(dom, "<img") || !strings.Contains(dom, "&lt;img src=x") {
@@ -264,7 +275,7 @@ function inspect(f, rec) {
   s.src = '/axe.min.js';
   s.onload = function () {
     f.contentWindow.axe.run(d, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}}).then(function (r) {
-      rec.axeViolations = r.violations.map(function (v) { return v.id + ': ' + v.help; });
+      rec.axeViolations = r.violations.map(function (v) { return v.id + ': ' + v.help + ' ' + v.nodes.map(function (n) { return n.html; }).join(' '); });
       rec.axePasses = r.passes.length;
       finish();
     }, function (e) { rec.axeError = String(e); finish(); });
@@ -294,15 +305,15 @@ type hostRecord struct {
 }
 
 // TestUIHostBridge (a faithful fake of an MCP Apps host, SEP-1865
-// 2026-01-26): the view named by list_tasks' _meta.ui.resourceUri, read
+// 2026-01-26): each view named by a tool's _meta.ui.resourceUri, read
 // with resources/read, is embedded by a host page that feeds it the result
-// of a real list_tasks call; the view initializes, renders the rows (as
-// text: the XSS title is no markup) in the host's locale, reports its size
-// and passes axe-core. Text-only and isError results are rendered too.
+// of a real call of that tool; the view initializes, renders the rows (as
+// text: the XSS title is no markup) in the host's locale, reports its
+// content size and passes axe-core. Text-only and isError results too.
 func TestUIHostBridge(t *testing.T) {
 	chromium := requireChromium(t)
 	tenant := newTenant("uihost")
-	seedUI(t, tenant)
+	noteID := seedUI(t, tenant)
 
 	var tools struct {
 		Tools []struct {
@@ -317,37 +328,70 @@ func TestUIHostBridge(t *testing.T) {
 	if err := json.Unmarshal(rpc(t, tenant, "tools/list", map[string]any{}), &tools); err != nil {
 		t.Fatal(err)
 	}
-	uri := ""
+	viewOf := map[string]string{}
 	for _, tl := range tools.Tools {
-		if tl.Name == "list_tasks" {
-			uri = tl.Meta.UI.ResourceURI
-		}
+		viewOf[tl.Name] = strings.TrimPrefix(tl.Meta.UI.ResourceURI, "ui://vp/v1/")
 	}
-	if uri != "ui://vp/v1/tasks-table" {
-		t.Fatalf("list_tasks _meta.ui.resourceUri = %q", uri)
+	pages := map[string]string{}
+	for _, p := range uiPrimitives {
+		pages["/view/"+p] = readUI(t, tenant, "ui://vp/v1/"+p)
 	}
-	shell := readUI(t, tenant, uri)
+	callRaw := func(name string, args map[string]any) json.RawMessage {
+		return rpc(t, tenant, "tools/call", map[string]any{"name": name, "arguments": args})
+	}
 
-	args := map[string]any{"assignedTo": "alice"}
-	full := rpc(t, tenant, "tools/call", map[string]any{"name": "list_tasks", "arguments": args})
-	var textOnly map[string]any
-	_ = json.Unmarshal(full, &textOnly)
-	delete(textOnly, "structuredContent")
-	failed := rpc(t, tenant, "tools/call", map[string]any{"name": "list_tasks", "arguments": map[string]any{"status": "nope"}})
-	cases := []map[string]any{
-		{"name": "structured, fr", "src": "/view", "arguments": args, "result": json.RawMessage(full), "hostContext": map[string]any{"locale": "fr-FR", "theme": "light"}},
-		{"name": "text only, en", "src": "/view", "arguments": args, "result": textOnly, "hostContext": map[string]any{"locale": "en-GB", "theme": "dark"}},
-		{"name": "isError", "src": "/view", "arguments": args, "result": json.RawMessage(failed), "hostContext": map[string]any{"locale": "en-US"}},
+	type hostCase struct {
+		name, tool string
+		args       map[string]any
+		result     any // nil: the tool's result as is
+		ctx        map[string]any
+		rows       int
+		lang       string
+		want       []string
 	}
-	cj, _ := json.Marshal(cases)
-	site := uiSite(t, map[string]string{"/view": shell, "/host": fmt.Sprintf(hostPage, strings.ReplaceAll(string(cj), "</", `<\/`))})
+	tasks := map[string]any{"assignedTo": "alice"}
+	var textOnly map[string]any
+	_ = json.Unmarshal(callRaw("list_tasks", tasks), &textOnly)
+	delete(textOnly, "structuredContent")
+	fr, en := map[string]any{"locale": "fr-FR", "theme": "light"}, map[string]any{"locale": "en-GB", "theme": "dark"}
+	frDark := map[string]any{"locale": "fr-CA", "theme": "dark"}
+	cases := []hostCase{
+		{"tasks, structured, fr", "list_tasks", tasks, nil, fr, 3, "fr", []string{"3 tâches", "Attribué à", "À faire"}},
+		{"tasks, text only, dark", "list_tasks", tasks, textOnly, en, 3, "en", []string{"3 tasks", "Assigned to"}},
+		{"tasks, isError", "list_tasks", map[string]any{"status": "nope"}, nil, en, 0, "en", []string{`role="alert"`, "status"}},
+		{"messages", "list_messages", map[string]any{"from": "alice"}, nil, frDark, 3, "fr", []string{"3 messages", "the build is green", "bob"}},
+		{"diary", "get_diary", map[string]any{"orchestrator": "alice", "date": "2026-05-20"}, nil, en, 1, "en", []string{"Highlights", "Waiting for review"}},
+		{"missions", "list_missions", map[string]any{"pilot": "alice"}, nil, frDark, 3, "fr", []string{"3 missions", "Planification", `<progress class="vp-progress" max="100" value="50"`}},
+		{"briefing", "get_briefing_note", map[string]any{"noteId": noteID}, nil, en, 1, "en", []string{"sprint-review", `aria-label="Participants"`}},
+		{"memories", "list_memories", map[string]any{"namespace": "project/acme", "type": "decision"}, nil, fr, 3, "fr", []string{"3 mémoires", "use SQLite locally"}},
+	}
+	var js []map[string]any
+	for _, c := range cases {
+		view := viewOf[c.tool]
+		if c.tool == "list_memories" {
+			view = viewOf["recall"] // recall needs the embedder; list_memories has the same items
+		}
+		if view == "" {
+			t.Fatalf("%s has no _meta.ui.resourceUri", c.tool)
+		}
+		res := c.result
+		if res == nil {
+			res = callRaw(c.tool, c.args)
+		}
+		js = append(js, map[string]any{"name": c.name, "src": "/view/" + view, "arguments": c.args, "result": res, "hostContext": c.ctx})
+	}
+	cj, _ := json.Marshal(js)
+	pages["/host"] = fmt.Sprintf(hostPage, strings.ReplaceAll(string(cj), "</", `<\/`))
+	site := uiSite(t, pages)
 	dom := runChromium(t, chromium, "--virtual-time-budget=30000", "--dump-dom", site.URL+"/host")
 	m := regexp.MustCompile(`(?s)<pre id="host-result">(.*?)</pre>`).FindStringSubmatch(dom)
 	var recs []hostRecord
-	if m == nil || json.Unmarshal([]byte(html.UnescapeString(m[1])), &recs) != nil || len(recs) != 3 {
+	if m == nil || json.Unmarshal([]byte(html.UnescapeString(m[1])), &recs) != nil || len(recs) != len(cases) {
 		t.Fatalf("no host result:\n%s", tail(dom, 4000))
 	}
-	for _, r := range recs {
+	for i, r := range recs {
+		c := cases[i]
+		view := strings.TrimPrefix(js[i]["src"].(string), "/view/")
 		t.Logf("%s: messages %v, lang %s, status %q, sizes %v, axe %d passes", r.Name, r.Messages, r.Lang, r.Status, r.Sizes, r.AxePasses)
 		if len(r.Messages) < 2 || r.Messages[0] != "ui/initialize" || r.Messages[1] != "ui/notifications/initialized" {
 			t.Errorf("%s: the view sent %v, want ui/initialize then ui/notifications/initialized", r.Name, r.Messages)
@@ -365,20 +409,21 @@ func TestUIHostBridge(t *testing.T) {
 		if r.Imgs != 0 {
 			t.Errorf("%s: the view has %d <img>: a title became markup", r.Name, r.Imgs)
 		}
-	}
-	for i, want := range []struct{ lang, status, header string }{{"fr", "3 tâches", "Attribué à"}, {"en", "3 tasks", "Assigned to"}} {
-		r := recs[i]
-		if r.Lang != want.lang || r.Status != want.status || !strings.Contains(r.Content, want.header) {
-			t.Errorf("%s: lang %q status %q, want %q %q; content:\n%s", r.Name, r.Lang, r.Status, want.lang, want.status, r.Content)
+		if got := strings.Count(r.Content, uiRow[view]); got != c.rows || r.Lang != c.lang {
+			t.Errorf("%s: %d rows in lang %q, want %d in %q:\n%s", r.Name, got, r.Lang, c.rows, c.lang, r.Content)
 		}
-		got := strings.Join(r.Cells, "|")
-		for _, title := range []string{"Fix login (#142)", uiXSS, "Ship the release"} {
-			if !strings.Contains(got, title) {
-				t.Errorf("%s: no row titled %q in %q", r.Name, title, got)
+		for _, w := range c.want {
+			if !strings.Contains(r.Status+r.Content, w) {
+				t.Errorf("%s: no %q in the view:\n%s", r.Name, w, r.Content)
 			}
 		}
-	}
-	if r := recs[2]; !strings.Contains(r.Content, `role="alert"`) || !strings.Contains(r.Content, "status") {
-		t.Errorf("isError: no error box naming the field: %s", r.Content)
+		if view == "tasks-table" && c.rows > 0 {
+			got := strings.Join(r.Cells, "|")
+			for _, title := range []string{"Fix login (#142)", uiXSS, "Ship the release"} {
+				if !strings.Contains(got, title) {
+					t.Errorf("%s: no row titled %q in %q", r.Name, title, got)
+				}
+			}
+		}
 	}
 }

@@ -104,7 +104,7 @@
       rows.forEach(function (e) {
         div.appendChild(el('article', {'class': 'vp-card'},
           el('h2', {'class': 'vp-h2'}, el('time', {datetime: str(e.date)}, str(e.date)), ' ',
-            el('span', {'class': 'vp-badge vp-who'}, sr(t('orchestrator')), str(e.orchestrator))),
+            el('span', {'class': 'vp-badge vp-orch'}, sr(t('orchestrator')), str(e.orchestrator))),
           el('p', {'class': 'vp-text'}, str(e.content)),
           has(e.highlights) ? el('h3', {'class': 'vp-h3'}, t('highlights')) : null,
           has(e.highlights) ? list('ul', {'class': 'vp-list'}, e.highlights) : null,
