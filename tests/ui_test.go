@@ -119,13 +119,31 @@ axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}}).then(
 }, function (e) { var out = document.createElement('pre'); out.id = 'axe-result'; out.textContent = 'ERROR ' + e; document.body.appendChild(out); });
 </script>`
 
-// uiSite serves pages (path → HTML) and tests/node_modules/axe-core.
-func uiSite(t *testing.T, pages map[string]string) *httptest.Server {
+// requireAxe returns axe-core's script from tests/node_modules; without
+// it the test skips loudly (fails with CI=true), as requireNode does.
+func requireAxe(t *testing.T) []byte {
 	t.Helper()
 	axe, err := os.ReadFile(filepath.Join(testsDir, "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatalf("axe-core is not installed (scripts/test-deps.sh clients): %v", err)
+	if err == nil {
+		return axe
 	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("axe-core is required in CI (CI=true): %v — run scripts/test-deps.sh", err)
+	}
+	msg := "\n" +
+		"################################################################\n" +
+		"## SKIPPING %s: the MCP Apps view tests need axe-core in\n" +
+		"## tests/node_modules (%v).\n" +
+		"## Run scripts/test-deps.sh clients to install it.\n" +
+		"################################################################"
+	fmt.Fprintf(os.Stderr, msg+"\n", t.Name(), err)
+	t.Skipf(msg, t.Name(), err)
+	return nil
+}
+
+// uiSite serves pages (path → HTML) and axe-core's script.
+func uiSite(t *testing.T, axe []byte, pages map[string]string) *httptest.Server {
+	t.Helper()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/axe.min.js" {
 			w.Header().Set("Content-Type", "text/javascript")
@@ -172,6 +190,7 @@ func runAxe(t *testing.T, chromium, url string) (string, axeResult) {
 // violations; a page with known violations proves the check can fail.
 func TestUIViewsRenderAccessibly(t *testing.T) {
 	chromium := requireChromium(t)
+	axe := requireAxe(t)
 	tenant := newTenant("ui")
 	seedUI(t, tenant)
 	pages := map[string]string{
@@ -185,7 +204,7 @@ func TestUIViewsRenderAccessibly(t *testing.T) {
 			pages["/"+p+"/"+lang+"/axe"] = strings.Replace(page, "</body>", axeRunner+"</body>", 1)
 		}
 	}
-	site := uiSite(t, pages)
+	site := uiSite(t, axe, pages)
 
 	_, control := runAxe(t, chromium, site.URL+"/control")
 	if len(control.Violations) == 0 {
@@ -312,6 +331,7 @@ type hostRecord struct {
 // content size and passes axe-core. Text-only and isError results too.
 func TestUIHostBridge(t *testing.T) {
 	chromium := requireChromium(t)
+	axe := requireAxe(t)
 	tenant := newTenant("uihost")
 	noteID := seedUI(t, tenant)
 
@@ -382,7 +402,7 @@ func TestUIHostBridge(t *testing.T) {
 	}
 	cj, _ := json.Marshal(js)
 	pages["/host"] = fmt.Sprintf(hostPage, strings.ReplaceAll(string(cj), "</", `<\/`))
-	site := uiSite(t, pages)
+	site := uiSite(t, axe, pages)
 	dom := runChromium(t, chromium, "--virtual-time-budget=30000", "--dump-dom", site.URL+"/host")
 	m := regexp.MustCompile(`(?s)<pre id="host-result">(.*?)</pre>`).FindStringSubmatch(dom)
 	var recs []hostRecord
