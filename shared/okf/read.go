@@ -94,7 +94,7 @@ func unpack(op string, r io.Reader, lim Limits) (map[string][]byte, error) {
 			return nil, err
 		}
 		switch h.Typeflag {
-		case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old writers still emit TypeRegA
+		case tar.TypeReg: // the reader reports old TypeRegA entries as TypeReg
 		case tar.TypeDir:
 			dirs[strings.TrimSuffix(name, "/")] = true
 			continue
