@@ -222,6 +222,11 @@ func (s *Service) plan(ctx context.Context, op, tenant string, p vp.Principal, s
 	var units []unit
 	for _, m := range src.memories {
 		d := digestOf(m)
+		if src.foreign { // its times are the import's: not part of what changed
+			st := m
+			st.CreationTime, st.UpdatedAt = 0, 0
+			d = digestOf(st)
+		}
 		id, act, err := decide(okf.KindMemory, m.ID, d, "mem", func(id string) (bool, error) { return s.mem.MemoryExists(ctx, op, tenant, id) })
 		if err != nil {
 			return nil, err
