@@ -303,4 +303,6 @@ func assertSame(t *testing.T, src, dst *okf.Bundle, ids map[string]string) {
 
 func openSQLite(t *testing.T) store.Store { return teststores.All[0].Open(t, nil) }
 
-func briefingTitle(id, title string) briefing.Update { return briefing.Update{NoteID: id, Title: &title} }
+func briefingTitle(id, title string) briefing.Update {
+	return briefing.Update{NoteID: id, Title: &title}
+}
