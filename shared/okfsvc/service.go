@@ -261,10 +261,11 @@ func (s *Service) Validate(_ context.Context, p vp.Principal, data []byte) (Repo
 	if err != nil {
 		return Report{}, err
 	}
-	return report(b, len(data)), nil
+	return ReportOf(b, len(data)), nil
 }
 
-func report(b *okf.Bundle, n int) Report {
+// ReportOf describes bundle b, read from n bytes.
+func ReportOf(b *okf.Bundle, n int) Report {
 	r := Report{Valid: true, Foreign: b.Foreign(), Bytes: n}
 	if b.Foreign() {
 		r.Counts = map[string]int{okf.KindMemory: len(b.Docs), okf.KindBriefing: 0, okf.KindTask: 0}
