@@ -3,6 +3,8 @@ package okfsvc_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -305,4 +307,9 @@ func openSQLite(t *testing.T) store.Store { return teststores.All[0].Open(t, nil
 
 func briefingTitle(id, title string) briefing.Update {
 	return briefing.Update{NoteID: id, Title: &title}
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

@@ -130,6 +130,14 @@ type Links struct {
 	Now     func() time.Time
 }
 
+// NewLinks returns Links whose key is derived from secret (a server key
+// such as the cursor key), so that no two uses share a key.
+func NewLinks(secret []byte, baseURL string, ttl time.Duration) *Links {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte("vantagepeers okf download links"))
+	return &Links{Key: h.Sum(nil), BaseURL: baseURL, TTL: ttl}
+}
+
 // DownloadPath is the route serving signed bundle downloads.
 const DownloadPath = "/okf/download"
 
