@@ -13,7 +13,7 @@ import (
 // The three OKF tools end to end: export → validate → import (dry-run,
 // merge) into another namespace → the memories are found at once.
 func TestOKFToolsRoundTrip(t *testing.T) {
-	cs, _ := connectMemory(t, auth.MasterPrincipal("acme"))
+	cs, drain := connectMemory(t, auth.MasterPrincipal("acme"))
 	const n = 5
 	for i := range n {
 		if res, text := call(t, cs, "store_memory", map[string]any{"namespace": "project/a", "type": "fact", "createdBy": "alice", "content": "okfwidget fact " + string(rune('a'+i))}); res.IsError {
@@ -47,6 +47,11 @@ func TestOKFToolsRoundTrip(t *testing.T) {
 	res, text = call(t, cs, "hybrid_search", map[string]any{"query": "okfwidget", "namespace": "project/b"})
 	if hits := decodeAs[memory.SearchResult](t, text); res.IsError || hits.Count != n {
 		t.Fatalf("hybrid_search right after the import: %s", text)
+	}
+	drain() // the embed jobs the import enqueued: then recall (vectors) finds them too
+	res, text = call(t, cs, "recall", map[string]any{"query": "okfwidget fact", "namespace": "project/b"})
+	if hits := decodeAs[memory.SearchResult](t, text); res.IsError || hits.Count != n {
+		t.Fatalf("recall after the embed jobs: %s", text)
 	}
 	// Refusals name the field.
 	res, text = call(t, cs, "import_okf_bundle", map[string]any{"namespace": "project/b", "mode": "merge", "bundle": "not base64!"})

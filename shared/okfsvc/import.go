@@ -122,6 +122,9 @@ func (s *Service) Import(ctx context.Context, p vp.Principal, target, mode strin
 	if err != nil {
 		return ImportResult{}, err
 	}
+	if err := s.check(op, tenant, units); err != nil {
+		return ImportResult{}, err
+	}
 	for _, u := range units {
 		res.IDMap[u.srcID] = u.id()
 		switch u.action {
@@ -419,6 +422,40 @@ func checkNote(op, src string, n vp.BriefingNote) error {
 	}
 	if len(n.LinkedMemoryIDs) > vp.MaxBriefingListItems || slices.Contains(n.LinkedMemoryIDs, "") {
 		return vp.Errorf(op, vp.KindInvalid, "bundle", "briefing note %s: linkedMemoryIds has %d entries; the limit is %d", src, len(n.LinkedMemoryIDs), vp.MaxBriefingListItems)
+	}
+	return nil
+}
+
+// check validates every entity before anything is written, so that a
+// bundle with one bad record imports nothing (and dry-run reports it).
+func (s *Service) check(op, tenant string, units []unit) error {
+	for _, u := range units {
+		var err error
+		switch {
+		case u.memory != nil:
+			m := u.memory
+			var errs vp.Errs
+			if !slices.Contains(vp.MemoryTypes, m.Type) {
+				errs.Add(vp.Errorf(op, vp.KindInvalid, "type", "%q is not a memory type", m.Type))
+			}
+			errs.Add(vp.CheckText(op, "content", m.Content, vp.MaxMemoryContentBytes, true))
+			errs.Add(vp.CheckName(op, "createdBy", m.CreatedBy, true))
+			if len(m.Relations) > vp.MaxRelations {
+				errs.Add(vp.Errorf(op, vp.KindTooLarge, "relations", "has %d entries; the limit is %d", len(m.Relations), vp.MaxRelations))
+			}
+			if e := errs.First(); e != nil {
+				err = vp.Errorf(op, vp.KindOf(e), "bundle", "memory %s: %v", u.srcID, e)
+			}
+		case u.note != nil:
+			err = checkNote(op, u.srcID, *u.note)
+		default:
+			if _, _, e := s.tasks.Build(op, tenant, *u.task, u.task.CreationTime); e != nil {
+				err = vp.Errorf(op, vp.KindOf(e), "bundle", "task %s: %v", u.srcID, e)
+			}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

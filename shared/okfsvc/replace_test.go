@@ -237,3 +237,26 @@ func tarGz(t *testing.T, files map[string]string) []byte {
 	_ = zw.Close()
 	return buf.Bytes()
 }
+
+// A bundle with one bad record imports nothing, and says which record.
+func TestImportChecksEverythingFirst(t *testing.T) {
+	e := newEnv(t, openSQLite(t))
+	e.seed(t, "team/src", 3)
+	b := e.bundle(t, "team/src")
+	b.Tasks[2].Priority = "bogus"
+	var buf bytes.Buffer
+	if _, err := okf.Write(&buf, okf.ExportInput{Exporter: b.Manifest.Exporter, Origin: b.Manifest.Origin, Namespace: b.Manifest.Namespace,
+		Memories: b.Memories, Notes: b.Notes, Tasks: b.Tasks}); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range okfsvc.Modes {
+		_, err := e.svc.Import(ctx, e.p, "team/dst", mode, buf.Bytes())
+		domaintest.WantKind(t, err, vp.KindInvalid, "bundle")
+		if !strings.Contains(err.Error(), b.Tasks[2].ID) || !strings.Contains(err.Error(), "priority") {
+			t.Fatalf("%s: the error must name the record and the field: %v", mode, err)
+		}
+	}
+	if got := e.bundle(t, "team/dst"); len(got.Memories)+len(got.Notes)+len(got.Tasks) != 0 {
+		t.Fatal("a refused bundle wrote something")
+	}
+}
