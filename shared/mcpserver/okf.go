@@ -56,7 +56,7 @@ func (s *server) addOKFTools(m *mcp.Server) {
 			}
 			return o.Validate(ctx, p, data)
 		})
-	add(s, m, tool{Name: "import_okf_bundle", Annotations: write, Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes)},
+	add(s, m, tool{Name: "import_okf_bundle", Annotations: destructive, Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes)},
 		Description: "Import an OKF bundle into a namespace with new ids (returns idMap). dry-run reports what merge would do; merge adds " +
 			"and is idempotent; replace makes the namespace hold exactly the bundle. Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in importOKFIn) (okfsvc.ImportResult, error) {

@@ -188,20 +188,19 @@ func digestOf(v any) string {
 }
 
 // plan decides, entity by entity, what an import does, and remaps ids and
-// references. merge and dry-run reuse the ids of earlier imports
-// (provenance); replace makes every entity anew.
+// references. Every mode reuses the id an entity got from an earlier
+// import of the same origin (provenance), so ids are stable across
+// imports; the others get new ids.
 func (s *Service) plan(ctx context.Context, op, tenant string, p vp.Principal, src source, target, mode string, res *ImportResult) ([]unit, error) {
 	prov := map[string]provenance{}
-	if mode != ModeReplace {
-		q := provenances.Query(tenant, store.Primary, table.Values{"ns": target})
-		q.SKPrefix = src.origin + "#"
-		ps, err := queryAll[provenance](ctx, s.st, op, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, pr := range ps {
-			prov[pr.Kind+"#"+pr.SourceID] = pr
-		}
+	q := provenances.Query(tenant, store.Primary, table.Values{"ns": target})
+	q.SKPrefix = src.origin + "#"
+	ps, err := queryAll[provenance](ctx, s.st, op, q)
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range ps {
+		prov[pr.Kind+"#"+pr.SourceID] = pr
 	}
 	idMap := map[string]string{}
 	decide := func(kind, srcID, digest, prefix string, exists func(id string) (bool, error)) (string, string, error) {
@@ -212,7 +211,9 @@ func (s *Service) plan(ctx context.Context, op, tenant string, p vp.Principal, s
 			}
 			if live {
 				idMap[srcID] = pr.NewID
-				if pr.Digest == digest {
+				// merge keeps an entity whose source did not change (and
+				// any local edit of it); replace rewrites it, with its id.
+				if pr.Digest == digest && mode != ModeReplace {
 					return pr.NewID, actSkip, nil
 				}
 				return pr.NewID, actUpdate, nil

@@ -29,6 +29,15 @@ func TestReplace(t *testing.T) {
 			t.Fatalf("replace created %v, deleted %v", res.Created, res.Deleted)
 		}
 		assertSame(t, e.bundle(t, "team/src"), e.bundle(t, "team/dst"), res.IDMap)
+		// Replacing again with the same bundle keeps the ids and deletes nothing.
+		again, err := e.svc.Import(ctx, e.p, "team/dst", okfsvc.ModeReplace, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Created[okf.KindMemory] != 0 || again.Updated[okf.KindMemory] != 6 || again.Deleted[okf.KindMemory] != 0 || !slicesEqualMap(res.IDMap, again.IDMap) {
+			t.Fatalf("second replace: created %v updated %v deleted %v", again.Created, again.Updated, again.Deleted)
+		}
+		assertSame(t, e.bundle(t, "team/src"), e.bundle(t, "team/dst"), again.IDMap)
 		// The staging and the journal are gone.
 		items, err := e.st.Query(ctx, store.Query{PK: "T#" + tenant + "#OKFREPL#team/dst", Limit: 10})
 		if err != nil || len(items) != 0 {
