@@ -15,8 +15,10 @@
 // dependsOn) and returns the id map. Each entity is written in one
 // transaction with a provenance record — (bundle origin, source id) → new
 // id, and a digest of the source record — so importing the same bundle
-// again changes nothing, and an interrupted import resumes where it stopped.
-// Replace is described at applyReplace.
+// again changes nothing (its entities keep their ids; a changed record
+// updates its entity), and an interrupted import resumes where it stopped.
+// dry-run reports what merge would do and writes nothing. Replace, which
+// cannot be one store transaction, is described at (*Service).replace.
 package okfsvc
 
 import (
