@@ -90,6 +90,14 @@ func TestRoundTripIsLossless(t *testing.T) {
 	in := sample(15)
 	in.Memories[3].IsLatest, in.Memories[3].SupersededBy, in.Memories[3].SupersededAt = false, "mem_004", 99
 	in.Memories[2].TTL, in.Memories[2].ExpiresAt = "2099-01-01T00:00:00Z", 4070908800000
+	in.Memories[5].Embedder = "titan-v2"
+	// Every optional field of a task, set.
+	end, done, mins, due := int64(20), int64(30), 12.5, int64(99)
+	tk := &in.Tasks[4]
+	tk.Status, tk.Paused, tk.MissionID, tk.ActualMinutes, tk.ActualMinutesInferred = vp.TaskDone, true, "msn_1", &mins, true
+	tk.StartedAt, tk.CompletedAt, tk.DueDate, tk.CompletionNote, tk.BlockedBy, tk.CancelReason = &end, &done, &due, "done", "x", "y"
+	tk.AssignedToInstance, tk.WorkSegments = "pi-main", []vp.WorkSegment{{Start: 10, End: &end}, {Start: 25}}
+	in.Notes[1].UpdatedAt, in.Notes[1].UpdatedBy = 9, "sigma"
 	b, err := read(write(t, in))
 	if err != nil {
 		t.Fatal(err)

@@ -131,6 +131,14 @@ func (e *env) seed(t *testing.T, ns string, n int) {
 			t.Fatal(err)
 		}
 		prevTask = tk.ID
+		if i == 0 { // one done task: started, work segment, completion note
+			if _, err := e.tasks.StartTask(ctx, e.p, task.TaskRef{TaskID: tk.ID}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.tasks.CompleteTask(ctx, e.p, task.CompleteTaskInput{TaskID: tk.ID, CompletionNote: "shipped in abc1234"}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
