@@ -218,7 +218,7 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		EmitUIMarkers: awsenv.On(os.Getenv(awsenv.EnvEmitUIMarkers)),
 		Briefings:     a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
-		Diary: a.leaves.diary, Issues: a.issues, Errors: a.errors,
+		Diary: a.leaves.diary, Issues: a.issues, Errors: a.errors, OKF: a.okf(),
 	})
 }
 

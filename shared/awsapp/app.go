@@ -42,6 +42,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
@@ -133,6 +134,7 @@ type App struct {
 	// scheduler's outbox job drains what their writers did not run.
 	Outbox *outbox.Outbox
 	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
+	OKF    *okfsvc.Service // OKF bundles (§14.8), with Memory and Tasks
 	Queue  queue.Queue     // the embedding queue, with Memory
 
 	// Leaf aggregates' services, built with Coord.
@@ -293,6 +295,10 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {
 			return nil, err
 		}
+	}
+	if a.Memory != nil && a.Tasks != nil {
+		a.OKF = okfsvc.New(okfsvc.Options{Store: a.Store, Memory: a.Memory, Tasks: a.Tasks, Version: o.Version, Now: o.Now,
+			Search: &search.Writer{Index: idx, Logger: a.Log, Outbox: a.Outbox}})
 	}
 	a.Log.Info("container ready", "version", o.Version, "table", cfg.Table, "memory", a.Memory != nil, "searchIndex", idx != nil,
 		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())

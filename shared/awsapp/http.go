@@ -22,13 +22,15 @@ type HTTPFunc func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (even
 // Streamable HTTP handler, behind the same bearer authentication, that the
 // embedded binary serves (shared/httpapi), on the DynamoDB store.
 func (a *App) MCPHandler() http.Handler {
+	links, download := a.okfLinks()
 	return httpapi.New(httpapi.Options{
 		MCP: mcpserver.New(mcpserver.Options{Keyword: a.Keyword, Digest: a.Digest, Tasks: a.Tasks, Missions: a.Missions, Recurring: a.Recurring, Memory: a.Memory, Version: a.Version,
 			Profiles: a.Profiles, Messages: a.Messages, Iframes: a.Iframes, Mandates: a.Mandates,
 			Logger: a.Log, ToolProfile: a.Config.ToolProfile, EmitUIMarkers: a.Config.EmitUIMarkers,
-			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits, Diary: a.Diary, Issues: a.Issues, Errors: a.Errors}),
+			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits, Diary: a.Diary, Issues: a.Issues, Errors: a.Errors,
+			OKF: a.OKF, OKFLinks: links}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
-		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL,
+		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, OKFDownload: download,
 	})
 }
 

@@ -45,6 +45,9 @@ type Options struct {
 	// /webhooks/github and /webhooks/github/{tenant}. It checks the
 	// signatures itself.
 	Webhooks http.Handler
+	// OKFDownload, when set, serves the signed download URLs of OKF bundles
+	// (okfsvc.Links.Handler); each URL carries its own HMAC and expiry.
+	OKFDownload http.Handler
 }
 
 // TenantHeader lets the master token act in a tenant other than the default.

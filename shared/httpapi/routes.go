@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 )
 
 // Auth says what a caller of a route must present.
@@ -59,6 +60,9 @@ func Routes() []Route {
 		// GitHub deliveries for the default tenant, and for a named one.
 		{Path: "/webhooks/github", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
 		{Path: "/webhooks/github/{tenant}", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
+		// Large OKF exports: the URL is signed (HMAC, tenant, expiry), no token.
+		{Path: okfsvc.DownloadPath, Methods: []string{http.MethodGet}, Auth: AuthNone, Function: awsenv.FuncMCP,
+			handler: func(o Options, _ http.Handler) http.Handler { return o.OKFDownload }},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
@@ -46,6 +47,8 @@ func TestRouteTable(t *testing.T) {
 		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite",
 		OAuth:    oauth.New(oauth.Options{Store: st, Tokens: toks}),
 		Webhooks: webhooks.New(webhooks.Options{Secrets: secrets{"default": "s1", "acme": "s2"}}),
+		// An unsigned probe is refused before the service is used.
+		OKFDownload: okfsvc.NewLinks([]byte("k"), "", 0).Handler(nil),
 	})
 	// A request each route's handler answers (the {proxy+} part filled in).
 	probe := map[string]string{
@@ -57,6 +60,7 @@ func TestRouteTable(t *testing.T) {
 		"/issueBearerFromClerk":     "POST /issueBearerFromClerk",
 		"/webhooks/github":          "POST /webhooks/github",
 		"/webhooks/github/{tenant}": "POST /webhooks/github/acme",
+		"/okf/download":             "GET /okf/download?t=acme&ns=x&sha=y&exp=1&sig=z",
 	}
 	seen := map[string]bool{}
 	for _, r := range httpapi.Routes() {

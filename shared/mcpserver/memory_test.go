@@ -17,7 +17,9 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -44,8 +46,10 @@ func connectMemory(t *testing.T, p vp.Principal) (*mcp.ClientSession, func()) {
 	signer, _ := listing.NewSigner(key)
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
 	mem := memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}), Queue: q, Cursors: signer})
-	cs := clientOf(t, mcpserver.New(withLeaves(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer, Index: idx}),
-		Memory: mem, Version: "test", LocalPrincipal: &p}, st, signer, idx)))
+	o := withLeaves(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer, Index: idx}),
+		Memory: mem, Version: "test", LocalPrincipal: &p}, st, signer, idx)
+	o.OKF = okfsvc.New(okfsvc.Options{Store: st, Memory: mem, Tasks: o.Tasks, Search: &search.Writer{Index: idx}, Version: "test"})
+	cs := clientOf(t, mcpserver.New(o))
 	drain := func() {
 		for {
 			n, err := jobs.ProcessEmbedJobs(ctx, jobs.EmbedderOptions{Queue: q, Memory: mem})

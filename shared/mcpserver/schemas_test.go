@@ -13,6 +13,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 )
@@ -24,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite schemas.json from the tools' ar
 // go generate ./shared/mcpserver).
 func TestSchemaFile(t *testing.T) {
 	// Services are only registered, never called: zero values will do.
-	got, err := mcpserver.InferredSchemas(mcpserver.Options{Keyword: &keyword.Service{}, Tasks: &task.Service{}, Missions: &mission.Service{}, Recurring: &recurring.Service{}, Memory: &memory.Service{}, Digest: &digest.Service{}})
+	got, err := mcpserver.InferredSchemas(mcpserver.Options{Keyword: &keyword.Service{}, Tasks: &task.Service{}, Missions: &mission.Service{}, Recurring: &recurring.Service{}, Memory: &memory.Service{}, Digest: &digest.Service{}, OKF: &okfsvc.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}

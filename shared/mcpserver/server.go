@@ -29,6 +29,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/task"
@@ -48,8 +49,12 @@ type Options struct {
 	Recurring *recurring.Service
 	Memory    *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
 	Digest    *digest.Service // improvisation_digest (§14.9): registered only when set
-	Version   string
-	Logger    *slog.Logger
+	OKF       *okfsvc.Service // OKF bundle tools (§14.8): registered only when set
+	// OKFLinks signs download URLs of bundles too large to return inline
+	// (HTTP); nil: such exports are refused with the limit.
+	OKFLinks *okfsvc.Links
+	Version  string
+	Logger   *slog.Logger
 	// LocalPrincipal is the identity of calls that carry no token: set for
 	// stdio, where the process owner is the caller; never for HTTP.
 	LocalPrincipal *vp.Principal
@@ -133,6 +138,7 @@ func build(o Options) (*server, *mcp.Server) {
 	s.addIssueTools(m)
 	s.addErrorTools(m)
 	s.addDigestTools(m)
+	s.addOKFTools(m)
 	s.addUIResources(m)
 	return s, m
 }

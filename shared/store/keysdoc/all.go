@@ -16,6 +16,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
@@ -52,6 +53,7 @@ func All() []table.Doc {
 		webhooks.Tables(),
 		github.Tables(),
 		errormon.Tables(),
+		okfsvc.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/okf"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+const okfUsage = `vantagepeers okf — OKF bundles of a namespace (memories, briefing notes of that topic, tasks of that project)
+
+  vantagepeers okf export   --namespace NS --out FILE|- [--tenant T]
+  vantagepeers okf validate --in FILE|-
+  vantagepeers okf import   --namespace NS --in FILE|- [--mode dry-run|merge|replace] [--tenant T]
+
+A bundle is an OKF v0.2 folder packed as a deterministic .okf.tar.gz, with its lossless data
+in data/*.jsonl and a checksummed data/manifest.json. import defaults to dry-run (what merge
+would do, writing nothing); merge gives new ids and is idempotent; replace makes the namespace
+hold exactly the bundle. The commands act as the data dir's owner (admin) in --tenant (default
+"default"); validate reads no data dir. export and import also take --data-dir and --log-level.
+`
+
+// okfCmd exports, validates and imports bundles against the data dir, as
+// the owner of the data dir: no size limit of a tool result applies.
+func okfCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, okfUsage)
+		return flag.ErrHelp
+	}
+	cmd := args[0]
+	if cmd != "export" && cmd != "validate" && cmd != "import" {
+		fmt.Fprint(stderr, okfUsage)
+		return fmt.Errorf("okf: unknown subcommand %q; use export, validate or import", cmd)
+	}
+	fs := flag.NewFlagSet("okf "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	ns := fs.String("namespace", "", "the namespace to export or import into")
+	out := fs.String("out", "", "export: the file to write (- for stdout)")
+	in := fs.String("in", "", "validate, import: the bundle file (- for stdin)")
+	mode := fs.String("mode", okfsvc.ModeDryRun, "import: dry-run, merge or replace")
+	tenant := fs.String("tenant", vp.DefaultTenant, "tenant id")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("okf %s: unexpected argument %q", cmd, fs.Arg(0))
+	}
+	if !vp.ValidTenant(*tenant) {
+		return fmt.Errorf("okf %s: --tenant: %q is not a valid tenant id", cmd, *tenant)
+	}
+	var data []byte
+	if cmd != "export" {
+		if *in == "" {
+			return fmt.Errorf("okf %s: --in is required (a .okf.tar.gz, or - for stdin)", cmd)
+		}
+		var err error
+		if data, err = readInput(*in, stdin); err != nil {
+			return fmt.Errorf("okf %s: --in: %w", cmd, err)
+		}
+	}
+	if cmd == "validate" {
+		b, err := okf.Read("okf validate", bytes.NewReader(data), okf.DefaultLimits)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, okfsvc.ReportOf(b, len(data)))
+	}
+	if *ns == "" {
+		return fmt.Errorf("okf %s: --namespace is required", cmd)
+	}
+	if cmd == "export" && *out == "" {
+		return errors.New("okf export: --out is required (a file, or - for stdout)")
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		return err
+	}
+	a, err := openApp(ctx, c.dataDir, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	p := auth.MasterPrincipal(*tenant)
+	if cmd == "import" {
+		res, err := a.okf().Import(ctx, p, *ns, *mode, data)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, res)
+	}
+	res, err := a.okf().Export(ctx, p, *ns)
+	if err != nil {
+		return err
+	}
+	if *out == "-" {
+		_, err := stdout.Write(res.Data)
+		return err
+	}
+	d, err := okfsvc.Deliver("okf export", res, p, *out, true, nil)
+	if err != nil {
+		return err
+	}
+	return printJSON(stdout, d)
+}
+
+// okf is the OKF bundle service over the app's capabilities.
+func (a *app) okf() *okfsvc.Service {
+	return okfsvc.New(okfsvc.Options{Store: a.store, Memory: a.memory, Tasks: a.tasks, Version: version,
+		Search: &search.Writer{Index: a.index, Logger: a.log, Outbox: a.outbox}})
+}
+
+func readInput(name string, stdin io.Reader) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(io.LimitReader(stdin, okf.DefaultLimits.MaxCompressed+1))
+	}
+	return os.ReadFile(name)
+}

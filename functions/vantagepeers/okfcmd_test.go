@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+func TestOKFCommandHelpTouchesNoDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	t.Setenv("VP_DATA_DIR", dir)
+	for _, args := range [][]string{{"okf"}, {"okf", "help"}, {"okf", "--help"}, {"okf", "export", "--help"}, {"okf", "import", "-h"}} {
+		var out, errb bytes.Buffer
+		err := run(context.Background(), args, strings.NewReader(""), &out, &errb)
+		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(errb.String(), "okf") {
+			t.Fatalf("%v: %v\n%s", args, err, errb.String())
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("%v created the data dir", args)
+		}
+	}
+}
+
+func TestOKFCommands(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "data")
+	a, err := openApp(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := auth.MasterPrincipal(vp.DefaultTenant)
+	const n = 4
+	for i := range n {
+		if _, err := a.memory.StoreMemory(ctx, p, memory.StoreInput{Namespace: "proj/cli", Type: "fact", CreatedBy: "alice", Content: "cli fact " + string(rune('a'+i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = a.Close()
+
+	runOK := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if err := run(ctx, append(args, "--data-dir", dir), strings.NewReader(""), &out, &errb); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, errb.String())
+		}
+		return out.String()
+	}
+	file := filepath.Join(t.TempDir(), "cli.okf.tar.gz")
+	var d okfsvc.Delivery
+	if err := json.Unmarshal([]byte(runOK("okf", "export", "--namespace", "proj/cli", "--out", file)), &d); err != nil || d.Counts["memory"] != n || d.Path != file {
+		t.Fatalf("export: %+v %v", d, err)
+	}
+	var rep okfsvc.Report
+	if err := json.Unmarshal([]byte(runOK("okf", "validate", "--in", file)), &rep); err != nil || !rep.Valid || rep.Counts["memory"] != n {
+		t.Fatalf("validate: %+v %v", rep, err)
+	}
+	var res okfsvc.ImportResult
+	if err := json.Unmarshal([]byte(runOK("okf", "import", "--namespace", "proj/copy", "--in", file)), &res); err != nil || res.Mode != "dry-run" || res.Created["memory"] != n {
+		t.Fatalf("import dry-run: %+v %v", res, err)
+	}
+	if err := json.Unmarshal([]byte(runOK("okf", "import", "--namespace", "proj/copy", "--in", file, "--mode", "merge")), &res); err != nil || res.Created["memory"] != n {
+		t.Fatalf("import merge: %+v %v", res, err)
+	}
+	// The copy exports with the same content: same counts, and stdout works.
+	if out := runOK("okf", "export", "--namespace", "proj/copy", "--out", "-"); !strings.HasPrefix(out, "\x1f\x8b") {
+		t.Fatal("export to stdout is not gzip")
+	}
+	var errb bytes.Buffer
+	err = run(ctx, []string{"okf", "import", "--namespace", "proj/copy", "--in", file, "--mode", "upsert", "--data-dir", dir}, strings.NewReader(""), &bytes.Buffer{}, &errb)
+	if err == nil || !strings.Contains(err.Error(), "mode") {
+		t.Fatalf("bad mode: %v", err)
+	}
+}

@@ -1,0 +1,69 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+type exportOKFIn struct {
+	Namespace string `json:"namespace"`
+	Path      string `json:"path,omitempty" jsonschema:"local server: write the .okf.tar.gz here"`
+}
+
+type validateOKFIn struct {
+	Bundle string `json:"bundle,omitempty" jsonschema:"the .okf.tar.gz, base64"`
+	Path   string `json:"path,omitempty" jsonschema:"local server: read it from this file"`
+}
+
+type importOKFIn struct {
+	Namespace string `json:"namespace" jsonschema:"target"`
+	Mode      string `json:"mode,omitempty" jsonschema:"dry-run (default)|merge|replace"`
+	Bundle    string `json:"bundle,omitempty" jsonschema:"base64"`
+	Path      string `json:"path,omitempty" jsonschema:"local server: a file"`
+}
+
+// addOKFTools registers the OKF bundle tools (platform spec §14.8) when
+// the service is set. A file path is accepted on a local (stdio) server
+// only; over HTTP a bundle too large to travel inline comes as a signed
+// download URL (Options.OKFLinks).
+func (s *server) addOKFTools(m *mcp.Server) {
+	o := s.opts.OKF
+	if o == nil {
+		return
+	}
+	local := s.opts.LocalPrincipal != nil
+	add(s, m, tool{Name: "export_okf_bundle", Annotations: readOnly, Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes)},
+		Description: "Export a namespace (its memories, briefing notes of that topic, tasks of that project) as a portable OKF v0.2 .okf.tar.gz: " +
+			"base64 in bundle up to 4 MiB, else downloadUrl (HTTP, short-lived) or path (local). Example: {\"namespace\":\"project/vp\"}"},
+		func(ctx context.Context, p vp.Principal, in exportOKFIn) (okfsvc.Delivery, error) {
+			r, err := o.Export(ctx, p, in.Namespace)
+			if err != nil {
+				return okfsvc.Delivery{}, err
+			}
+			return okfsvc.Deliver("export_okf_bundle", r, p, in.Path, local, s.opts.OKFLinks)
+		})
+	add(s, m, tool{Name: "validate_okf_bundle", Annotations: readOnly,
+		Description: "Check an OKF bundle (format, checksums, references, limits) without writing; returns its counts or the first problem. " +
+			"Example: {\"bundle\":\"H4sI...\"}"},
+		func(ctx context.Context, p vp.Principal, in validateOKFIn) (okfsvc.Report, error) {
+			data, err := okfsvc.Receive("validate_okf_bundle", in.Bundle, in.Path, local, o.Limits())
+			if err != nil {
+				return okfsvc.Report{}, err
+			}
+			return o.Validate(ctx, p, data)
+		})
+	add(s, m, tool{Name: "import_okf_bundle", Annotations: destructive, Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes)},
+		Description: "Import an OKF bundle into a namespace with new ids (returns idMap). dry-run reports what merge would do; merge adds " +
+			"and is idempotent; replace makes the namespace hold exactly the bundle. Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
+		func(ctx context.Context, p vp.Principal, in importOKFIn) (okfsvc.ImportResult, error) {
+			data, err := okfsvc.Receive("import_okf_bundle", in.Bundle, in.Path, local, o.Limits())
+			if err != nil {
+				return okfsvc.ImportResult{}, err
+			}
+			return o.Import(ctx, p, in.Namespace, in.Mode, data)
+		})
+}
