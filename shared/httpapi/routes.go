@@ -46,6 +46,7 @@ type Route struct {
 func Routes() []Route {
 	oauth := func(o Options, _ http.Handler) http.Handler { return o.OAuth }
 	webhooks := func(o Options, _ http.Handler) http.Handler { return o.Webhooks }
+	pacerelle := func(o Options, _ http.Handler) http.Handler { return o.Pacerelle }
 	post := []string{http.MethodPost}
 	return []Route{
 		{Path: "/mcp", Auth: AuthBearer, Function: awsenv.FuncMCP,
@@ -59,6 +60,11 @@ func Routes() []Route {
 		// GitHub deliveries for the default tenant, and for a named one.
 		{Path: "/webhooks/github", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
 		{Path: "/webhooks/github/{tenant}", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
+		// The Pacerelle relay (shared/pacerelle/relay): agent tokens and
+		// person-device credentials, both as bearers, checked by the relay.
+		// Only the embedded server mounts it so far; on AWS the mcp
+		// function answers 404 until the relay is wired there.
+		{Path: "/pacerelle/{proxy+}", Auth: AuthBearer, Function: awsenv.FuncMCP, handler: pacerelle},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
@@ -44,8 +45,9 @@ func TestRouteTable(t *testing.T) {
 	h := httpapi.New(httpapi.Options{
 		MCP:    mcpserver.New(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}), Version: "t"}),
 		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite",
-		OAuth:    oauth.New(oauth.Options{Store: st, Tokens: toks}),
-		Webhooks: webhooks.New(webhooks.Options{Secrets: secrets{"default": "s1", "acme": "s2"}}),
+		OAuth:     oauth.New(oauth.Options{Store: st, Tokens: toks}),
+		Webhooks:  webhooks.New(webhooks.Options{Secrets: secrets{"default": "s1", "acme": "s2"}}),
+		Pacerelle: relay.New(relay.Options{Store: st, Tokens: toks}).Handler(),
 	})
 	// A request each route's handler answers (the {proxy+} part filled in).
 	probe := map[string]string{
@@ -57,6 +59,7 @@ func TestRouteTable(t *testing.T) {
 		"/issueBearerFromClerk":     "POST /issueBearerFromClerk",
 		"/webhooks/github":          "POST /webhooks/github",
 		"/webhooks/github/{tenant}": "POST /webhooks/github/acme",
+		"/pacerelle/{proxy+}":       "GET /pacerelle/v1/inbox",
 	}
 	seen := map[string]bool{}
 	for _, r := range httpapi.Routes() {

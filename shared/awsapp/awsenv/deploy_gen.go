@@ -13,6 +13,7 @@ func Routes() []Route {
 		{Path: "/issueBearerFromClerk", Methods: []string(nil), Auth: "none", Function: "oauth"},
 		{Path: "/webhooks/github", Methods: []string{"POST"}, Auth: "signature", Function: "webhooks"},
 		{Path: "/webhooks/github/{tenant}", Methods: []string{"POST"}, Auth: "signature", Function: "webhooks"},
+		{Path: "/pacerelle/{proxy+}", Methods: []string(nil), Auth: "bearer", Function: "mcp"},
 	}
 }
 

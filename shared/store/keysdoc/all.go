@@ -17,6 +17,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
@@ -52,6 +53,7 @@ func All() []table.Doc {
 		webhooks.Tables(),
 		github.Tables(),
 		errormon.Tables(),
+		relay.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}
