@@ -113,12 +113,6 @@ func (b *Bridge) setConn(s string, err error) {
 	}
 }
 
-func (b *Bridge) connection() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.conn
-}
-
 // Run keeps the bridge connected until ctx ends: each session registers
 // the device, syncs pairings, resends unconfirmed replies, fetches from the
 // cursor and then follows the doorbell; a failed session is retried after

@@ -464,4 +464,3 @@ func (b *Bridge) getCheckpoints(_ context.Context, raw json.RawMessage) (any, er
 	}
 	return map[string]any{"checkpoints": out, "count": len(out)}, nil
 }
-

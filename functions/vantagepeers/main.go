@@ -35,6 +35,7 @@ Usage:
   vantagepeers jobs list | run NAME [--tenant T] [--data-dir DIR]   (the background jobs; run one now)
   vantagepeers outbox dead [--tenant T] | retry ID | discard ID   (vantagepeers outbox help)
   vantagepeers github set [--tenant T] --webhook-secret-stdin | --token-stdin | show [--tenant T] | remove --tenant T   (vantagepeers github help)
+  vantagepeers pacerelle pair | send | wait   (a person's Pacerelle device; vantagepeers pacerelle help)
   vantagepeers version
 
 Environment: VP_DATA_DIR (default ~/.vantagepeers), VP_ADDR (default 127.0.0.1:8787),
@@ -82,6 +83,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return outboxCmd(ctx, args[1:], stdout, stderr)
 	case "github":
 		return githubCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "pacerelle":
+		return pacerelleCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "vantagepeers", version)
 		return nil
