@@ -2,14 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/localstate"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/requester"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 )
 
 // TestRequestReplyProcessed: a request reaches wait_for_messages; a reply
@@ -178,4 +184,111 @@ func TestBadInput(t *testing.T) {
 	good := widget(func(map[string]any) {})
 	w.ok(t, "send_widget", map[string]any{"widgetJson": good, "sourceMessageId": "req-1"})
 	w.ok(t, "send_widget", map[string]any{"widgetJson": `{"type":"widget.standard","v":1,"id":"c2","kind":"confirm","spec":{"title":"Publier ?"}}`, "sourceMessageId": "req-1"})
+}
+
+// TestSubstitutedAgentKeyNotPinned: a device whose pairing confirmation
+// was made over another agent key (the relay showed it its own) is not
+// pinned, and its requests are refused, never shown to the model.
+func TestSubstitutedAgentKeyNotPinned(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	list := seal.SignList(eve, 1, []seal.Device{eve.Device})
+	started, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agentList seal.DeviceList
+	_ = json.Unmarshal(started.AgentList, &agentList)
+	mitm, _ := seal.NewIdentity(relay.AgentParty("bot"), agentList.Devices[0].ID)
+	dev := &relay.Client{BaseURL: w.srv.URL, Token: started.Credential}
+	if err := dev.Confirm(ctx, started.Agent, eve.Sign("pairing", seal.Transcript(mitm.Device, eve.Device))); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]string{"kind": "request", "text": "hi"})
+	env, _ := seal.Seal(eve, seal.Header{Suite: seal.SuiteHPKE, To: []string{started.Agent}, Conversation: "c9", MessageID: "eve-1", ListVersion: 1}, agentList.Devices, body)
+	if _, err := dev.Send(ctx, relay.SendBody{ID: "eve-1", Conversation: "c9", To: env.To, Envelope: env.Encode()}); err != nil {
+		t.Fatal(err)
+	}
+	// A request of the genuinely paired person after it proves the bridge
+	// has fetched past eve's.
+	if _, err := w.person.Send(ctx, "c1", "req-1", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	got := messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000, "limit": 50}))
+	if len(got) != 1 || got[0]["id"] != "req-1" {
+		t.Fatalf("the model saw %v", got)
+	}
+	st := w.ok(t, "get_status", nil)
+	if st["refused_envelopes"] != 1.0 || len(st["pairings"].([]any)) != 1 {
+		t.Fatalf("status: %v", st)
+	}
+}
+
+// TestBackoff: full jitter under an exponential ceiling capped at 30 s.
+func TestBackoff(t *testing.T) {
+	for attempt := 1; attempt < 40; attempt++ {
+		ceil := min(backoffCap, backoffBase<<min(attempt, 20))
+		for range 200 {
+			if d := backoff(attempt); d < 0 || d > ceil || d > 30*time.Second {
+				t.Fatalf("attempt %d: %v, ceiling %v", attempt, d, ceil)
+			}
+		}
+	}
+	var sum time.Duration
+	for range 1000 {
+		sum += backoff(30)
+	}
+	if mean := sum / 1000; mean < 10*time.Second || mean > 20*time.Second {
+		t.Fatalf("capped mean %v, want about 15s (uniform up to 30s)", mean)
+	}
+}
+
+// TestWidgetRoundTrip: a widget reaches the person; the person's answer
+// comes back as a pending widget response, shown by widget://pending until
+// it is marked processed; conversation://current follows the last message.
+func TestWidgetRoundTrip(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	if _, err := w.person.Send(ctx, "c1", "req-1", "publish?"); err != nil {
+		t.Fatal(err)
+	}
+	w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000})
+	w.ok(t, "send_widget", map[string]any{"sourceMessageId": "req-1",
+		"widgetJson": map[string]any{"type": "widget.standard", "v": 1, "id": "confirm-1", "kind": "confirm", "spec": map[string]any{"title": "Publier ?"}}})
+	got, err := w.person.Wait(ctx, func(r []requester.Reply) bool { return len(r) >= 1 })
+	if err != nil || got[0].Kind != wire.KindWidget || !strings.Contains(string(got[0].Widget), `"confirm-1"`) {
+		t.Fatalf("person got %+v %v", got, err)
+	}
+	w.ok(t, "mark_processed", map[string]any{"messageId": "req-1"})
+	if _, err := w.person.SendPayload(ctx, "c2", "resp-1", wire.Payload{Kind: wire.KindWidgetResponse, WidgetID: "confirm-1", Value: json.RawMessage(`{"confirmed":true}`), ReplyTo: got[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000}))
+	if len(msgs) != 1 || msgs[0]["kind"] != wire.KindWidgetResponse || msgs[0]["widgetId"] != "confirm-1" {
+		t.Fatalf("wait_for_messages: %v", msgs)
+	}
+	read := func(uri string) map[string]any {
+		res, err := w.mcp.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal([]byte(res.Contents[0].Text), &m)
+		return m
+	}
+	if p, _ := read("widget://pending")["pending"].(map[string]any); p == nil || p["id"] != "resp-1" {
+		t.Fatalf("widget://pending: %v", read("widget://pending"))
+	}
+	if c, _ := read("conversation://current")["current"].(map[string]any); c == nil || c["conversationId"] != "c2" {
+		t.Fatalf("conversation://current: %v", read("conversation://current"))
+	}
+	w.ok(t, "mark_processed", map[string]any{"messageId": "resp-1"})
+	if p := read("widget://pending")["pending"]; p != nil {
+		t.Fatalf("widget://pending after processing: %v", p)
+	}
+	prompt, err := w.mcp.GetPrompt(ctx, &mcp.GetPromptParams{Name: "start_pacerelle"})
+	if err != nil || !strings.Contains(prompt.Messages[0].Content.(*mcp.TextContent).Text, "mark_processed") {
+		t.Fatalf("start_pacerelle: %v", err)
+	}
 }

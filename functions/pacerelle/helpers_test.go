@@ -44,7 +44,7 @@ type world struct {
 	person   *requester.Device
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "relay.db")})
@@ -53,7 +53,7 @@ func newWorld(t *testing.T) *world {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	w := &world{storeDir: filepath.Join(t.TempDir(), "mcp")}
-	h := relay.New(relay.Options{Store: st, Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann")}}).Handler()
+	h := relay.New(relay.Options{Store: st, Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "eve-tok": domaintest.As("acme", "eve")}}).Handler()
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if w.dropSend.Load() && r.Method == http.MethodPost && r.URL.Path == "/pacerelle/v1/messages" && r.Header.Get(relay.AgentHeader) != "" {
 			h.ServeHTTP(httptest.NewRecorder(), r)
@@ -85,7 +85,7 @@ func newWorld(t *testing.T) *world {
 }
 
 // start opens the bridge on the world's state and connects an MCP client.
-func (w *world) start(t *testing.T) {
+func (w *world) start(t testing.TB) {
 	t.Helper()
 	b, err := Open(Config{AgentID: "bot", Token: "agent-tok", StoreRoot: w.storeDir, BaseURL: w.srv.URL}, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -124,7 +124,7 @@ type result struct {
 	m       map[string]any
 }
 
-func (w *world) call(t *testing.T, name string, args any) result {
+func (w *world) call(t testing.TB, name string, args any) result {
 	t.Helper()
 	res, err := w.mcp.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -142,7 +142,7 @@ func (w *world) call(t *testing.T, name string, args any) result {
 	return r
 }
 
-func (w *world) ok(t *testing.T, name string, args any) map[string]any {
+func (w *world) ok(t testing.TB, name string, args any) map[string]any {
 	t.Helper()
 	r := w.call(t, name, args)
 	if r.isError {

@@ -155,7 +155,12 @@ func Pair(ctx context.Context, o PairOptions) (*Device, string, error) {
 // Send seals text once and sends it as request id of conversation,
 // retrying transport failures with the same id (the relay dedups).
 func (d *Device) Send(ctx context.Context, conversation, id, text string) (relay.SendResult, error) {
-	body, _ := json.Marshal(wire.Payload{Kind: wire.KindRequest, Text: text})
+	return d.SendPayload(ctx, conversation, id, wire.Payload{Kind: wire.KindRequest, Text: text})
+}
+
+// SendPayload is Send for any payload (a widget response, say).
+func (d *Device) SendPayload(ctx context.Context, conversation, id string, p wire.Payload) (relay.SendResult, error) {
+	body, _ := json.Marshal(p)
 	env, err := seal.Seal(d.me, seal.Header{Suite: seal.SuiteHPKE, To: []string{d.st.Agent}, Conversation: conversation, MessageID: id,
 		ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, d.st.Pins.Devices(d.st.Agent), body)
 	if err != nil {
