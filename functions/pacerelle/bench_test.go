@@ -48,7 +48,9 @@ func BenchmarkRequestToWait(b *testing.B) {
 	}
 	slices.Sort(lat)
 	slices.Sort(sends)
-	pct := func(d []time.Duration, p float64) float64 { return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000 }
+	pct := func(d []time.Duration, p float64) float64 {
+		return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000
+	}
 	b.ReportMetric(pct(lat, 0.50), "p50-ms")
 	b.ReportMetric(pct(lat, 0.99), "p99-ms")
 	b.Logf("n=%s request→wait p50=%.2fms p99=%.2fms; of which the send (seal + POST + relay commit) p50=%.2fms p99=%.2fms",
