@@ -386,8 +386,11 @@ func (b *Bridge) deliver(ctx context.Context, id string) (Reply, error) {
 	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	_, err := b.client.Send(sctx, relay.SendBody{ID: r.ID, Conversation: r.ConversationID, To: []string{r.To}, Envelope: r.Envelope})
 	cancel()
+	// A refusal the relay will repeat for these bytes drops the reply; an
+	// expired credential or a rate limit does not (it is retried).
 	var ae *relay.APIError
-	refused := errors.As(err, &ae) && ae.Status < 500
+	refused := errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusUnauthorized &&
+		ae.Status != http.StatusTooManyRequests && ae.Status != http.StatusRequestTimeout
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range b.st.Replies {

@@ -188,6 +188,9 @@ func TestEndToEnd(t *testing.T) {
 			if bytes.Contains(b, []byte("PCR-CANARY")) {
 				t.Errorf("%s contains plaintext", e.Name())
 			}
+			if bytes.Contains(b, []byte(agentTok)) {
+				t.Errorf("%s contains the agent token", e.Name())
+			}
 		}
 	}
 	if bytes.Contains(relayLog.Bytes(), []byte("PCR-CANARY")) {
