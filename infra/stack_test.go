@@ -555,6 +555,7 @@ func TestRoutes(t *testing.T) {
 		"GET /health":                    awsenv.FuncOAuth,
 		"POST /webhooks/github":          awsenv.FuncWebhooks,
 		"POST /webhooks/github/{tenant}": awsenv.FuncWebhooks,
+		"ANY /pacerelle/{proxy+}":        awsenv.FuncMCP,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes = %v\nwant     %v", got, want)

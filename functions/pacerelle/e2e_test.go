@@ -216,13 +216,27 @@ func runSession(t *testing.T, node, dir string, cfg map[string]any) chan session
 	t.Helper()
 	raw, _ := json.Marshal(cfg)
 	ch := make(chan sessionSummary, 1)
+	cmd := exec.Command(node, filepath.Join("clients", "pacerelle.mjs"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PACERELLE_E2E="+string(raw))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	// A failed test leaves no session behind (its bridge exits on EOF).
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
 	go func() {
-		cmd := exec.Command(node, filepath.Join("clients", "pacerelle.mjs"))
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PACERELLE_E2E="+string(raw))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
+		err := cmd.Wait()
+		close(exited)
 		var s sessionSummary
 		if jerr := json.Unmarshal(stdout.Bytes(), &s); jerr != nil {
 			s.Ended = fmt.Sprintf("no summary (%v, %v): %s %s", err, jerr, stdout.String(), stderr.String())
