@@ -78,7 +78,7 @@ func (a *args) str(field string, required bool, max int) (string, error) {
 
 // id reads an identifier (a message or conversation id, a party).
 func (a *args) id(field string, required bool) (string, error) {
-	s, err := a.str(field, required, 200)
+	s, err := a.str(field, required, vp.MaxNameBytes)
 	if err == nil && s != "" {
 		err = vp.CheckName(a.tool, field, s, required)
 	}

@@ -33,7 +33,7 @@ func newServer(b *Bridge) *mcp.Server {
 				return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
 			})
 	}
-	conv := strProp("only this conversation", 200)
+	conv := strProp("only this conversation", vp.MaxNameBytes)
 	add("get_status", "Connection state (connecting, connected, reconnecting, disconnected or stopped), the number of pending requests, and uncertain_sends: replies whose delivery could not be confirmed.",
 		schema(map[string]any{}), true, b.getStatus)
 	add("wait_for_messages", "Returns pending requests, or waits for new ones. Waiting never marks a request as processed. Omit afterCursor when resuming: a cursor skips earlier requests, including unfinished ones.",
@@ -46,28 +46,28 @@ func newServer(b *Bridge) *mcp.Server {
 	add("send_message", "Sends an encrypted reply. Give sourceMessageId (recommended): the reply goes to that request's conversation and person.",
 		schema(map[string]any{
 			"text":             strProp("the reply text", MaxTextChars),
-			"sourceMessageId":  strProp("the request answered", 200),
-			"conversationId":   strProp("explicit target conversation (advanced)", 200),
-			"to":               strProp("explicit recipient, a person party such as person:ann (advanced)", 200),
-			"replyToMessageId": strProp("message the reply links to", 200),
+			"sourceMessageId":  strProp("the request answered", vp.MaxNameBytes),
+			"conversationId":   strProp("explicit target conversation (advanced)", vp.MaxNameBytes),
+			"to":               strProp("explicit recipient, a person party such as person:ann (advanced)", vp.MaxNameBytes),
+			"replyToMessageId": strProp("message the reply links to", vp.MaxNameBytes),
 		}, "text"), false, b.sendMessage)
 	add("send_widget", `Sends a widget.standard v1 widget to the same target as a request, e.g. {"type":"widget.standard","v":1,"id":"confirm-1","kind":"confirm","spec":{"title":"Publier ?"}}.`,
 		schema(map[string]any{
 			"widgetJson":      map[string]any{"description": "a widget.standard v1 payload, as a JSON string or an object", "type": []string{"string", "object"}},
-			"sourceMessageId": strProp("the request this widget answers", 200),
-			"conversationId":  strProp("explicit target conversation (advanced)", 200),
-			"to":              strProp("explicit recipient (advanced)", 200),
+			"sourceMessageId": strProp("the request this widget answers", vp.MaxNameBytes),
+			"conversationId":  strProp("explicit target conversation (advanced)", vp.MaxNameBytes),
+			"to":              strProp("explicit recipient (advanced)", vp.MaxNameBytes),
 		}, "widgetJson"), false, b.sendWidget)
 	add("mark_processed", "Marks a request as processed. Only this tool does: reading or replying is not enough.",
 		schema(map[string]any{
-			"messageId": strProp("the request to mark", 200),
+			"messageId": strProp("the request to mark", vp.MaxNameBytes),
 			"note":      strProp("optional note, up to 2000 characters", MaxNoteChars),
 		}, "messageId"), false, b.markProcessed)
 	add("get_history", "Recent requests and replies kept locally (up to 50 of each).",
 		schema(map[string]any{"conversationId": conv, "limit": intProp("1–50 (default 20)", 1, MaxLimit)}), true, b.getHistory)
 	add("save_checkpoint", "Saves progress on a request so that another session can resume it. Set status completed when the work is finished.",
 		schema(map[string]any{
-			"sourceMessageId":  strProp("the request concerned", 200),
+			"sourceMessageId":  strProp("the request concerned", vp.MaxNameBytes),
 			"summary":          strProp("what has been done so far", MaxSummaryChars),
 			"nextAction":       strProp("the next step", MaxSummaryChars),
 			"hostSessionLabel": strProp("a label for the host session", MaxLabelChars),

@@ -136,6 +136,15 @@ func (c *Client) Ack(ctx context.Context, seq int64) error {
 	return c.do(ctx, http.MethodPost, "/pacerelle/v1/inbox/ack", map[string]int64{"seq": seq}, nil)
 }
 
+// Conversations lists the conversations of the caller's inbox.
+func (c *Client) Conversations(ctx context.Context) ([]Conversation, error) {
+	var out struct {
+		Conversations []Conversation `json:"conversations"`
+	}
+	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/conversations", nil, &out)
+	return out.Conversations, err
+}
+
 // Doorbell connects to the doorbell and calls ring with every head it
 // announces, until the connection or ctx ends.
 func (c *Client) Doorbell(ctx context.Context, connected func(), ring func(seq int64)) error {

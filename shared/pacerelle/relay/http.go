@@ -24,6 +24,10 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
+// maxRequestBytes bounds a request body: an envelope in base64 and its
+// routing fields.
+const maxRequestBytes = MaxEnvelopeBytes*4/3 + 16<<10
+
 // Prefix is where the API is mounted (shared/httpapi/routes.go).
 const Prefix = "/pacerelle/"
 
@@ -62,6 +66,7 @@ func (r *Relay) Handler() http.Handler {
 	h("POST /pacerelle/v1/messages", false, r.send)
 	h("GET /pacerelle/v1/inbox", false, r.inbox)
 	h("POST /pacerelle/v1/inbox/ack", false, r.postAck)
+	h("GET /pacerelle/v1/conversations", false, r.listConversations)
 	h("GET /pacerelle/v1/doorbell", false, r.doorbell)
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such pacerelle endpoint"})
@@ -76,7 +81,7 @@ func (r *Relay) authed(agentOnly bool, fn func(http.ResponseWriter, *http.Reques
 			err = vp.E("pacerelle", vp.KindForbidden, AgentHeader, "only an agent (a VantagePeers token with "+AgentHeader+") may call this")
 		}
 		if err == nil {
-			req.Body = http.MaxBytesReader(w, req.Body, MaxEnvelopeBytes+64<<10)
+			req.Body = http.MaxBytesReader(w, req.Body, maxRequestBytes)
 			err = fn(w, req, c)
 		}
 		if err != nil {
@@ -524,6 +529,30 @@ func (r *Relay) postAck(w http.ResponseWriter, req *http.Request, c caller) erro
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]int64{"acked": seq})
+	return nil
+}
+
+// MaxConversations is the most conversations one listing returns.
+const MaxConversations = 1000
+
+func (r *Relay) listConversations(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.conversations"
+	if c.party == "" {
+		return vp.E(op, vp.KindForbidden, AgentHeader, "name the agent whose conversations to list")
+	}
+	rows, err := records.QueryAll(req.Context(), r.st, conversations.Query(c.tenant, store.Primary, table.Values{"party": c.party}), MaxConversations)
+	if err != nil {
+		return records.Err(op, err)
+	}
+	out := make([]Conversation, 0, len(rows))
+	for _, it := range rows {
+		cv, err := records.Decode[Conversation](op, it)
+		if err != nil {
+			return err
+		}
+		out = append(out, cv)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
 	return nil
 }
 

@@ -27,7 +27,9 @@ import (
 
 // Limits of the API.
 const (
-	MaxEnvelopeBytes = 300 << 10
+	// MaxEnvelopeBytes fits a stored message (base64 in JSON) in one
+	// store item (store.MaxItemBytes); seal's largest envelope is smaller.
+	MaxEnvelopeBytes = 280 << 10
 	MaxFetch         = 100
 	DefaultFetch     = 50
 )

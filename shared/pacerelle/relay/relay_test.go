@@ -148,6 +148,10 @@ func TestIdempotentSendAndPages(t *testing.T) {
 			t.Fatalf("%s: first %+v again %+v", id, first, again)
 		}
 	}
+	convs, err := f.ac.Conversations(context.Background())
+	if err != nil || len(convs) != 1 || convs[0].ID != "c1" || convs[0].LastSeq != n {
+		t.Fatalf("conversations %+v %v", convs, err)
+	}
 	var got []Message
 	cursor := int64(0)
 	for {
@@ -357,5 +361,72 @@ func TestDoorbell(t *testing.T) {
 	_, err := (&Client{BaseURL: f.srv.URL, Token: "nope"}).Inbox(ctx, 0, 1)
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("bad token: %v", err)
+	}
+}
+
+// TestSizes: the largest envelope seal makes is stored and fetched back
+// whole; one over MaxEnvelopeBytes, or a body over the request limit, is
+// refused naming the limit.
+func TestSizes(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var devs []seal.Device
+	for i := range seal.MaxWraps - 1 {
+		d, _ := seal.NewIdentity(AgentParty("bot"), fmt.Sprintf("%0100d", i))
+		devs = append(devs, d.Device)
+	}
+	long, _ := seal.NewIdentity(AgentParty("bot"), f.agent.ID)
+	devs = append(devs, long.Device)
+	body := bytes.Repeat([]byte("x"), seal.MaxBody)
+	big, err := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{AgentParty("bot")}, Conversation: strings.Repeat("c", 64), MessageID: strings.Repeat("m", 64), ListVersion: 1}, devs, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire := big.Encode()
+	if len(wire) > MaxEnvelopeBytes {
+		t.Fatalf("the largest envelope is %d bytes, over MaxEnvelopeBytes %d", len(wire), MaxEnvelopeBytes)
+	}
+	if _, err := f.pc.Send(ctx, SendBody{ID: big.MessageID, Conversation: big.Conversation, To: big.To, Envelope: wire}); err != nil {
+		t.Fatalf("largest envelope: %v", err)
+	}
+	page, err := f.ac.Inbox(ctx, 0, 1)
+	if err != nil || len(page.Messages) != 1 || !bytes.Equal(page.Messages[0].Envelope, wire) {
+		t.Fatalf("fetched back: %v", err)
+	}
+	if _, err := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{"x"}, Conversation: "c", MessageID: "m"}, devs[:1], append(body, 'x')); err == nil {
+		t.Error("seal took a body over MaxBody")
+	}
+	for name, c := range map[string]struct {
+		env    []byte
+		status int
+		field  string
+	}{
+		"envelope over the limit": {append([]byte("PCR1"), make([]byte, MaxEnvelopeBytes)...), 400, "envelope"},
+		"body over the limit":     {make([]byte, maxRequestBytes), 413, "body"},
+	} {
+		_, err := f.pc.Send(ctx, SendBody{ID: "m", Conversation: "c", To: []string{AgentParty("bot")}, Envelope: c.env})
+		var ae *APIError
+		if !errors.As(err, &ae) || ae.Status != c.status || ae.Field != c.field || !strings.Contains(ae.ErrorBody.Error, "bytes") {
+			t.Errorf("%s: %v (%+v)", name, err, ae)
+		}
+	}
+}
+
+// TestConversations: every conversation of an inbox is listed with its
+// last sequence.
+func TestConversations(t *testing.T) {
+	f := newFixture(t)
+	const n = 7
+	for i := range 2 * n {
+		f.request(t, fmt.Sprintf("r%02d", i), fmt.Sprintf("conv-%d", i%n), "x")
+	}
+	convs, err := f.ac.Conversations(context.Background())
+	if err != nil || len(convs) != n {
+		t.Fatalf("%d conversations (%v), want %d", len(convs), err, n)
+	}
+	for i, c := range convs {
+		if c.ID != fmt.Sprintf("conv-%d", i) || c.LastSeq != int64(n+i+1) {
+			t.Errorf("conversation %d: %+v", i, c)
+		}
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 )
 
-// Limits of an envelope; Decode refuses anything beyond them.
+// Limits of an envelope; Decode refuses anything beyond them. A largest
+// envelope (MaxBody and MaxWraps wraps of MaxName-byte device ids) is
+// under 240 KiB, so that it fits one store item in base64 (relay).
 const (
-	MaxName       = 200 // party, device, conversation and message ids
+	MaxName       = 100 // party, device, conversation and message ids
 	MaxRecipients = 16  // recipient parties
-	MaxWraps      = 64  // recipient devices
-	MaxBody       = 256 << 10
+	MaxWraps      = 32  // recipient devices
+	MaxBody       = 192 << 10
 	maxEnc        = 4096
 )
 

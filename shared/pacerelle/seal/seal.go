@@ -181,6 +181,9 @@ func Seal(from *Identity, h Header, recipients []Device, body []byte) (*Envelope
 	if len(recipients) == 0 || len(recipients) > MaxWraps {
 		return nil, fmt.Errorf("seal: %d recipient devices; 1 to %d", len(recipients), MaxWraps)
 	}
+	if len(body) > MaxBody {
+		return nil, fmt.Errorf("seal: the body is %d bytes; the limit is %d", len(body), MaxBody)
+	}
 	env := &Envelope{Header: h}
 	hb := h.encode()
 	if h.Suite == SuitePlain {
