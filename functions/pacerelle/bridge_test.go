@@ -292,3 +292,58 @@ func TestWidgetRoundTrip(t *testing.T) {
 		t.Fatalf("start_pacerelle: %v", err)
 	}
 }
+
+// TestSecondDevice: a person's new device, confirmed by the paired one (it
+// signs the next device list), is accepted by the bridge, and replies are
+// sealed for both devices. A device in a list that no pinned device signed
+// is refused.
+func TestSecondDevice(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	laptop, err := w.person.AddDevice(ctx, t.TempDir(), "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer laptop.Close()
+	if _, err := laptop.Send(ctx, "c1", "from-laptop", "hello from the laptop"); err != nil {
+		t.Fatal(err)
+	}
+	got := messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000}))
+	if len(got) != 1 || got[0]["fromDevice"] != "laptop" {
+		t.Fatalf("wait_for_messages: %v", got)
+	}
+	w.ok(t, "send_message", map[string]any{"text": "hi both", "sourceMessageId": "from-laptop"})
+	for name, d := range map[string]*requester.Device{"phone": w.person, "laptop": laptop} {
+		rs, err := d.Wait(ctx, func(r []requester.Reply) bool { return len(r) >= 1 })
+		if err != nil || rs[0].Text != "hi both" {
+			t.Fatalf("%s: %+v %v", name, rs, err)
+		}
+	}
+	// A rogue device: its list (v3) is signed by itself, not by a pinned device.
+	rogue, _ := seal.NewIdentity(relay.PersonParty("ann"), "rogue")
+	var own seal.DeviceList
+	if err := (&relay.Client{BaseURL: w.srv.URL, Token: "agent-tok", Agent: "bot"}).List(ctx, relay.PersonParty("ann"), &own); err != nil {
+		t.Fatal(err)
+	}
+	list := seal.SignList(rogue, own.Version+1, append(own.Devices, rogue.Device))
+	added, err := (&relay.Client{BaseURL: w.srv.URL, Token: laptop.Credential()}).AddDevice(ctx, rogue.Device, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(wire.Payload{Kind: wire.KindRequest, Text: "let me in"})
+	env, _ := seal.Seal(rogue, seal.Header{Suite: seal.SuiteHPKE, To: []string{relay.AgentParty("bot")}, Conversation: "c1", MessageID: "rogue-1", ListVersion: list.Version}, w.person.AgentDevices(), body)
+	if _, err := (&relay.Client{BaseURL: w.srv.URL, Token: added.Credential}).Send(ctx, relay.SendBody{ID: "rogue-1", Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
+		t.Fatal(err)
+	}
+	w.ok(t, "mark_processed", map[string]any{"messageId": "from-laptop"})
+	if _, err := w.person.Send(ctx, "c1", "after", "still here"); err != nil {
+		t.Fatal(err)
+	}
+	got = messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000}))
+	if len(got) != 1 || got[0]["id"] != "after" {
+		t.Fatalf("the model saw %v", got)
+	}
+	if st := w.ok(t, "get_status", nil); st["refused_envelopes"] != 1.0 {
+		t.Fatalf("status: %v", st)
+	}
+}

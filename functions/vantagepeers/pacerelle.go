@@ -23,11 +23,13 @@ import (
 // `vantagepeers serve` embeds.
 const pacerelleUsage = `Usage:
   vantagepeers pacerelle pair --base-url URL --token VP_TOKEN --agent AGENT --person ME [--device NAME] [--code CODE | --yes]
+  vantagepeers pacerelle add-device --agent AGENT --person ME --new-state-dir DIR --device NAME
   vantagepeers pacerelle send --agent AGENT --person ME --conversation C [--id ID] TEXT
   vantagepeers pacerelle wait --agent AGENT --person ME [--reply-to ID] [--count N] [--timeout 60s]
 
 pair prints the pairing code; it must equal the code the agent shows (get_status.pairings).
 --code CODE confirms when it matches; --yes confirms without comparing (tests only).
+add-device makes another device of yours in DIR, confirmed by this one (it signs the new device list).
 send prints {"id","seq"}; wait prints one JSON reply a line.
 Device state: --state-dir (env PACERELLE_DEVICE_DIR, default ~/.pacerelle/devices).
 `
@@ -74,6 +76,26 @@ func pacerelleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		defer d.Close()
 		return json.NewEncoder(stdout).Encode(map[string]any{"paired": true, "agent": *agent, "code": got})
+	case "add-device":
+		newDir := fs.String("new-state-dir", "", "where the new device keeps its state")
+		device := fs.String("device", "", "the new device's name")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if err := required(map[string]string{"--agent": *agent, "--person": *person, "--new-state-dir": *newDir, "--device": *device}); err != nil {
+			return err
+		}
+		d, err := requester.Open(*dir, *person, *agent)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		nd, err := d.AddDevice(ctx, *newDir, *device)
+		if err != nil {
+			return err
+		}
+		defer nd.Close()
+		return json.NewEncoder(stdout).Encode(map[string]any{"added": *device, "stateDir": *newDir})
 	case "send":
 		conv := fs.String("conversation", "", "conversation id")
 		id := fs.String("id", "", "message id (default: a fresh one; reuse it to resend)")

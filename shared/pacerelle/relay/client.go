@@ -98,6 +98,18 @@ func (c *Client) StartPairing(ctx context.Context, agent, person string, device,
 	return out, err
 }
 
+// AddDevice registers another device of the calling device's person with
+// the newer list that includes it.
+func (c *Client) AddDevice(ctx context.Context, device, list any) (DeviceAdded, error) {
+	var out DeviceAdded
+	d, l, err := raws(device, list)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, http.MethodPost, "/pacerelle/v1/devices", DeviceBody{Device: d, List: l}, &out)
+	return out, err
+}
+
 // Confirm sends the person device's signature over the pairing transcript.
 func (c *Client) Confirm(ctx context.Context, agentParty string, sig []byte) error {
 	return c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings/confirm", ConfirmBody{Agent: agentParty, Sig: sig}, nil)

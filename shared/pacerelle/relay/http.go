@@ -60,6 +60,7 @@ func (r *Relay) Handler() http.Handler {
 	h("PUT /pacerelle/v1/agent/device", true, r.putAgentDevice)
 	h("POST /pacerelle/v1/pairings", false, r.startPairing)
 	h("POST /pacerelle/v1/pairings/confirm", false, r.confirmPairing)
+	h("POST /pacerelle/v1/devices", false, r.addDevice)
 	h("GET /pacerelle/v1/pairings", false, r.listPairings)
 	h("GET /pacerelle/v1/lists/{party}", false, r.getList)
 	h("PUT /pacerelle/v1/lists", false, r.putList)
@@ -303,6 +304,45 @@ func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller)
 		return records.Err(op, err)
 	}
 	writeJSON(w, http.StatusOK, PairingStarted{Party: party, Agent: agent, Credential: cred, AgentList: agentList})
+	return nil
+}
+
+// DeviceAdded is the new device's credential (shown once).
+type DeviceAdded struct {
+	Party      string `json:"party"`
+	Device     string `json:"device"`
+	Credential string `json:"credential"`
+}
+
+// addDevice registers another device of a person, by one of its devices:
+// the body carries the new device and a newer device list that includes
+// it, signed by the calling device. The relay does not vouch for that
+// list; the agent's bridge accepts it only when a device it has pinned
+// signed it (seal.Pins.Update), which is how a new device is confirmed.
+func (r *Relay) addDevice(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.add_device"
+	if !isPerson(c.party) {
+		return vp.E(op, vp.KindForbidden, "Authorization", "a new device is added with the device credential of one of the person's devices")
+	}
+	var b DeviceBody
+	if err := readJSON(op, req, &b); err != nil {
+		return err
+	}
+	d, err := decodeDevice(op, b.Device, c.party)
+	if err != nil {
+		return err
+	}
+	if _, _, err := records.Get[DeviceRec](req.Context(), r.st, op, "device.id", d.ID, devices.KeyOf(c.tenant, table.Values{"party": c.party, "id": d.ID})); err == nil {
+		return vp.Errorf(op, vp.KindConflict, "device.id", "%q is already a device of %s; choose another name", d.ID, c.party)
+	}
+	if err := r.storeList(req.Context(), op, c.tenant, c.party, b.List); err != nil {
+		return err
+	}
+	cred, hash := newCredential(c.tenant, c.party, d.ID)
+	if err := r.putDevice(req.Context(), op, c.tenant, DeviceRec{Party: c.party, ID: d.ID, Bundle: b.Device, CredHash: hash, CreatedAt: r.now().UnixMilli()}); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, DeviceAdded{Party: c.party, Device: d.ID, Credential: cred})
 	return nil
 }
 

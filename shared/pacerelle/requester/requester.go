@@ -10,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/localstate"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // State is what a device keeps (encrypted, in localstate).
@@ -28,6 +30,9 @@ type State struct {
 	Seen       seal.Seen `json:"seen"`
 	Cursor     int64     `json:"cursor"`
 	Paired     bool      `json:"paired"`
+	// OwnList is the person's device list as this device last signed or
+	// received it; envelopes name its version.
+	OwnList seal.DeviceList `json:"ownList"`
 }
 
 // Device is an open device state.
@@ -38,7 +43,9 @@ type Device struct {
 	client *relay.Client
 }
 
-func owner(person, agent string) string { return "pacerelle-device:" + person + "/" + agent }
+func owner(person, agent string) string {
+	return "pacerelle-device:" + vp.NormalizeOrchestrator(person) + "/" + vp.NormalizeOrchestrator(agent)
+}
 
 // Open opens (and locks) the device of person for agent in dir.
 func Open(dir, person, agent string) (*Device, error) {
@@ -144,7 +151,7 @@ func Pair(ctx context.Context, o PairOptions) (*Device, string, error) {
 		_ = f.Close()
 		return nil, code, err
 	}
-	d.st.Paired = true
+	d.st.Paired, d.st.OwnList = true, list
 	if err := d.save(); err != nil {
 		_ = f.Close()
 		return nil, code, err
@@ -162,7 +169,7 @@ func (d *Device) Send(ctx context.Context, conversation, id, text string) (relay
 func (d *Device) SendPayload(ctx context.Context, conversation, id string, p wire.Payload) (relay.SendResult, error) {
 	body, _ := json.Marshal(p)
 	env, err := seal.Seal(d.me, seal.Header{Suite: seal.SuiteHPKE, To: []string{d.st.Agent}, Conversation: conversation, MessageID: id,
-		ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, d.st.Pins.Devices(d.st.Agent), body)
+		ListVersion: d.st.OwnList.Version, SentAtMs: time.Now().UnixMilli()}, d.st.Pins.Devices(d.st.Agent), body)
 	if err != nil {
 		return relay.SendResult{}, err
 	}
@@ -184,6 +191,53 @@ func (d *Device) SendPayload(ctx context.Context, conversation, id string, p wir
 	}
 	return res, err
 }
+
+// AddDevice makes another device of the same person in dir, confirmed by
+// this one: this device signs the next version of the person's device
+// list with both, and the relay issues the new device its credential.
+func (d *Device) AddDevice(ctx context.Context, dir, name string) (*Device, error) {
+	me, err := seal.NewIdentity(d.me.Party, name)
+	if err != nil {
+		return nil, err
+	}
+	list := seal.SignList(d.me, d.st.OwnList.Version+1, append(d.st.OwnList.Devices, me.Device))
+	added, err := d.client.AddDevice(ctx, me.Device, list)
+	if err != nil {
+		return nil, err
+	}
+	d.st.OwnList = list
+	if err := d.save(); err != nil {
+		return nil, err
+	}
+	person := strings.TrimPrefix(d.me.Party, "person:")
+	agent := strings.TrimPrefix(d.st.Agent, "agent:")
+	f, data, err := localstate.Open(dir, owner(person, agent))
+	if err != nil {
+		return nil, err
+	}
+	if data != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s already holds a device of %s for %s", dir, person, agent)
+	}
+	var pins seal.Pins // a copy: the two devices keep their own
+	if b, err := json.Marshal(d.st.Pins); err == nil {
+		_ = json.Unmarshal(b, &pins)
+	}
+	nd := &Device{file: f, me: me, st: State{Agent: d.st.Agent, Credential: added.Credential, BaseURL: d.st.BaseURL, Pins: pins, Paired: true, OwnList: list}}
+	nd.st.Identity, _ = me.Bytes()
+	nd.client = &relay.Client{BaseURL: d.st.BaseURL, Token: added.Credential, HTTP: d.client.HTTP}
+	if err := nd.save(); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return nd, nil
+}
+
+// AgentDevices are the agent devices this device pinned.
+func (d *Device) AgentDevices() []seal.Device { return d.st.Pins.Devices(d.st.Agent) }
+
+// Credential is the device's relay credential (a secret).
+func (d *Device) Credential() string { return d.st.Credential }
 
 // Reply is a reply or widget the agent sent.
 type Reply struct {
