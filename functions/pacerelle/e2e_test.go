@@ -178,6 +178,34 @@ func TestEndToEnd(t *testing.T) {
 	if s3sum.Ended != "done" || s3sum.StartPending != 0 || len(s3sum.StartCheckpoints) != 0 || len(s3sum.Processed) != 0 {
 		t.Errorf("session 3: %+v", s3sum)
 	}
+	// The command line: send while this test holds the device is refused
+	// (one owner); then send, a session answers, and wait prints the reply.
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(vpBin, append([]string{"pacerelle"}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			return stderr.String(), err
+		}
+		return stdout.String(), nil
+	}
+	sendArgs := []string{"send", "--agent", "bot", "--person", "ann", "--state-dir", devDir, "--conversation", "conv-cli", "--id", "cli-1", "hello", "cli"}
+	if out, err := cli(sendArgs...); err == nil || !strings.Contains(out, "another process owns") {
+		t.Errorf("send while the device is held: %v %s", err, out)
+	}
+	_ = dev.Close()
+	if out, err := cli(sendArgs...); err != nil || !strings.Contains(out, `"duplicate":false`) {
+		t.Fatalf("pacerelle send: %v %s", err, out)
+	}
+	s4 := runSession(t, node, testsDir, sessionCfg)
+	out, err := cli("wait", "--agent", "bot", "--person", "ann", "--state-dir", devDir, "--reply-to", "cli-1", "--timeout", "30s")
+	if err != nil || !strings.Contains(out, `"text":"re: hello cli"`) {
+		t.Fatalf("pacerelle wait: %v %s", err, out)
+	}
+	if s := <-s4; s.Ended != "done" || !slices.Equal(s.Processed, []string{"cli-1"}) {
+		t.Errorf("session 4: %+v", s)
+	}
 	// No plaintext in the relay's files, its logs, or the bridge's state.
 	stopRelay(relayProc)
 	relayProc = nil
