@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -345,5 +346,51 @@ func TestSecondDevice(t *testing.T) {
 	}
 	if st := w.ok(t, "get_status", nil); st["refused_envelopes"] != 1.0 {
 		t.Fatalf("status: %v", st)
+	}
+}
+
+// TestNoE2EE: with --no-e2ee the bridge exchanges clear envelopes with a
+// device that allows them (what the flag is for: seeing the transport),
+// says so in get_status, and an encrypting device's requests still open.
+func TestNoE2EE(t *testing.T) {
+	w := newWorldWith(t, Config{NoE2EE: true})
+	ctx := context.Background()
+	w.person.Plaintext = true
+	if _, err := w.person.Send(ctx, "c1", "req-1", "CLEAR-CANARY"); err != nil {
+		t.Fatal(err)
+	}
+	got := messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000}))
+	if len(got) != 1 || got[0]["text"] != "CLEAR-CANARY" {
+		t.Fatalf("wait_for_messages: %v", got)
+	}
+	w.ok(t, "send_message", map[string]any{"text": "CLEAR-REPLY", "sourceMessageId": "req-1"})
+	rs, err := w.person.Wait(ctx, func(r []requester.Reply) bool { return len(r) >= 1 })
+	if err != nil || rs[0].Text != "CLEAR-REPLY" {
+		t.Fatalf("reply %+v %v", rs, err)
+	}
+	if st := w.ok(t, "get_status", nil); st["e2ee"] != false {
+		t.Fatalf("get_status e2ee: %v", st["e2ee"])
+	}
+	w.person.Plaintext = false
+	if _, err := w.person.Send(ctx, "c1", "req-2", "sealed"); err != nil {
+		t.Fatal(err)
+	}
+	if got := messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000, "afterCursor": "1"})); len(got) != 1 || got[0]["text"] != "sealed" {
+		t.Fatalf("an encrypted request: %v", got)
+	}
+}
+
+// TestNoE2EEWarns: the flag is announced on stderr before anything else.
+func TestNoE2EEWarns(t *testing.T) {
+	var stderr strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // stop at once: only the start-up matters
+	_ = run(ctx, []string{"--agent-id", "bot", "--token", "SECRET-TOKEN-XYZ", "--store-root", t.TempDir(), "--base-url", "http://127.0.0.1:1", "--no-e2ee"},
+		func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr)
+	if !strings.Contains(stderr.String(), "END-TO-END ENCRYPTION IS OFF") {
+		t.Fatalf("stderr: %q", stderr.String())
+	}
+	if strings.Contains(stderr.String(), "SECRET-TOKEN-XYZ") {
+		t.Fatal("the token is logged")
 	}
 }

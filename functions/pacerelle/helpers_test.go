@@ -42,9 +42,13 @@ type world struct {
 	done     chan struct{}
 	mcp      *mcp.ClientSession
 	person   *requester.Device
+	extra    Config
 }
 
-func newWorld(t testing.TB) *world {
+func newWorld(t testing.TB) *world { return newWorldWith(t, Config{}) }
+
+// newWorldWith starts the bridge with extra settings (NoE2EE).
+func newWorldWith(t testing.TB, extra Config) *world {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "relay.db")})
@@ -52,7 +56,7 @@ func newWorld(t testing.TB) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	w := &world{storeDir: filepath.Join(t.TempDir(), "mcp")}
+	w := &world{storeDir: filepath.Join(t.TempDir(), "mcp"), extra: extra}
 	h := relay.New(relay.Options{Store: st, Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "eve-tok": domaintest.As("acme", "eve")}}).Handler()
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if w.dropSend.Load() && r.Method == http.MethodPost && r.URL.Path == "/pacerelle/v1/messages" && r.Header.Get(relay.AgentHeader) != "" {
@@ -87,7 +91,7 @@ func newWorld(t testing.TB) *world {
 // start opens the bridge on the world's state and connects an MCP client.
 func (w *world) start(t testing.TB) {
 	t.Helper()
-	b, err := Open(Config{AgentID: "bot", Token: "agent-tok", StoreRoot: w.storeDir, BaseURL: w.srv.URL}, slog.New(slog.DiscardHandler))
+	b, err := Open(Config{AgentID: "bot", Token: "agent-tok", StoreRoot: w.storeDir, BaseURL: w.srv.URL, NoE2EE: w.extra.NoE2EE}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

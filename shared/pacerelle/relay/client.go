@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -157,6 +158,10 @@ func (c *Client) Conversations(ctx context.Context) ([]Conversation, error) {
 	return out.Conversations, err
 }
 
+// DoorbellSilence is how long the doorbell may stay silent before the
+// client gives the connection up (the relay's heartbeat is 30 s).
+const DoorbellSilence = 75 * time.Second
+
 // Doorbell connects to the doorbell and calls ring with every head it
 // announces, until the connection or ctx ends.
 func (c *Client) Doorbell(ctx context.Context, connected func(), ring func(seq int64)) error {
@@ -177,7 +182,12 @@ func (c *Client) Doorbell(ctx context.Context, connected func(), ring func(seq i
 	defer conn.CloseNow()
 	connected()
 	for {
-		_, b, err := conn.Read(ctx)
+		// The relay rings at least every 30 s (a heartbeat): silence for
+		// longer is a dead connection, which a read without a deadline
+		// would never notice. A timed-out read closes the connection.
+		rctx, cancel := context.WithTimeout(ctx, DoorbellSilence)
+		_, b, err := conn.Read(rctx)
+		cancel()
 		if err != nil {
 			return err
 		}
