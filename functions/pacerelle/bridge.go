@@ -35,6 +35,10 @@ const (
 	stableAfter = 30 * time.Second
 	pollEvery   = 20 * time.Second // a fetch even without a ring: the doorbell is best effort
 	sendTimeout = 10 * time.Second
+	// ReplayWindow is how long message ids are remembered; an envelope
+	// sent longer ago is refused (seal.ErrTooOld). A request waits at most
+	// that long in the relay for a bridge to fetch it.
+	ReplayWindow = 30 * 24 * time.Hour
 )
 
 // Bridge is one agent's end of Pacerelle.
@@ -95,6 +99,7 @@ func (b *Bridge) Close() error { return b.file.Close() }
 
 func (b *Bridge) saveLocked() error {
 	b.st.prune()
+	b.st.Seen.Prune(b.now().Add(-ReplayWindow).UnixMilli())
 	data, err := json.Marshal(&b.st)
 	if err != nil {
 		return err
@@ -319,7 +324,7 @@ func (b *Bridge) open(m relay.Message) (*seal.Opened, error) {
 	if env.MessageID != m.ID || env.Conversation != m.Conversation || env.FromParty != m.From {
 		return nil, fmt.Errorf("the relay's routing disagrees with the signed header: %w", seal.ErrSignature)
 	}
-	return seal.Open(b.me, &b.st.Pins, &b.st.Seen, env, seal.OpenOptions{AllowPlaintext: b.cfg.NoE2EE})
+	return seal.Open(b.me, &b.st.Pins, &b.st.Seen, env, seal.OpenOptions{AllowPlaintext: b.cfg.NoE2EE, MaxAge: ReplayWindow, Now: b.now})
 }
 
 // intake stores an opened message as a request; it reports whether it

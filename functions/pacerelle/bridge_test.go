@@ -207,7 +207,7 @@ func TestSubstitutedAgentKeyNotPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(map[string]string{"kind": "request", "text": "hi"})
-	env, _ := seal.Seal(eve, seal.Header{Suite: seal.SuiteHPKE, To: []string{started.Agent}, Conversation: "c9", MessageID: "eve-1", ListVersion: 1}, agentList.Devices, body)
+	env, _ := seal.Seal(eve, seal.Header{Suite: seal.SuiteHPKE, To: []string{started.Agent}, Conversation: "c9", MessageID: "eve-1", ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, agentList.Devices, body)
 	if _, err := dev.Send(ctx, relay.SendBody{ID: "eve-1", Conversation: "c9", To: env.To, Envelope: env.Encode()}); err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestSecondDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(wire.Payload{Kind: wire.KindRequest, Text: "let me in"})
-	env, _ := seal.Seal(rogue, seal.Header{Suite: seal.SuiteHPKE, To: []string{relay.AgentParty("bot")}, Conversation: "c1", MessageID: "rogue-1", ListVersion: list.Version}, w.person.AgentDevices(), body)
+	env, _ := seal.Seal(rogue, seal.Header{Suite: seal.SuiteHPKE, To: []string{relay.AgentParty("bot")}, Conversation: "c1", MessageID: "rogue-1", ListVersion: list.Version, SentAtMs: time.Now().UnixMilli()}, w.person.AgentDevices(), body)
 	if _, err := (&relay.Client{BaseURL: w.srv.URL, Token: added.Credential}).Send(ctx, relay.SendBody{ID: "rogue-1", Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
 		t.Fatal(err)
 	}

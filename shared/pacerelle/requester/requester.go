@@ -35,6 +35,10 @@ type State struct {
 	OwnList seal.DeviceList `json:"ownList"`
 }
 
+// ReplayWindow is how long message ids are remembered (seal.Seen); older
+// envelopes are refused.
+const ReplayWindow = 30 * 24 * time.Hour
+
 // Device is an open device state.
 type Device struct {
 	file   *localstate.File
@@ -272,7 +276,7 @@ func (d *Device) Fetch(ctx context.Context) ([]Reply, int, error) {
 			env, err := seal.Decode(m.Envelope)
 			var op *seal.Opened
 			if err == nil {
-				op, err = seal.Open(d.me, &d.st.Pins, &d.st.Seen, env, seal.OpenOptions{AllowPlaintext: d.Plaintext})
+				op, err = seal.Open(d.me, &d.st.Pins, &d.st.Seen, env, seal.OpenOptions{AllowPlaintext: d.Plaintext, MaxAge: ReplayWindow})
 			}
 			if err != nil {
 				if !errors.Is(err, seal.ErrReplay) {
@@ -288,6 +292,7 @@ func (d *Device) Fetch(ctx context.Context) ([]Reply, int, error) {
 			out = append(out, Reply{ID: op.MessageID, Conversation: op.Conversation, Kind: p.Kind, Text: p.Text, Widget: p.Widget, ReplyTo: p.ReplyTo, Seq: m.Seq})
 		}
 		d.st.Cursor = page.Cursor
+		d.st.Seen.Prune(time.Now().Add(-ReplayWindow).UnixMilli())
 		if err := d.save(); err != nil {
 			return out, refused, err
 		}

@@ -12,9 +12,10 @@
 // a key wrap moved to another envelope, or a body under another header,
 // does not open.
 //
-// Replay is refused by message id: the receiver remembers every id it has
+// Replay is refused by message id: the receiver remembers the ids it has
 // opened in a conversation (Seen) and an envelope with a known id is
-// ErrReplay. A per-sender counter was considered and rejected: a reply
+// ErrReplay; ids are remembered for a window, and envelopes sent before
+// it are refused (ErrTooOld). A per-sender counter was considered and rejected: a reply
 // whose first send was lost is resent later, after newer replies, with its
 // original (signed) bytes, and a monotonic counter would refuse it.
 package seal
@@ -29,6 +30,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Suite identifiers written in every envelope.
@@ -58,6 +60,9 @@ var (
 	ErrReplay = errors.New("seal: message already seen")
 	// ErrPlaintext: an unencrypted envelope where encryption is required.
 	ErrPlaintext = errors.New("seal: envelope is not encrypted")
+	// ErrTooOld: the envelope was sent before the replay window; it cannot
+	// be told from a replay.
+	ErrTooOld = errors.New("seal: envelope is older than the replay window")
 	// ErrStaleList: the sender's device list is newer than the pinned one;
 	// fetch and verify it (Pins.Update) first.
 	ErrStaleList = errors.New("seal: sender device list is newer than the pinned one")
@@ -223,9 +228,15 @@ type Opened struct {
 	Body []byte
 }
 
-// OpenOptions relaxes Open for debugging.
+// OpenOptions tunes Open.
 type OpenOptions struct {
+	// AllowPlaintext accepts SuitePlain envelopes (debugging only).
 	AllowPlaintext bool
+	// MaxAge, when set, refuses envelopes sent longer ago than that
+	// (ErrTooOld), so that Seen need only remember that long.
+	MaxAge time.Duration
+	// Now is the clock for MaxAge (time.Now when nil).
+	Now func() time.Time
 }
 
 // Open verifies env against the pinned device list of its sender party,
@@ -241,6 +252,15 @@ func Open(me *Identity, pins *Pins, seen *Seen, env *Envelope, o OpenOptions) (*
 	}
 	if seen.Has(env.Conversation, env.MessageID) {
 		return nil, ErrReplay
+	}
+	if o.MaxAge > 0 {
+		now := time.Now
+		if o.Now != nil {
+			now = o.Now
+		}
+		if env.SentAtMs < now().Add(-o.MaxAge).UnixMilli() {
+			return nil, ErrTooOld
+		}
 	}
 	var mine *Wrap
 	for i := range env.Wraps {
@@ -274,7 +294,7 @@ func Open(me *Identity, pins *Pins, seen *Seen, env *Envelope, o OpenOptions) (*
 	default:
 		return nil, ErrMalformed
 	}
-	seen.Add(env.Conversation, env.MessageID)
+	seen.Add(env.Conversation, env.MessageID, env.SentAtMs)
 	return &Opened{Header: env.Header, Body: body}, nil
 }
 
@@ -301,22 +321,43 @@ func wrapInfo(header []byte, device string) []byte {
 	return append(append([]byte("pacerelle/v1 wrap\x00"), h[:]...), device...)
 }
 
-// Seen is the set of message ids opened, by conversation. It is the
-// receiver's replay and duplicate filter, persisted with its state.
+// Seen is the set of message ids opened, by conversation, with the time
+// each envelope says it was sent. It is the receiver's replay and
+// duplicate filter, persisted with its state. It is bounded: ids older
+// than a window can be pruned (Prune) because Open refuses envelopes sent
+// before the window (OpenOptions.MaxAge) — a replay of one is refused as
+// too old instead.
 type Seen struct {
-	IDs map[string]map[string]bool `json:"ids"`
+	IDs map[string]map[string]int64 `json:"ids"`
 }
 
 // Has reports whether id was opened in conversation.
-func (s *Seen) Has(conversation, id string) bool { return s.IDs[conversation][id] }
+func (s *Seen) Has(conversation, id string) bool {
+	_, ok := s.IDs[conversation][id]
+	return ok
+}
 
-// Add records id.
-func (s *Seen) Add(conversation, id string) {
+// Add records id, sent at sentAtMs.
+func (s *Seen) Add(conversation, id string, sentAtMs int64) {
 	if s.IDs == nil {
-		s.IDs = map[string]map[string]bool{}
+		s.IDs = map[string]map[string]int64{}
 	}
 	if s.IDs[conversation] == nil {
-		s.IDs[conversation] = map[string]bool{}
+		s.IDs[conversation] = map[string]int64{}
 	}
-	s.IDs[conversation][id] = true
+	s.IDs[conversation][id] = sentAtMs
+}
+
+// Prune forgets the ids of envelopes sent before beforeMs.
+func (s *Seen) Prune(beforeMs int64) {
+	for conv, ids := range s.IDs {
+		for id, at := range ids {
+			if at < beforeMs {
+				delete(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			delete(s.IDs, conv)
+		}
+	}
 }

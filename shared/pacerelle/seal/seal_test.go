@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 )
@@ -185,6 +186,30 @@ func TestRefusals(t *testing.T) {
 	}
 	if op, err := seal.Open(person.ids[0], pins, &seal.Seen{}, plain, seal.OpenOptions{AllowPlaintext: true}); err != nil || string(op.Body) != "clear" {
 		t.Errorf("plaintext allowed: %v", err)
+	}
+}
+
+// TestReplayWindow: an envelope sent before the window is refused, and
+// pruning forgets only ids sent before it.
+func TestReplayWindow(t *testing.T) {
+	agent, person := newParty(t, "agent", 1), newParty(t, "person", 1)
+	now := time.UnixMilli(1700000000000 + 10*86400_000)
+	o := seal.OpenOptions{MaxAge: 7 * 24 * time.Hour, Now: func() time.Time { return now }}
+	old, _ := seal.Seal(agent.ids[0], header("old"), person.list.Devices, []byte("x")) // sent 10 days before now
+	if _, err := seal.Open(person.ids[0], pinsOf(t, agent.list), &seal.Seen{}, old, o); !errors.Is(err, seal.ErrTooOld) {
+		t.Fatalf("old envelope: %v", err)
+	}
+	h := header("recent")
+	h.SentAtMs = now.Add(-time.Hour).UnixMilli()
+	recent, _ := seal.Seal(agent.ids[0], h, person.list.Devices, []byte("x"))
+	seen := &seal.Seen{}
+	if _, err := seal.Open(person.ids[0], pinsOf(t, agent.list), seen, recent, o); err != nil {
+		t.Fatal(err)
+	}
+	seen.Add("c1", "ancient", 1)
+	seen.Prune(now.Add(-o.MaxAge).UnixMilli())
+	if seen.Has("c1", "ancient") || !seen.Has("c1", "recent") {
+		t.Fatalf("after prune: %v", seen.IDs)
 	}
 }
 
