@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/localstate"
 )
 
 // TestConfig: a flag wins over its variable; variables fill what flags
@@ -68,4 +71,25 @@ func buildBridge(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TestDamagedStateRefused: a bridge whose state file was damaged does not
+// start, says why, and leaves the file as it was.
+func TestDamagedStateRefused(t *testing.T) {
+	cfg := Config{AgentID: "bot", Token: "t", StoreRoot: t.TempDir(), BaseURL: "http://127.0.0.1:1"}
+	b, err := Open(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := b.file.Path()
+	_ = b.Close()
+	data, _ := os.ReadFile(path)
+	data[len(data)-1] ^= 1
+	_ = os.WriteFile(path, data, 0o600)
+	if _, err := Open(cfg, slog.New(slog.DiscardHandler)); !errors.Is(err, localstate.ErrCorrupt) || !strings.Contains(err.Error(), "left untouched") {
+		t.Fatalf("damaged state: %v", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, data) {
+		t.Fatal("the state file was replaced")
+	}
 }
