@@ -36,6 +36,7 @@ Usage:
   vantagepeers outbox dead [--tenant T] | retry ID | discard ID   (vantagepeers outbox help)
   vantagepeers github set [--tenant T] --webhook-secret-stdin | --token-stdin | show [--tenant T] | remove --tenant T   (vantagepeers github help)
   vantagepeers okf export --namespace NS --out F | validate --in F | import --namespace NS --in F [--mode M]   (vantagepeers okf help)
+  vantagepeers pacerelle pair | send | wait   (a person's Pacerelle device; vantagepeers pacerelle help)
   vantagepeers version
 
 Environment: VP_DATA_DIR (default ~/.vantagepeers), VP_ADDR (default 127.0.0.1:8787),
@@ -85,6 +86,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return githubCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "okf":
 		return okfCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "pacerelle":
+		return pacerelleCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "vantagepeers", version)
 		return nil

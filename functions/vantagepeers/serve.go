@@ -16,6 +16,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 )
@@ -54,6 +55,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			MCP:    a.mcpServer(nil),
 			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
 			OAuth: newOAuth(a, log), BasePath: publicBaseURL(), Webhooks: webhooks.New(a.webhooks),
+			Pacerelle: relay.New(relay.Options{Store: a.store, Tokens: a.tokens, Logger: log}).Handler(),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -48,6 +48,9 @@ type Options struct {
 	// OKFDownload, when set, serves the signed download URLs of OKF bundles
 	// (okfsvc.Links.Handler); each URL carries its own HMAC and expiry.
 	OKFDownload http.Handler
+	// Pacerelle, when set, serves the Pacerelle relay API under
+	// /pacerelle/ (relay.Handler). It authenticates its callers itself.
+	Pacerelle http.Handler
 }
 
 // TenantHeader lets the master token act in a tenant other than the default.
@@ -153,6 +156,10 @@ type statusRecorder struct {
 }
 
 func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
+
+// Unwrap lets http.ResponseController and the WebSocket upgrade of the
+// Pacerelle doorbell reach the connection's Hijacker.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

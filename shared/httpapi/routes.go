@@ -47,6 +47,7 @@ type Route struct {
 func Routes() []Route {
 	oauth := func(o Options, _ http.Handler) http.Handler { return o.OAuth }
 	webhooks := func(o Options, _ http.Handler) http.Handler { return o.Webhooks }
+	pacerelle := func(o Options, _ http.Handler) http.Handler { return o.Pacerelle }
 	post := []string{http.MethodPost}
 	return []Route{
 		{Path: "/mcp", Auth: AuthBearer, Function: awsenv.FuncMCP,
@@ -63,6 +64,11 @@ func Routes() []Route {
 		// Large OKF exports: the URL is signed (HMAC, tenant, expiry), no token.
 		{Path: okfsvc.DownloadPath, Methods: []string{http.MethodGet}, Auth: AuthNone, Function: awsenv.FuncMCP,
 			handler: func(o Options, _ http.Handler) http.Handler { return o.OKFDownload }},
+		// The Pacerelle relay (shared/pacerelle/relay): agent tokens and
+		// person-device credentials, both as bearers, checked by the relay.
+		// Only the embedded server mounts it so far; on AWS the mcp
+		// function answers 404 until the relay is wired there.
+		{Path: "/pacerelle/{proxy+}", Auth: AuthBearer, Function: awsenv.FuncMCP, handler: pacerelle},
 	}
 }
 

@@ -14,6 +14,7 @@ func Routes() []Route {
 		{Path: "/webhooks/github", Methods: []string{"POST"}, Auth: "signature", Function: "webhooks"},
 		{Path: "/webhooks/github/{tenant}", Methods: []string{"POST"}, Auth: "signature", Function: "webhooks"},
 		{Path: "/okf/download", Methods: []string{"GET"}, Auth: "none", Function: "mcp"},
+		{Path: "/pacerelle/{proxy+}", Methods: []string(nil), Auth: "bearer", Function: "mcp"},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
@@ -54,6 +55,7 @@ func All() []table.Doc {
 		github.Tables(),
 		errormon.Tables(),
 		okfsvc.Tables(),
+		relay.Tables(),
 	} {
 		docs = append(docs, pkg...)
 	}

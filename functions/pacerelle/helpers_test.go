@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/requester"
+	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+type tokens map[string]vp.Principal
+
+func (t tokens) Resolve(_ context.Context, secret string) (vp.Principal, error) {
+	p, ok := t[secret]
+	if !ok {
+		return vp.Principal{}, auth.ErrInvalidToken
+	}
+	return p, nil
+}
+
+// world is an in-process relay (the real handler on SQLite), one bridge
+// and a paired person device.
+type world struct {
+	srv      *httptest.Server
+	dropSend atomic.Bool // answer sends by cutting the connection after the relay applied them: a lost ack
+	storeDir string
+	bridge   *Bridge
+	cancel   context.CancelFunc
+	done     chan struct{}
+	mcp      *mcp.ClientSession
+	person   *requester.Device
+	extra    Config
+}
+
+func newWorld(t testing.TB) *world { return newWorldWith(t, Config{}) }
+
+// newWorldWith starts the bridge with extra settings (NoE2EE).
+func newWorldWith(t testing.TB, extra Config) *world {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "relay.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	w := &world{storeDir: filepath.Join(t.TempDir(), "mcp"), extra: extra}
+	h := relay.New(relay.Options{Store: st, Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "eve-tok": domaintest.As("acme", "eve")}}).Handler()
+	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if w.dropSend.Load() && r.Method == http.MethodPost && r.URL.Path == "/pacerelle/v1/messages" && r.Header.Get(relay.AgentHeader) != "" {
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			conn, _, _ := http.NewResponseController(rw).Hijack()
+			_ = conn.Close()
+			return
+		}
+		h.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(w.srv.Close)
+	w.start(t)
+	// Pair once the bridge has registered its device.
+	dir := t.TempDir()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d, _, err := requester.Pair(ctx, requester.PairOptions{Dir: dir, BaseURL: w.srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
+			Confirm: func(string, string) bool { return true }})
+		if err == nil {
+			w.person = d
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pairing: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Cleanup(func() { _ = w.person.Close() })
+	return w
+}
+
+// start opens the bridge on the world's state and connects an MCP client.
+func (w *world) start(t testing.TB) {
+	t.Helper()
+	b, err := Open(Config{AgentID: "bot", Token: "agent-tok", StoreRoot: w.storeDir, BaseURL: w.srv.URL, NoE2EE: w.extra.NoE2EE}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.bridge = b
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel, w.done = cancel, make(chan struct{})
+	go func() { b.Run(ctx); close(w.done) }()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := newServer(b).Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mcp = cs
+	t.Cleanup(w.stop)
+}
+
+func (w *world) stop() {
+	if w.bridge == nil {
+		return
+	}
+	_ = w.mcp.Close()
+	w.cancel()
+	<-w.done
+	_ = w.bridge.Close()
+	w.bridge = nil
+}
+
+type result struct {
+	isError bool
+	text    string
+	m       map[string]any
+}
+
+func (w *world) call(t testing.TB, name string, args any) result {
+	t.Helper()
+	res, err := w.mcp.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	r := result{isError: res.IsError}
+	if len(res.Content) > 0 {
+		r.text = res.Content[0].(*mcp.TextContent).Text
+	}
+	if !r.isError {
+		if err := json.Unmarshal([]byte(r.text), &r.m); err != nil {
+			t.Fatalf("%s: %v in %s", name, err, r.text)
+		}
+	}
+	return r
+}
+
+func (w *world) ok(t testing.TB, name string, args any) map[string]any {
+	t.Helper()
+	r := w.call(t, name, args)
+	if r.isError {
+		t.Fatalf("%s(%v): %s", name, args, r.text)
+	}
+	return r.m
+}
+
+func messagesOf(m map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, x := range m["messages"].([]any) {
+		out = append(out, x.(map[string]any))
+	}
+	return out
+}

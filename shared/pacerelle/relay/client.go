@@ -1,0 +1,208 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Client speaks the relay's API, for the bridge (Agent set, Token an agent
+// token) and for a person's device (Token its device credential, or a
+// VantagePeers token to start a pairing).
+type Client struct {
+	BaseURL string // e.g. http://127.0.0.1:8787
+	WSURL   string // the doorbell; derived from BaseURL when empty
+	Token   string
+	Agent   string
+	HTTP    *http.Client
+}
+
+// APIError is a refusal by the relay. Any other error from a Client method
+// is a transport failure: the request may or may not have been applied.
+type APIError struct {
+	Status int
+	ErrorBody
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("relay: %d %s", e.Status, e.ErrorBody.Error) }
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, body)
+	if err != nil {
+		return err
+	}
+	c.auth(req.Header)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		e := &APIError{Status: resp.StatusCode}
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&e.ErrorBody)
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+func (c *Client) auth(h http.Header) {
+	h.Set("Authorization", "Bearer "+c.Token)
+	if c.Agent != "" {
+		h.Set(AgentHeader, c.Agent)
+	}
+}
+
+// RegisterAgent publishes the bridge's device and its signed list.
+func (c *Client) RegisterAgent(ctx context.Context, device, list any) error {
+	d, l, err := raws(device, list)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPut, "/pacerelle/v1/agent/device", DeviceBody{Device: d, List: l}, nil)
+}
+
+// StartPairing registers a person's device with an agent.
+func (c *Client) StartPairing(ctx context.Context, agent, person string, device, list any) (PairingStarted, error) {
+	var out PairingStarted
+	d, l, err := raws(device, list)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings", PairingBody{Agent: agent, Person: person, Device: d, List: l}, &out)
+	return out, err
+}
+
+// AddDevice registers another device of the calling device's person with
+// the newer list that includes it.
+func (c *Client) AddDevice(ctx context.Context, device, list any) (DeviceAdded, error) {
+	var out DeviceAdded
+	d, l, err := raws(device, list)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, http.MethodPost, "/pacerelle/v1/devices", DeviceBody{Device: d, List: l}, &out)
+	return out, err
+}
+
+// Confirm sends the person device's signature over the pairing transcript.
+func (c *Client) Confirm(ctx context.Context, agentParty string, sig []byte) error {
+	return c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings/confirm", ConfirmBody{Agent: agentParty, Sig: sig}, nil)
+}
+
+// Pairings lists the caller's pairings.
+func (c *Client) Pairings(ctx context.Context) ([]PairingView, error) {
+	var out struct {
+		Pairings []PairingView `json:"pairings"`
+	}
+	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/pairings", nil, &out)
+	return out.Pairings, err
+}
+
+// List reads a party's latest device list into v (a seal.DeviceList).
+func (c *Client) List(ctx context.Context, party string, v any) error {
+	return c.do(ctx, http.MethodGet, "/pacerelle/v1/lists/"+url.PathEscape(party), nil, v)
+}
+
+// Send posts one envelope; resending the same id is not a second message.
+func (c *Client) Send(ctx context.Context, b SendBody) (SendResult, error) {
+	var out SendResult
+	err := c.do(ctx, http.MethodPost, "/pacerelle/v1/messages", b, &out)
+	return out, err
+}
+
+// Inbox reads the caller's inbox after a sequence.
+func (c *Client) Inbox(ctx context.Context, after int64, limit int) (InboxPage, error) {
+	var out InboxPage
+	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/inbox?after="+strconv.FormatInt(after, 10)+"&limit="+strconv.Itoa(limit), nil, &out)
+	return out, err
+}
+
+// Ack acknowledges the inbox up to seq.
+func (c *Client) Ack(ctx context.Context, seq int64) error {
+	return c.do(ctx, http.MethodPost, "/pacerelle/v1/inbox/ack", map[string]int64{"seq": seq}, nil)
+}
+
+// Conversations lists the conversations of the caller's inbox.
+func (c *Client) Conversations(ctx context.Context) ([]Conversation, error) {
+	var out struct {
+		Conversations []Conversation `json:"conversations"`
+	}
+	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/conversations", nil, &out)
+	return out.Conversations, err
+}
+
+// DoorbellSilence is how long the doorbell may stay silent before the
+// client gives the connection up (the relay's heartbeat is 30 s).
+const DoorbellSilence = 75 * time.Second
+
+// Doorbell connects to the doorbell and calls ring with every head it
+// announces, until the connection or ctx ends.
+func (c *Client) Doorbell(ctx context.Context, connected func(), ring func(seq int64)) error {
+	u := c.WSURL
+	if u == "" {
+		u = strings.TrimSuffix(c.BaseURL, "/") + "/pacerelle/v1/doorbell"
+		u = "ws" + strings.TrimPrefix(u, "http")
+	}
+	h := http.Header{}
+	c.auth(h)
+	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: h, HTTPClient: c.HTTP})
+	if err != nil {
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+			return &APIError{Status: resp.StatusCode, ErrorBody: ErrorBody{Error: "doorbell refused"}}
+		}
+		return err
+	}
+	defer conn.CloseNow()
+	connected()
+	for {
+		// The relay rings at least every 30 s (a heartbeat): silence for
+		// longer is a dead connection, which a read without a deadline
+		// would never notice. A timed-out read closes the connection.
+		rctx, cancel := context.WithTimeout(ctx, DoorbellSilence)
+		_, b, err := conn.Read(rctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+		var r Ring
+		if json.Unmarshal(b, &r) == nil && r.Seq >= 0 {
+			ring(r.Seq)
+		}
+	}
+}
+
+func raws(device, list any) (json.RawMessage, json.RawMessage, error) {
+	d, err := json.Marshal(device)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := json.Marshal(list)
+	return d, l, err
+}

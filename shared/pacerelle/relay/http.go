@@ -1,0 +1,698 @@
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/records"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+// maxRequestBytes bounds a request body: an envelope in base64 and its
+// routing fields.
+const maxRequestBytes = MaxEnvelopeBytes*4/3 + 16<<10
+
+// Prefix is where the API is mounted (shared/httpapi/routes.go).
+const Prefix = "/pacerelle/"
+
+// AgentHeader names the agent a VantagePeers token speaks as; the token
+// must be allowed to act as it.
+const AgentHeader = "X-Pacerelle-Agent"
+
+// CredentialPrefix starts every person-device credential.
+const CredentialPrefix = "prd_"
+
+// AgentParty and PersonParty are the inbox names of an agent and a person.
+func AgentParty(id string) string  { return "agent:" + vp.NormalizeOrchestrator(id) }
+func PersonParty(id string) string { return "person:" + vp.NormalizeOrchestrator(id) }
+
+// AgentDevice is the device id under which an agent's acknowledgements are
+// kept: an agent has one device, its bridge.
+const AgentDevice = "bridge"
+
+type caller struct {
+	tenant, party, device string
+	principal             *vp.Principal // a VantagePeers token (agent, or person starting a pairing)
+}
+
+// Handler serves the API under Prefix.
+func (r *Relay) Handler() http.Handler {
+	mux := http.NewServeMux()
+	h := func(pattern string, agentOnly bool, fn func(http.ResponseWriter, *http.Request, caller) error) {
+		mux.Handle(pattern, r.authed(agentOnly, fn))
+	}
+	h("PUT /pacerelle/v1/agent/device", true, r.putAgentDevice)
+	h("POST /pacerelle/v1/pairings", false, r.startPairing)
+	h("POST /pacerelle/v1/pairings/confirm", false, r.confirmPairing)
+	h("POST /pacerelle/v1/devices", false, r.addDevice)
+	h("GET /pacerelle/v1/pairings", false, r.listPairings)
+	h("GET /pacerelle/v1/lists/{party}", false, r.getList)
+	h("PUT /pacerelle/v1/lists", false, r.putList)
+	h("POST /pacerelle/v1/messages", false, r.send)
+	h("GET /pacerelle/v1/inbox", false, r.inbox)
+	h("POST /pacerelle/v1/inbox/ack", false, r.postAck)
+	h("GET /pacerelle/v1/conversations", false, r.listConversations)
+	h("GET /pacerelle/v1/doorbell", false, r.doorbell)
+	mux.HandleFunc(Prefix, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such pacerelle endpoint"})
+	})
+	return mux
+}
+
+func (r *Relay) authed(agentOnly bool, fn func(http.ResponseWriter, *http.Request, caller) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		c, err := r.authenticate(req)
+		if err == nil && agentOnly && c.device != AgentDevice {
+			err = vp.E("pacerelle", vp.KindForbidden, AgentHeader, "only an agent (a VantagePeers token with "+AgentHeader+") may call this")
+		}
+		if err == nil {
+			req.Body = http.MaxBytesReader(w, req.Body, maxRequestBytes)
+			err = fn(w, req, c)
+		}
+		if err != nil {
+			r.writeErr(w, req, err)
+		}
+	})
+}
+
+func (r *Relay) authenticate(req *http.Request) (caller, error) {
+	const op = "pacerelle.auth"
+	secret, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	secret = strings.TrimSpace(secret)
+	if !ok || secret == "" {
+		return caller{}, vp.E(op, vp.KindUnauthorized, "Authorization", "a bearer token is required: an agent token or a device credential")
+	}
+	if rest, ok := strings.CutPrefix(secret, CredentialPrefix); ok {
+		return r.deviceCaller(req.Context(), rest)
+	}
+	p, err := r.tokens.Resolve(req.Context(), secret)
+	if err != nil {
+		return caller{}, vp.E(op, vp.KindUnauthorized, "Authorization", "the token is not valid")
+	}
+	tenant, err := vp.TenantOf(op, p)
+	if err != nil {
+		return caller{}, err
+	}
+	agent := req.Header.Get(AgentHeader)
+	if agent == "" {
+		return caller{tenant: tenant, principal: &p}, nil
+	}
+	if err := vp.CheckName(op, AgentHeader, agent, true); err != nil {
+		return caller{}, err
+	}
+	if !p.CanActAs(agent) {
+		return caller{}, vp.Errorf(op, vp.KindForbidden, AgentHeader, "this token may not act as %q", agent)
+	}
+	return caller{tenant: tenant, party: AgentParty(agent), device: AgentDevice, principal: &p}, nil
+}
+
+// A device credential is prd_<base64url(tenant NUL party NUL device)>.<secret>;
+// only the SHA-256 of the whole credential is stored, and compared in
+// constant time.
+func (r *Relay) deviceCaller(ctx context.Context, rest string) (caller, error) {
+	bad := vp.E("pacerelle.auth", vp.KindUnauthorized, "Authorization", "the device credential is not valid")
+	loc, _, ok := strings.Cut(rest, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(loc)
+	parts := strings.Split(string(raw), "\x00")
+	if !ok || err != nil || len(parts) != 3 || !vp.ValidTenant(parts[0]) {
+		return caller{}, bad
+	}
+	d, _, err := records.Get[DeviceRec](ctx, r.st, "pacerelle.auth", "device", parts[2], devices.KeyOf(parts[0], table.Values{"party": parts[1], "id": parts[2]}))
+	if vp.IsKind(err, vp.KindNotFound) {
+		return caller{}, bad
+	}
+	if err != nil {
+		return caller{}, err
+	}
+	sum := sha256.Sum256([]byte(CredentialPrefix + rest))
+	want, _ := hex.DecodeString(d.CredHash)
+	if len(want) != len(sum) || subtle.ConstantTimeCompare(sum[:], want) != 1 {
+		return caller{}, bad
+	}
+	return caller{tenant: parts[0], party: parts[1], device: parts[2]}, nil
+}
+
+func newCredential(tenant, party, device string) (secret, hash string) {
+	loc := base64.RawURLEncoding.EncodeToString([]byte(tenant + "\x00" + party + "\x00" + device))
+	b := make([]byte, 32)
+	rand.Read(b)
+	secret = CredentialPrefix + loc + "." + hex.EncodeToString(b)
+	sum := sha256.Sum256([]byte(secret))
+	return secret, hex.EncodeToString(sum[:])
+}
+
+// ---- registration and pairing
+
+// DeviceBody registers a device with its party's signed list.
+type DeviceBody struct {
+	Device json.RawMessage `json:"device"`
+	List   json.RawMessage `json:"list"`
+}
+
+func decodeDevice(op string, raw json.RawMessage, party string) (seal.Device, error) {
+	var d seal.Device
+	if err := json.Unmarshal(raw, &d); err != nil || d.ID == "" || len(d.KEMKey) == 0 || len(d.SignKey) == 0 {
+		return d, vp.E(op, vp.KindInvalid, "device", "must be a device bundle {id, party, signKey, kemKey}")
+	}
+	if d.Party != party {
+		return d, vp.Errorf(op, vp.KindForbidden, "device.party", "is %q; this credential is %q", d.Party, party)
+	}
+	return d, vp.CheckName(op, "device.id", d.ID, true)
+}
+
+func (r *Relay) putAgentDevice(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.register"
+	var b DeviceBody
+	if err := readJSON(op, req, &b); err != nil {
+		return err
+	}
+	d, err := decodeDevice(op, b.Device, c.party)
+	if err != nil {
+		return err
+	}
+	if err := r.putDevice(req.Context(), op, c.tenant, DeviceRec{Party: c.party, ID: d.ID, Bundle: b.Device, CreatedAt: r.now().UnixMilli()}); err != nil {
+		return err
+	}
+	if err := r.storeList(req.Context(), op, c.tenant, c.party, b.List); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"party": c.party, "device": d.ID})
+	return nil
+}
+
+func (r *Relay) putDevice(ctx context.Context, op, tenant string, d DeviceRec) error {
+	it, err := devices.Item(op, tenant, d)
+	if err != nil {
+		return err
+	}
+	return records.Err(op, r.st.Write(ctx, store.Put(it, store.Always)))
+}
+
+// storeList keeps a party's list when it is newer than the stored one. The
+// relay does not vouch for it: the clients verify its signatures.
+func (r *Relay) storeList(ctx context.Context, op, tenant, party string, raw json.RawMessage) error {
+	var l seal.DeviceList
+	if err := json.Unmarshal(raw, &l); err != nil || l.Version == 0 {
+		return vp.E(op, vp.KindInvalid, "list", "must be a signed device list {party, version, devices, signer, sig}")
+	}
+	if l.Party != party {
+		return vp.Errorf(op, vp.KindForbidden, "list.party", "is %q; this credential is %q", l.Party, party)
+	}
+	k := lists.KeyOf(tenant, table.Values{"party": party})
+	return table.Retry(ctx, op, "list", party, func() error {
+		cur, it, err := records.Get[ListRec](ctx, r.st, op, "list", party, k)
+		cond := store.IfVersion(it.Version)
+		if vp.IsKind(err, vp.KindNotFound) {
+			cond, err = store.IfNotExists, nil
+		}
+		if err != nil {
+			return err
+		}
+		if cur.Version >= l.Version && cond.Kind != store.CondNotExists {
+			if cur.Version == l.Version {
+				return nil
+			}
+			return vp.Errorf(op, vp.KindConflict, "list.version", "v%d is older than the stored v%d", l.Version, cur.Version)
+		}
+		item, err := lists.Item(op, tenant, ListRec{Party: party, Version: l.Version, List: raw})
+		if err != nil {
+			return err
+		}
+		return r.st.Write(ctx, store.Put(item, cond))
+	})
+}
+
+func (r *Relay) list(ctx context.Context, tenant, party string) (json.RawMessage, error) {
+	l, _, err := records.Get[ListRec](ctx, r.st, "pacerelle.list", "party", party, lists.KeyOf(tenant, table.Values{"party": party}))
+	return l.List, err
+}
+
+// PairingBody starts a pairing: a person's new device, authenticated by a
+// VantagePeers token of the person, asks to talk to an agent.
+type PairingBody struct {
+	Agent  string          `json:"agent"`
+	Person string          `json:"person,omitempty"` // default: the token's identity
+	Device json.RawMessage `json:"device"`
+	List   json.RawMessage `json:"list"`
+}
+
+// PairingStarted is the answer: the device credential (shown once) and the
+// agent's device list, from which the device computes the pairing code.
+type PairingStarted struct {
+	Party      string          `json:"party"`
+	Agent      string          `json:"agent"`
+	Credential string          `json:"credential"`
+	AgentList  json.RawMessage `json:"agentList"`
+}
+
+func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.pair"
+	if c.principal == nil || c.party != "" {
+		return vp.E(op, vp.KindForbidden, "Authorization", "a pairing is started with the person's VantagePeers token, without "+AgentHeader)
+	}
+	var b PairingBody
+	if err := readJSON(op, req, &b); err != nil {
+		return err
+	}
+	if err := vp.CheckName(op, "agent", b.Agent, true); err != nil {
+		return err
+	}
+	person, err := c.principal.ActAs(op, "person", b.Person)
+	if err != nil {
+		return err
+	}
+	party, agent := PersonParty(person), AgentParty(b.Agent)
+	agentList, err := r.list(req.Context(), c.tenant, agent)
+	if vp.IsKind(err, vp.KindNotFound) {
+		return vp.Errorf(op, vp.KindNotFound, "agent", "agent %q has no registered bridge yet; start its pacerelle MCP server first", b.Agent)
+	}
+	if err != nil {
+		return err
+	}
+	d, err := decodeDevice(op, b.Device, party)
+	if err != nil {
+		return err
+	}
+	cred, hash := newCredential(c.tenant, party, d.ID)
+	if err := r.putDevice(req.Context(), op, c.tenant, DeviceRec{Party: party, ID: d.ID, Bundle: b.Device, CredHash: hash, CreatedAt: r.now().UnixMilli()}); err != nil {
+		return err
+	}
+	if err := r.storeList(req.Context(), op, c.tenant, party, b.List); err != nil {
+		return err
+	}
+	it, err := pairings.Item(op, c.tenant, Pairing{Agent: agent, Person: party, PersonDevice: d.ID, CreatedAt: r.now().UnixMilli()})
+	if err != nil {
+		return err
+	}
+	if err := r.st.Write(req.Context(), store.Put(it, store.Always)); err != nil {
+		return records.Err(op, err)
+	}
+	writeJSON(w, http.StatusOK, PairingStarted{Party: party, Agent: agent, Credential: cred, AgentList: agentList})
+	return nil
+}
+
+// DeviceAdded is the new device's credential (shown once).
+type DeviceAdded struct {
+	Party      string `json:"party"`
+	Device     string `json:"device"`
+	Credential string `json:"credential"`
+}
+
+// addDevice registers another device of a person, by one of its devices:
+// the body carries the new device and a newer device list that includes
+// it, signed by the calling device. The relay does not vouch for that
+// list; the agent's bridge accepts it only when a device it has pinned
+// signed it (seal.Pins.Update), which is how a new device is confirmed.
+func (r *Relay) addDevice(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.add_device"
+	if !isPerson(c.party) {
+		return vp.E(op, vp.KindForbidden, "Authorization", "a new device is added with the device credential of one of the person's devices")
+	}
+	var b DeviceBody
+	if err := readJSON(op, req, &b); err != nil {
+		return err
+	}
+	d, err := decodeDevice(op, b.Device, c.party)
+	if err != nil {
+		return err
+	}
+	if _, _, err := records.Get[DeviceRec](req.Context(), r.st, op, "device.id", d.ID, devices.KeyOf(c.tenant, table.Values{"party": c.party, "id": d.ID})); err == nil {
+		return vp.Errorf(op, vp.KindConflict, "device.id", "%q is already a device of %s; choose another name", d.ID, c.party)
+	}
+	if err := r.storeList(req.Context(), op, c.tenant, c.party, b.List); err != nil {
+		return err
+	}
+	cred, hash := newCredential(c.tenant, c.party, d.ID)
+	if err := r.putDevice(req.Context(), op, c.tenant, DeviceRec{Party: c.party, ID: d.ID, Bundle: b.Device, CredHash: hash, CreatedAt: r.now().UnixMilli()}); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, DeviceAdded{Party: c.party, Device: d.ID, Credential: cred})
+	return nil
+}
+
+// ConfirmBody is the person device's signature over the pairing transcript
+// (seal.Transcript), made once the person compared the codes.
+type ConfirmBody struct {
+	Agent string `json:"agent"` // the agent party
+	Sig   []byte `json:"sig"`
+}
+
+func (r *Relay) confirmPairing(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.confirm"
+	if !isPerson(c.party) {
+		return vp.E(op, vp.KindForbidden, "Authorization", "a pairing is confirmed with the person's device credential")
+	}
+	var b ConfirmBody
+	if err := readJSON(op, req, &b); err != nil {
+		return err
+	}
+	k := pairings.KeyOf(c.tenant, table.Values{"agent": b.Agent, "person": c.party})
+	_, _, err := pairings.Update(req.Context(), r.st, op, c.tenant, "agent", b.Agent, k, func(p *Pairing, _ store.Item) ([]store.Op, error) {
+		p.Confirmation, p.PersonDevice = b.Sig, c.device
+		return nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"confirmed": true})
+	return nil
+}
+
+// PairingView is a pairing as the bridge reads it: the person's list and
+// confirmation, to verify against its own keys.
+type PairingView struct {
+	Pairing
+	PersonList json.RawMessage `json:"personList,omitempty"`
+}
+
+func (r *Relay) listPairings(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.pairings"
+	var q store.Query
+	switch {
+	case c.device == AgentDevice:
+		q = pairings.Query(c.tenant, store.Primary, table.Values{"agent": c.party})
+	case isPerson(c.party):
+		q = pairings.Query(c.tenant, store.GSI1, table.Values{"person": c.party})
+	default:
+		return vp.E(op, vp.KindForbidden, "Authorization", "an agent or a person device may list its pairings")
+	}
+	rows, err := records.QueryAll(req.Context(), r.st, q, 1000)
+	if err != nil {
+		return records.Err(op, err)
+	}
+	out := []PairingView{}
+	for _, it := range rows {
+		p, err := records.Decode[Pairing](op, it)
+		if err != nil {
+			return err
+		}
+		v := PairingView{Pairing: p}
+		if v.PersonList, err = r.list(req.Context(), c.tenant, p.Person); err != nil && !vp.IsKind(err, vp.KindNotFound) {
+			return err
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pairings": out})
+	return nil
+}
+
+func (r *Relay) getList(w http.ResponseWriter, req *http.Request, c caller) error {
+	party := req.PathValue("party")
+	if party != c.party {
+		ok, err := r.paired(req.Context(), c.tenant, c.party, party)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return vp.Errorf("pacerelle.list", vp.KindNotFound, "party", "%q is not paired with you", party)
+		}
+	}
+	l, err := r.list(req.Context(), c.tenant, party)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(l)
+	return err
+}
+
+func (r *Relay) putList(w http.ResponseWriter, req *http.Request, c caller) error {
+	var raw json.RawMessage
+	if err := readJSON("pacerelle.list", req, &raw); err != nil {
+		return err
+	}
+	if err := r.storeList(req.Context(), "pacerelle.list", c.tenant, c.party, raw); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"stored": true})
+	return nil
+}
+
+// ---- messages
+
+// SendBody is one sealed envelope for one or more recipient parties.
+type SendBody struct {
+	ID           string   `json:"id"`
+	Conversation string   `json:"conversation"`
+	To           []string `json:"to"`
+	Envelope     []byte   `json:"envelope"`
+}
+
+// SendResult gives the sequence the message has in each recipient inbox.
+type SendResult struct {
+	ID        string           `json:"id"`
+	Seq       map[string]int64 `json:"seq"`
+	Duplicate bool             `json:"duplicate"`
+}
+
+func (r *Relay) send(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.send"
+	var b SendBody
+	if err := readJSON(op, req, &b); err != nil {
+		return err
+	}
+	if err := vp.CheckName(op, "id", b.ID, true); err != nil {
+		return err
+	}
+	if err := vp.CheckName(op, "conversation", b.Conversation, true); err != nil {
+		return err
+	}
+	if len(b.Envelope) == 0 || len(b.Envelope) > MaxEnvelopeBytes {
+		return vp.Errorf(op, vp.KindInvalid, "envelope", "must be 1 to %d bytes", MaxEnvelopeBytes)
+	}
+	// The relay cannot open the envelope, but it refuses one whose signed
+	// header disagrees with how it is asked to route it.
+	env, err := seal.Decode(b.Envelope)
+	if err != nil {
+		return vp.E(op, vp.KindInvalid, "envelope", "is not a pacerelle envelope")
+	}
+	if env.FromParty != c.party || env.MessageID != b.ID || env.Conversation != b.Conversation || !slices.Equal(env.To, b.To) {
+		return vp.E(op, vp.KindInvalid, "envelope", "its header (from, id, conversation, to) does not match the request")
+	}
+	res := SendResult{ID: b.ID, Seq: map[string]int64{}}
+	for _, to := range b.To {
+		ok, err := r.paired(req.Context(), c.tenant, c.party, to)
+		if err != nil {
+			return err
+		}
+		if !ok || to == c.party {
+			return vp.Errorf(op, vp.KindForbidden, "to", "%q is not paired with %s", to, c.party)
+		}
+	}
+	for _, to := range b.To {
+		seq, dup, err := r.append(req.Context(), c.tenant, Message{Party: to, ID: b.ID, From: c.party, Conversation: b.Conversation, Envelope: b.Envelope})
+		if err != nil {
+			return err
+		}
+		res.Seq[to], res.Duplicate = seq, res.Duplicate || dup
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// InboxPage is a page of an inbox after a cursor.
+type InboxPage struct {
+	Messages []Message `json:"messages"`
+	Cursor   int64     `json:"cursor"`
+	HasMore  bool      `json:"has_more"`
+	Head     int64     `json:"head"`
+}
+
+func (r *Relay) inbox(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.fetch"
+	if c.party == "" {
+		return vp.E(op, vp.KindForbidden, AgentHeader, "name the agent whose inbox to read")
+	}
+	after, limit, err := pageArgs(op, req)
+	if err != nil {
+		return err
+	}
+	msgs, more, err := r.fetch(req.Context(), c.tenant, c.party, after, limit)
+	if err != nil {
+		return err
+	}
+	page := InboxPage{Messages: msgs, Cursor: after, HasMore: more}
+	if len(msgs) > 0 {
+		page.Cursor = msgs[len(msgs)-1].Seq
+	}
+	if page.Head, err = r.head(req.Context(), c.tenant, c.party); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func pageArgs(op string, req *http.Request) (after int64, limit int, err error) {
+	q := req.URL.Query()
+	limit = DefaultFetch
+	if s := q.Get("after"); s != "" {
+		if after, err = strconv.ParseInt(s, 10, 64); err != nil || after < 0 {
+			return 0, 0, vp.E(op, vp.KindInvalid, "after", "must be a sequence number ≥ 0")
+		}
+	}
+	if s := q.Get("limit"); s != "" {
+		if limit, err = strconv.Atoi(s); err != nil || limit < 1 || limit > MaxFetch {
+			return 0, 0, vp.Errorf(op, vp.KindInvalid, "limit", "must be between 1 and %d", MaxFetch)
+		}
+	}
+	return after, limit, nil
+}
+
+func (r *Relay) postAck(w http.ResponseWriter, req *http.Request, c caller) error {
+	var b struct {
+		Seq int64 `json:"seq"`
+	}
+	if err := readJSON("pacerelle.ack", req, &b); err != nil {
+		return err
+	}
+	if c.party == "" || b.Seq < 0 {
+		return vp.E("pacerelle.ack", vp.KindInvalid, "seq", "must be a sequence number ≥ 0 of your inbox")
+	}
+	seq, err := r.ack(req.Context(), c.tenant, c.party, c.device, b.Seq)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"acked": seq})
+	return nil
+}
+
+// MaxConversations is the most conversations one listing returns.
+const MaxConversations = 1000
+
+func (r *Relay) listConversations(w http.ResponseWriter, req *http.Request, c caller) error {
+	const op = "pacerelle.conversations"
+	if c.party == "" {
+		return vp.E(op, vp.KindForbidden, AgentHeader, "name the agent whose conversations to list")
+	}
+	rows, err := records.QueryAll(req.Context(), r.st, conversations.Query(c.tenant, store.Primary, table.Values{"party": c.party}), MaxConversations)
+	if err != nil {
+		return records.Err(op, err)
+	}
+	out := make([]Conversation, 0, len(rows))
+	for _, it := range rows {
+		cv, err := records.Decode[Conversation](op, it)
+		if err != nil {
+			return err
+		}
+		out = append(out, cv)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
+	return nil
+}
+
+// Ring is the doorbell's one message: the inbox has data up to Seq.
+type Ring struct {
+	Seq int64 `json:"seq"`
+}
+
+// doorbell is a WebSocket that only says where the inbox head is: first
+// on connect, then after every append. Data is always fetched over HTTP.
+func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) error {
+	if c.party == "" {
+		return vp.E("pacerelle.doorbell", vp.KindForbidden, AgentHeader, "name the agent whose inbox to watch")
+	}
+	ch, stop := r.bell.subscribe(c.tenant + "/" + c.party)
+	defer stop()
+	head, err := r.head(req.Context(), c.tenant, c.party)
+	if err != nil {
+		return err
+	}
+	conn, err := websocket.Accept(w, req, nil)
+	if err != nil {
+		r.log.WarnContext(req.Context(), "pacerelle doorbell accept", "err", err)
+		return nil
+	}
+	defer conn.CloseNow()
+	ctx := conn.CloseRead(req.Context())
+	ring := func(seq int64) error {
+		b, _ := json.Marshal(Ring{Seq: seq})
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return conn.Write(wctx, websocket.MessageText, b)
+	}
+	if err := ring(head); err != nil {
+		return nil
+	}
+	ping := time.NewTicker(30 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			conn.Close(websocket.StatusGoingAway, "closing")
+			return nil
+		case seq := <-ch:
+			if ring(seq) != nil {
+				return nil
+			}
+		case <-ping.C:
+			if ring(-1) != nil { // a heartbeat; -1 is "no news"
+				return nil
+			}
+		}
+	}
+}
+
+// ---- plumbing
+
+func readJSON(op string, req *http.Request, v any) error {
+	dec := json.NewDecoder(req.Body)
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return vp.Errorf(op, vp.KindTooLarge, "body", "the request is over %d bytes", tooBig.Limit)
+		}
+		return vp.Errorf(op, vp.KindInvalid, "body", "is not the expected JSON: %v", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ErrorBody is every refusal's JSON.
+type ErrorBody struct {
+	Error string `json:"error"`
+	Kind  string `json:"kind"`
+	Field string `json:"field,omitempty"`
+}
+
+func (r *Relay) writeErr(w http.ResponseWriter, req *http.Request, err error) {
+	kind := vp.KindOf(err)
+	status := map[vp.Kind]int{
+		vp.KindInvalid: 400, vp.KindTooLarge: 413, vp.KindUnauthorized: 401, vp.KindForbidden: 403,
+		vp.KindNotFound: 404, vp.KindConflict: 409, vp.KindUnavailable: 503, vp.KindRateLimited: 429,
+	}[kind]
+	body := ErrorBody{Error: err.Error(), Kind: kind.String()}
+	var ve *vp.Error
+	if errors.As(err, &ve) {
+		body.Field = ve.Field
+	}
+	if status == 0 {
+		status = http.StatusInternalServerError
+		r.log.ErrorContext(req.Context(), "pacerelle", "path", req.URL.Path, "err", err)
+		body.Error = "internal error"
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="pacerelle"`)
+	}
+	writeJSON(w, status, body)
+}
