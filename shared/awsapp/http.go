@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/vantagepeers/vantagepeers/shared/emf"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
@@ -26,7 +27,8 @@ func (a *App) MCPHandler() http.Handler {
 		MCP: mcpserver.New(mcpserver.Options{Keyword: a.Keyword, Digest: a.Digest, Tasks: a.Tasks, Missions: a.Missions, Recurring: a.Recurring, Memory: a.Memory, Version: a.Version,
 			Profiles: a.Profiles, Messages: a.Messages, Iframes: a.Iframes, Mandates: a.Mandates,
 			Logger: a.Log, ToolProfile: a.Config.ToolProfile, EmitUIMarkers: a.Config.EmitUIMarkers,
-			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits, Diary: a.Diary, Issues: a.Issues, Errors: a.Errors}),
+			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits, Diary: a.Diary, Issues: a.Issues, Errors: a.Errors,
+			EMF: emf.FromLambdaEnv()}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL,
 	})

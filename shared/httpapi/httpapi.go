@@ -57,7 +57,7 @@ func New(o Options) http.Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: o.Logger})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: mcpserver.SDKLogger(o.Logger)})
 	// The SDK puts TokenInfo on each tool request; the principal resolved by
 	// bearer() rides in it.
 	sdkAuth := sdkauth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
