@@ -150,14 +150,28 @@ type hostConfig struct {
 	host, transport, name, url, bin, dataDir, token string
 }
 
-// entry is the JSON object of the server in mcpServers.
-func (h hostConfig) entry() map[string]any {
-	if h.transport == "stdio" {
-		return map[string]any{"command": h.bin, "args": []string{"stdio", "--data-dir", h.dataDir}, "env": map[string]string{"VP_TOKEN": h.token}}
+// The JSON object of the server in mcpServers, its fields in the order
+// the hosts' documentation shows them.
+type (
+	httpEntry struct {
+		Type    string            `json:"type,omitempty"` // Claude Code only
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
 	}
-	e := map[string]any{"url": h.url, "headers": map[string]string{"Authorization": "Bearer " + h.token}}
+	stdioEntry struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+	}
+)
+
+func (h hostConfig) entry() any {
+	if h.transport == "stdio" {
+		return stdioEntry{Command: h.bin, Args: []string{"stdio", "--data-dir", h.dataDir}, Env: map[string]string{"VP_TOKEN": h.token}}
+	}
+	e := httpEntry{URL: h.url, Headers: map[string]string{"Authorization": "Bearer " + h.token}}
 	if h.host == "claude-code" {
-		e["type"] = "http"
+		e.Type = "http"
 	}
 	return e
 }

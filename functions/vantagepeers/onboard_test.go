@@ -112,8 +112,8 @@ func TestConnectPrintsEachHostsConfiguration(t *testing.T) {
 			}
 			return strings.TrimPrefix(e.Headers["Authorization"], "Bearer ")
 		}},
-		{[]string{"claude-code", "--as", "alice", "--stdio"}, func(t *testing.T, out string) string { return stdioEntry(t, out, bin, dir) }},
-		{[]string{"claude-desktop", "--as", "alice"}, func(t *testing.T, out string) string { return stdioEntry(t, out, bin, dir) }},
+		{[]string{"claude-code", "--as", "alice", "--stdio"}, func(t *testing.T, out string) string { return stdioConfig(t, out, bin, dir) }},
+		{[]string{"claude-desktop", "--as", "alice"}, func(t *testing.T, out string) string { return stdioConfig(t, out, bin, dir) }},
 		{[]string{"cursor", "--as", "alice", "--url", "http://10.0.0.1:9000/mcp"}, func(t *testing.T, out string) string {
 			var cfg struct {
 				MCPServers map[string]map[string]any `json:"mcpServers"`
@@ -174,7 +174,7 @@ func TestConnectPrintsEachHostsConfiguration(t *testing.T) {
 	}
 }
 
-func stdioEntry(t *testing.T, out, bin, dir string) string {
+func stdioConfig(t *testing.T, out, bin, dir string) string {
 	t.Helper()
 	var cfg struct {
 		MCPServers map[string]struct {
