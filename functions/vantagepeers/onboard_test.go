@@ -289,3 +289,37 @@ func TestStdioWithARefusedTokenSaysWhy(t *testing.T) {
 		})
 	}
 }
+
+// After a serve started with VP_MASTER_TOKEN, a command on the same data
+// dir without it mints no second master token (which the server would
+// refuse) and prints nothing but its own result.
+func TestCommandsAfterVPMasterTokenMintNoSecondMaster(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	master := auth.NewSecret()
+	t.Setenv("VP_MASTER_TOKEN", master)
+	a, err := openApp(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.newMaster != "" || !a.fresh {
+		t.Fatalf("with VP_MASTER_TOKEN: newMaster %q, fresh %v", a.newMaster, a.fresh)
+	}
+	_ = a.Close()
+	t.Setenv("VP_MASTER_TOKEN", "")
+	var out, errb bytes.Buffer
+	if err := run(ctx, []string{"token", "create", "--data-dir", dir, "--tenant", "acme", "--as", "a"}, nil, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(errb.String(), "master") || len(strings.Fields(out.String())) != 1 {
+		t.Fatalf("token create after VP_MASTER_TOKEN: stdout %q, stderr %q", out.String(), errb.String())
+	}
+	a, err = openApp(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if p, err := a.tokens.Resolve(ctx, master); err != nil || !p.Admin {
+		t.Fatalf("the VP_MASTER_TOKEN master no longer resolves without the variable: %v", err)
+	}
+}

@@ -41,7 +41,7 @@ func (s *server) addTaskTools(m *mcp.Server) {
 
 	add(s, m, tool{Name: "list_tasks", Marker: markTasks, Core: true, Annotations: readOnly,
 		Limits: limits{"project": maxLen(vp.MaxProjectBytes), "limit": between(1, listing.MaxLimit)},
-		Description: "List tasks, last updated first. Paginated {items, nextCursor?}. " +
+		Description: "List tasks, last updated first; at session start, your open ones (assignedTo you, status open). Paginated {items, nextCursor?}. " +
 			"Example: {\"assignedTo\":\"bob\",\"status\":\"open\",\"fields\":\"lite\"}"},
 		c.ListTasks)
 
