@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -321,5 +322,21 @@ func TestCommandsAfterVPMasterTokenMintNoSecondMaster(t *testing.T) {
 	defer a.Close()
 	if p, err := a.tokens.Resolve(ctx, master); err != nil || !p.Admin {
 		t.Fatalf("the VP_MASTER_TOKEN master no longer resolves without the variable: %v", err)
+	}
+}
+
+// A first start that cannot listen still shows the master token it
+// created: it exists nowhere else.
+func TestFirstStartOnABusyPortStillShowsTheMaster(t *testing.T) {
+	t.Setenv("VP_MASTER_TOKEN", "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var out bytes.Buffer
+	err = run(context.Background(), []string{"serve", "--data-dir", t.TempDir(), "--addr", ln.Addr().String(), "--log-level", "error"}, nil, &out, io.Discard)
+	if err == nil || !regexp.MustCompile(`ADMIN \(master\) token[\s\S]*\n  [0-9a-f]{64}\n`).MatchString(out.String()) {
+		t.Fatalf("serve on a busy port: %v; stdout %q", err, out.String())
 	}
 }

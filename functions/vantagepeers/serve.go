@@ -45,6 +45,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer a.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
+		// The master token of a first start exists only now: show it even
+		// though this start goes no further (connect makes agent tokens).
+		announceMaster(stdout, a, c.dataDir)
 		return fmt.Errorf("--addr: %w", err)
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
