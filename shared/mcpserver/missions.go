@@ -15,7 +15,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 			"brief": maxLen(vp.MaxMissionTextBytes), "project": maxLen(vp.MaxProjectBytes), "pilot": maxLen(vp.MaxNameBytes),
 			"agents": maxItems(vp.MaxMissionAgents), "agents[]": maxLen(vp.MaxNameBytes), "templateId": maxLen(vp.MaxNameBytes),
 		},
-		Description: "Create a mission (tasks led by a pilot); fill it with create_task missionId or instantiate_template_into_mission. " +
+		Description: "Create a mission for work of several tasks (a feature, an incident), led by a pilot; fill it with create_task missionId or instantiate_template_into_mission. " +
 			"Example: {\"name\":\"fix-issue-255\",\"project\":\"web\",\"priority\":\"high\"}"},
 		c.CreateMission)
 
