@@ -479,6 +479,7 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	alarm("EmbedDeadLetterAlarm", s.DeadLetters.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 		Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
 	}), "embedding jobs reached the dead-letter queue (they failed 5 times; their memories stay text-searchable)")
+	s.toolCallAlarms(p, topic)
 
 	// ---- outputs ----
 	out := func(id, desc string, v *string) {

@@ -1000,3 +1000,30 @@ func TestErrorMonitor(t *testing.T) {
 		})
 	}
 }
+
+// The tool-call alarms read the embedded metrics the mcp function logs
+// (shared/emf): the fault rate (a math expression over Faults and Calls)
+// and the p99 of Latency, both on the mcp function's dimension and on the
+// alarm topic.
+func TestToolCallAlarms(t *testing.T) {
+	m := synth(t, CustomerProps{})
+	mcpID, _ := m.function(awsenv.FuncMCP)
+	_, rate := m.one("AWS::CloudWatch::Alarm", "ToolFaultRateAlarm")
+	p := rate.Properties
+	if p["Threshold"] != float64(FaultRatePercent) || p["ComparisonOperator"] != "GreaterThanThreshold" || len(p["AlarmActions"].([]any)) != 1 {
+		t.Errorf("fault-rate alarm: %v", p)
+	}
+	metrics := fmt.Sprint(p["Metrics"])
+	for _, want := range []string{"100 * faults / calls", "Faults", "Calls", "VantagePeers", "FunctionName", mcpID} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("fault-rate alarm metrics lack %q: %s", want, metrics)
+		}
+	}
+	_, p99 := m.one("AWS::CloudWatch::Alarm", "ToolLatencyP99Alarm")
+	p = p99.Properties
+	if p["MetricName"] != "Latency" || p["Namespace"] != "VantagePeers" || p["ExtendedStatistic"] != "p99" ||
+		p["Threshold"] != float64(LatencyP99Ms) || p["EvaluationPeriods"] != float64(3) || p["Period"] != float64(300) ||
+		!strings.Contains(fmt.Sprint(p["Dimensions"]), mcpID) || len(p["AlarmActions"].([]any)) != 1 {
+		t.Errorf("p99 latency alarm: %v", p)
+	}
+}

@@ -2,7 +2,9 @@ package tests
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -268,8 +270,10 @@ func TestInspectorCLI(t *testing.T) {
 	t.Run("tools/call error", func(t *testing.T) {
 		out, errOut, err := runInspector(t, "--method", "tools/call", "--tool-name", "list_peers",
 			"--tool-arg", "fields=medium", "--header", auth)
-		if err != nil {
-			t.Fatalf("inspector: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+		// Inspector 2 exits 5 (tool_is_error) on an isError result.
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 5 || !strings.Contains(errOut, "tool_is_error") {
+			t.Fatalf("inspector: %v, want exit status 5 (tool_is_error)\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 		}
 		if !strings.Contains(out, `"isError": true`) || !strings.Contains(out, "fields") {
 			t.Errorf("list_peers fields=medium via inspector: want an isError result naming fields, got\n%s", out)
@@ -277,7 +281,9 @@ func TestInspectorCLI(t *testing.T) {
 	})
 
 	t.Run("no token", func(t *testing.T) {
-		out, errOut, err := runInspector(t, "--method", "tools/list")
+		// --stored-auth-only: report the 401 instead of starting an
+		// interactive OAuth sign-in.
+		out, errOut, err := runInspector(t, "--method", "tools/list", "--stored-auth-only")
 		if err == nil {
 			t.Fatalf("inspector without a token succeeded:\n%s", out)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -73,6 +74,9 @@ type app struct {
 	log      *slog.Logger
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
+	// fresh: this start created the data dir's store (a first start, even
+	// when VP_MASTER_TOKEN chose the master token).
+	fresh bool
 }
 
 // servicesStore is the store the domain services write through: the store
@@ -91,7 +95,9 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dataDir, "vantagepeers.db"), Synchronous: os.Getenv("VP_SQLITE_SYNC")})
+	dbPath := filepath.Join(dataDir, "vantagepeers.db")
+	_, statErr := os.Stat(dbPath)
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: dbPath, Synchronous: os.Getenv("VP_SQLITE_SYNC")})
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +180,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		mandates:  mandate.New(mandate.Options{Store: ws, Cursors: signer, Logger: log}),
 		log:       log,
 		newMaster: created,
+		fresh:     errors.Is(statErr, fs.ErrNotExist),
 	}, nil
 }
 

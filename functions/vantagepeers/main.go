@@ -26,7 +26,8 @@ const usage = `vantagepeers — coordination backend for teams of AI agents (MCP
 Usage:
   vantagepeers serve  [--data-dir DIR] [--addr HOST:PORT] [--log-level LEVEL]
   vantagepeers stdio  [--data-dir DIR] [--log-level LEVEL]
-  vantagepeers token create --tenant T --as alice,bob --read global,project/x --write project/x [--label L] [--ttl 720h] [--tool-profile core|full]
+  vantagepeers connect claude-code|claude-desktop|cursor|codex --as alice [--http|--stdio] [--write]   (an agent's token + its host's config)
+  vantagepeers token create --tenant T --as alice,bob --read global,project/x --write project/x [--label L] [--ttl 30d] [--tool-profile core|full]
   vantagepeers token list   [--tenant T]
   vantagepeers token revoke ID
   vantagepeers admin clients | elevate CLIENT_ID --profile P [--tenant T] | delete-client CLIENT_ID
@@ -38,6 +39,9 @@ Usage:
   vantagepeers okf export --namespace NS --out F | validate --in F | import --namespace NS --in F [--mode M]   (vantagepeers okf help)
   vantagepeers pacerelle pair | send | wait   (a person's Pacerelle device; vantagepeers pacerelle help)
   vantagepeers version
+  vantagepeers COMMAND --help
+
+Every command but version takes --data-dir DIR and --log-level LEVEL.
 
 Environment: VP_DATA_DIR (default ~/.vantagepeers), VP_ADDR (default 127.0.0.1:8787),
 VP_LOG_LEVEL (debug|info|warn|error), VP_MASTER_TOKEN (64 hex; overrides the stored
@@ -69,7 +73,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, usage)
 		return flag.ErrHelp
 	}
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, helpFor(args[0]))
+		return nil
+	}
 	switch args[0] {
+	case "connect":
+		return connect(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
 	case "stdio":
@@ -97,6 +107,72 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// wantsHelp reports a request for a command's help: -h, -help or --help
+// anywhere before "--", or "help" right after the command. It is answered
+// before any command runs, so that asking for help never initialises a
+// data directory (and uses up its first-start message).
+func wantsHelp(args []string) bool {
+	if len(args) > 1 && args[1] == "help" {
+		return true
+	}
+	for _, a := range args[1:] {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// helpFor is the help of one command: its lines of the usage, and its own
+// page when it has one.
+func helpFor(cmd string) string {
+	pages := map[string]string{"connect": connectUsage, "admin": adminUsage, "outbox": outboxUsage, "github": githubUsage}
+	if p, ok := pages[cmd]; ok {
+		return p
+	}
+	var b strings.Builder
+	for line := range strings.SplitSeq(usage, "\n") {
+		if strings.HasPrefix(line, "  vantagepeers "+cmd+" ") || line == "  vantagepeers "+cmd {
+			b.WriteString(line + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return usage
+	}
+	b.WriteString(commandHelp[cmd])
+	b.WriteString("\nEvery command but version takes --data-dir DIR (env VP_DATA_DIR, default ~/.vantagepeers) and --log-level LEVEL.\n")
+	return b.String()
+}
+
+// commandHelp adds to the usage lines of the commands without a page.
+var commandHelp = map[string]string{
+	"serve": `
+Starts the MCP server over Streamable HTTP (--addr, env VP_ADDR, default 127.0.0.1:8787). Stop it with
+Ctrl-C or SIGTERM: it finishes the requests in flight and exits. The first start on an empty data dir
+prints a ready configuration with an agent token, and the admin (master) token once.
+`,
+	"stdio": `
+Serves MCP over stdin/stdout, for a host that starts the server itself. VP_TOKEN is the agent's token;
+without it, the owner of the data dir acts as the local admin of the default tenant.
+`,
+	"token": `
+  --tenant T        the tenant (create; list filters by it)
+  --as a,b          orchestrators the token may act as, or '*'
+  --read p,q        namespace prefixes it may read, or '*'
+  --write p,q       namespace prefixes it may write, or '*'
+  --ttl 30d         lifetime: days (30d) or a duration (12h); default: no expiry
+  --label L         a note to recognise it by
+  --tool-profile P  core or full: the tools advertised to it by default
+The token is printed once on stdout; only its hash is stored.
+`,
+	"jobs": `
+list: the background jobs with their schedules (UTC). run NAME [--tenant T]: run one now.
+`,
 }
 
 // common holds the flags every subcommand takes.

@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
@@ -44,11 +46,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer a.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
+		// The master token of a first start exists only now: show it even
+		// though this start goes no further (connect makes agent tokens).
+		announceMaster(stdout, a, c.dataDir)
 		return fmt.Errorf("--addr: %w", err)
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
-	if a.newMaster != "" {
-		printMaster(stdout, a.newMaster, url)
+	if a.fresh {
+		if err := printFirstStart(ctx, stdout, a, url); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	} else {
+		announceMaster(stdout, a, c.dataDir)
 	}
 	srv := &http.Server{
 		Handler: httpapi.New(httpapi.Options{
@@ -79,29 +89,59 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// printMaster shows the master token once, with a ready-to-paste Claude Code
-// configuration. Only its SHA-256 is stored.
-func printMaster(w io.Writer, secret, url string) {
+// printFirstStart greets a new data dir: an agent token with a ready
+// Claude Code configuration (a token that may act as one agent and use the
+// usual namespaces: with the master token an agent would have to name an
+// orchestrator in every write, and the admin secret would sit in a project
+// file), then the master token, once, labelled for admin commands only.
+func printFirstStart(ctx context.Context, w io.Writer, a *app, url string) error {
+	agent := firstAgentName()
+	rd, wr := defaultGrants(agent)
+	secret, tok, err := a.tokens.Create(ctx, auth.Spec{Tenant: vp.DefaultTenant, ActsAs: []string{agent}, ReadPrefixes: rd, WritePrefixes: wr, Label: "first start"})
+	if err != nil {
+		return fmt.Errorf("first start: the agent token: %w", err)
+	}
+	cfg := hostConfig{host: "claude-code", transport: "http", name: "vantagepeers", url: url, token: secret}
 	fmt.Fprintf(w, `
-First start: created the master token. It is shown once and only its SHA-256 is stored.
+First start. Connect your first agent, %q (token %s: acts as %s in tenant %q, reads %s, writes %s).
+Put this in .mcp.json in your project for Claude Code:
+
+%s
+More agents, other hosts (Claude Desktop, Cursor, Codex) or stdio — one token per agent:
+
+  vantagepeers connect claude-code --as bob [--stdio] [--write]
+
+`, agent, tok.ID, agent, vp.DefaultTenant, strings.Join(rd, ","), strings.Join(wr, ","), cfg.render())
+	if a.newMaster != "" {
+		fmt.Fprintf(w, `ADMIN token (master: every tenant's admin — for vantagepeers admin/token commands and the
+/admin endpoints only; never put it in an agent's configuration). Shown once; only its hash is stored:
 
   %s
 
-Add VantagePeers to Claude Code (.mcp.json in your project):
-
-{
-  "mcpServers": {
-    "vantagepeers": {
-      "type": "http",
-      "url": "%s",
-      "headers": { "Authorization": "Bearer %s" }
-    }
-  }
+`, a.newMaster)
+	} else {
+		fmt.Fprint(w, "ADMIN token: the one in VP_MASTER_TOKEN (keep it out of agents' configurations).\n\n")
+	}
+	return nil
 }
 
-Create scoped tokens for each agent with: vantagepeers token create --tenant default --as alice
-
-`, secret, url, secret)
+// firstAgentName names the first agent after the user who starts the
+// server (an orchestrator id: lower case, letters, digits, '-' and '_'),
+// "agent" when that gives nothing usable.
+func firstAgentName() string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return -1
+	}, os.Getenv("USER"))
+	if name == "" || name == "root" || vp.ReservedOrchestrator(name) || vp.NormalizeOrchestrator(name) == vp.SystemCaller {
+		return "agent"
+	}
+	return name
 }
 
 func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -121,10 +161,16 @@ func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return err
 	}
 	defer a.Close()
-	if a.newMaster != "" {
-		fmt.Fprintf(stderr, "vantagepeers: created the master token (shown once, only its hash is stored): %s\n", a.newMaster)
-	}
+	announceMaster(stderr, a, c.dataDir)
 	p, err := stdioPrincipal(ctx, a, c.dataDir)
+	if r := auth.Refusal(err); r != nil {
+		// Exiting would show the host only "connection closed": serve, and
+		// answer every request with the reason instead.
+		log.Warn("VP_TOKEN refused", "reason", string(r.Reason), "tokenId", r.TokenID)
+		server := a.mcpServer(nil)
+		server.AddReceivingMiddleware(refuseAll("VP_TOKEN was refused: " + r.Description()))
+		return runStdio(ctx, server, stdin, stdout)
+	}
 	if err != nil {
 		return err
 	}
@@ -132,11 +178,29 @@ func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	log.Info("serving stdio", "tenant", p.Tenant, "dataDir", c.dataDir)
 	stopJobs := a.startJobs(ctx, log)
 	defer stopJobs()
-	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	return runStdio(ctx, server, stdin, stdout)
+}
+
+func runStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout io.Writer) error {
+	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
 		return nil
 	}
 	return err
+}
+
+// codeUnauthorized is the JSON-RPC error of a request made with a refused
+// token (the implementation-defined server-error range of JSON-RPC 2.0).
+const codeUnauthorized = -32001
+
+// refuseAll answers every request, initialize included, with the reason
+// the token was refused: MCP hosts show a JSON-RPC error's message.
+func refuseAll(reason string) mcp.Middleware {
+	return func(mcp.MethodHandler) mcp.MethodHandler {
+		return func(context.Context, string, mcp.Request) (mcp.Result, error) {
+			return nil, &jsonrpc.Error{Code: codeUnauthorized, Message: reason}
+		}
+	}
 }
 
 // stdioPrincipal: VP_TOKEN when set; otherwise the owner of the data

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,7 +27,8 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	read := fs.String("read", "", "namespace prefixes it may read, comma-separated, or '*'")
 	write := fs.String("write", "", "namespace prefixes it may write, comma-separated, or '*'")
 	label := fs.String("label", "", "a note to recognise the token by")
-	ttl := fs.Duration("ttl", 0, "lifetime, e.g. 720h (default: no expiry)")
+	var ttl ttlFlag
+	fs.Var(&ttl, "ttl", "lifetime, e.g. 30d, 12h or 90m (default: no expiry)")
 	profile := fs.String("tool-profile", "", "tools advertised by default to this token: core or full")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -40,18 +42,14 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	if a.newMaster != "" {
-		// This command initialised the data dir: the master token exists
-		// only now, and only here.
-		fmt.Fprintf(stderr, "initialised %s: created the master token (shown once; only its hash is stored):\n  %s\n", c.dataDir, a.newMaster)
-	}
+	announceMaster(stderr, a, c.dataDir)
 	switch args[0] {
 	case "create":
 		if *tenant == "" || *as == "" {
 			return errors.New("token create: --tenant and --as are required")
 		}
 		secret, tok, err := a.tokens.Create(ctx, auth.Spec{
-			Tenant: *tenant, ActsAs: split(*as), ReadPrefixes: split(*read), WritePrefixes: split(*write), Label: *label, TTL: *ttl, ToolProfile: *profile,
+			Tenant: *tenant, ActsAs: split(*as), ReadPrefixes: split(*read), WritePrefixes: split(*write), Label: *label, TTL: ttl.d, ToolProfile: *profile,
 		})
 		if err != nil {
 			return err
@@ -100,4 +98,35 @@ func split(s string) []string {
 		}
 	}
 	return out
+}
+
+// announceMaster shows the master token when this command initialised the
+// data dir: it exists only now, and only here. It goes to stderr, never
+// where a script reads the command's result.
+func announceMaster(stderr io.Writer, a *app, dataDir string) {
+	if a.newMaster != "" {
+		fmt.Fprintf(stderr, "initialised %s: created the ADMIN (master) token — for admin commands only, never for an agent; shown once, only its hash is stored:\n  %s\n", dataDir, a.newMaster)
+	}
+}
+
+// ttlFlag is a lifetime: a Go duration (720h, 90m) or whole days (30d).
+type ttlFlag struct{ d time.Duration }
+
+func (f *ttlFlag) String() string { return f.d.String() }
+
+func (f *ttlFlag) Set(s string) error {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 36500 {
+			return fmt.Errorf("%q: want a number of days from 1 to 36500 (30d), or a duration (12h)", s)
+		}
+		f.d = time.Duration(n) * 24 * time.Hour
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q: want days (30d) or a positive duration (12h, 90m)", s)
+	}
+	f.d = d
+	return nil
 }

@@ -103,6 +103,20 @@ func TestEnsureMasterAndKey(t *testing.T) {
 	if err != nil || h3 != auth.Hash(override) {
 		t.Fatalf("override: %v", err)
 	}
+	// A command on the same store without the variable: the master token
+	// the server uses, not a new one it would refuse.
+	h4, minted, err := auth.EnsureMaster(ctx, st, "")
+	if err != nil || minted != "" || h4 != h3 {
+		t.Fatalf("after VP_MASTER_TOKEN, a start without it minted %q (%v) instead of keeping the override's hash", minted, err)
+	}
+	fresh, _ := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "b.db")})
+	defer fresh.Close()
+	if _, minted, err := auth.EnsureMaster(ctx, fresh, override); err != nil || minted != "" {
+		t.Fatalf("override on a fresh store: %q %v", minted, err)
+	}
+	if h, minted, err := auth.EnsureMaster(ctx, fresh, ""); err != nil || minted != "" || h != auth.Hash(override) {
+		t.Fatalf("fresh store first started with VP_MASTER_TOKEN: later start minted %q (%v)", minted, err)
+	}
 	if _, _, err := auth.EnsureMaster(ctx, st, "not-hex"); err == nil {
 		t.Fatal("malformed VP_MASTER_TOKEN accepted")
 	}

@@ -17,17 +17,28 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 func ValidSecret(s string) bool { return hex64.MatchString(s) }
 
 // EnsureMaster returns the master token's hash. With override (a 64-hex
-// secret, from VP_MASTER_TOKEN) that secret is the master token. Otherwise the
-// stored hash is used, and on the very first start a master token is created:
-// its secret is returned once in created and never stored.
+// secret, from VP_MASTER_TOKEN) that secret is the master token, and its
+// hash is stored: another command on the same data directory without the
+// variable (`token create`) then finds a master token and mints none of
+// its own, which the server would refuse. Otherwise the stored hash is
+// used, and on the very first start a master token is created: its secret
+// is returned once in created and never stored.
 func EnsureMaster(ctx context.Context, st store.Store, override string) (hash [32]byte, created string, err error) {
+	it, err := st.Get(ctx, sysKey("master-sha256"))
 	if override != "" {
 		if !ValidSecret(override) {
 			return hash, "", errors.New("VP_MASTER_TOKEN must be 64 lower-case hex characters (32 random bytes)")
 		}
-		return Hash(override), "", nil
+		hash = Hash(override)
+		want := []byte(hex.EncodeToString(hash[:]))
+		if err == nil && string(it.Data) == string(want) {
+			return hash, "", nil
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return hash, "", err
+		}
+		return hash, "", st.Write(ctx, store.Put(sysItem("master-sha256", want), store.Always))
 	}
-	it, err := st.Get(ctx, sysKey("master-sha256"))
 	if err == nil {
 		if _, err := hex.Decode(hash[:], it.Data); err != nil {
 			return hash, "", fmt.Errorf("stored master hash is corrupt: %w", err)

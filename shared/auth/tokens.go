@@ -20,7 +20,9 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// ErrInvalidToken is returned for a missing, unknown, revoked or expired token.
+// ErrInvalidToken matches every refused token (missing, malformed, unknown,
+// revoked, expired): the error Resolve returns is a *RefusedError saying
+// which.
 var ErrInvalidToken = errors.New("bearer token is missing or invalid")
 
 // Token is the stored record of a bearer token (never the secret).
@@ -305,8 +307,11 @@ func MasterPrincipal(tenant string) vp.Principal {
 
 // Resolve returns the principal of a bearer secret.
 func (t *Tokens) Resolve(ctx context.Context, secret string) (vp.Principal, error) {
+	if secret == "" {
+		return vp.Principal{}, refused(ReasonMissing)
+	}
 	if len(secret) != 64 {
-		return vp.Principal{}, ErrInvalidToken
+		return vp.Principal{}, refused(ReasonMalformed)
 	}
 	h := Hash(secret)
 	if t.master != ([32]byte{}) && subtle.ConstantTimeCompare(h[:], t.master[:]) == 1 {
@@ -314,7 +319,10 @@ func (t *Tokens) Resolve(ctx context.Context, secret string) (vp.Principal, erro
 	}
 	it, err := t.st.Get(ctx, tokenKey(hex.EncodeToString(h[:])))
 	if errors.Is(err, store.ErrNotFound) {
-		return vp.Principal{}, ErrInvalidToken
+		if !ValidSecret(secret) {
+			return vp.Principal{}, refused(ReasonMalformed)
+		}
+		return vp.Principal{}, refused(ReasonUnknown)
 	}
 	if err != nil {
 		return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
@@ -324,12 +332,15 @@ func (t *Tokens) Resolve(ctx context.Context, secret string) (vp.Principal, erro
 		return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
 	}
 	now := t.now().UnixMilli()
-	if tok.RevokedAt != 0 || (tok.ExpiresAt != 0 && tok.ExpiresAt <= now) {
-		return vp.Principal{}, ErrInvalidToken
+	if tok.RevokedAt != 0 {
+		return vp.Principal{}, &RefusedError{Reason: ReasonRevoked, TokenID: tok.ID, At: time.UnixMilli(tok.RevokedAt)}
+	}
+	if tok.ExpiresAt != 0 && tok.ExpiresAt <= now {
+		return vp.Principal{}, &RefusedError{Reason: ReasonExpired, TokenID: tok.ID, At: time.UnixMilli(tok.ExpiresAt)}
 	}
 	if tok.Requires != nil {
 		if _, err := t.st.Get(ctx, *tok.Requires); errors.Is(err, store.ErrNotFound) {
-			return vp.Principal{}, ErrInvalidToken
+			return vp.Principal{}, &RefusedError{Reason: ReasonClientDeleted, TokenID: tok.ID}
 		} else if err != nil {
 			return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
 		}

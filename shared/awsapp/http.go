@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/vantagepeers/vantagepeers/shared/emf"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
@@ -28,7 +29,7 @@ func (a *App) MCPHandler() http.Handler {
 			Profiles: a.Profiles, Messages: a.Messages, Iframes: a.Iframes, Mandates: a.Mandates,
 			Logger: a.Log, ToolProfile: a.Config.ToolProfile, EmitUIMarkers: a.Config.EmitUIMarkers,
 			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits, Diary: a.Diary, Issues: a.Issues, Errors: a.Errors,
-			OKF: a.OKF, OKFLinks: links}),
+			OKF: a.OKF, OKFLinks: links, EMF: emf.FromLambdaEnv()}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, OKFDownload: download,
 	})

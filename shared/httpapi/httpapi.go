@@ -63,7 +63,7 @@ func New(o Options) http.Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: o.Logger})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: mcpserver.SDKLogger(o.Logger)})
 	// The SDK puts TokenInfo on each tool request; the principal resolved by
 	// bearer() rides in it.
 	sdkAuth := sdkauth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
@@ -73,7 +73,7 @@ func New(o Options) http.Handler {
 		}
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	authed := bearer(o, jsonrpcErrors(sdkAuth(mcpHandler)))
+	authed := bearer(o, newRefusalLog(o.Logger, time.Now), jsonrpcErrors(sdkAuth(mcpHandler)))
 	mux := http.NewServeMux()
 	for _, r := range Routes() {
 		h := r.handler(o, authed)
@@ -91,7 +91,7 @@ type principalKey struct{}
 
 // bearer authenticates the request and answers 401 with the JSON body and
 // WWW-Authenticate header MCP clients expect.
-func bearer(o Options, next http.Handler) http.Handler {
+func bearer(o Options, refusals *refusalLog, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		var p vp.Principal
@@ -105,8 +105,12 @@ func bearer(o Options, next http.Handler) http.Handler {
 				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "could not check the token; retry"})
 				return
 			}
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+resourceMetadataURL(o, r)+`"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "Bearer token is missing or invalid"})
+			refusal := auth.Refusal(err)
+			if !ok {
+				refusal = &auth.RefusedError{Reason: auth.ReasonMissing}
+			}
+			refusals.log(r.Context(), refusal)
+			writeRefusal(w, resourceMetadataURL(o, r), refusal)
 			return
 		}
 		if t := r.Header.Get(TenantHeader); t != "" {

@@ -52,7 +52,7 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 			"decisions[]": maxLen(vp.MaxBriefingItemBytes), "linkedMemoryIds": maxItems(vp.MaxBriefingListItems),
 		},
 		Description: "Record a briefing or hand-off (who, what was said, decisions); write one as a session ends, for the next. " +
-			"Example: {\"title\":\"Day 82 close\",\"topic\":\"sprint-review\",\"participants\":[\"pi\"],\"content\":\"M3 done.\"}"},
+			"Example: {\"title\":\"Friday hand-off\",\"topic\":\"sprint-review\",\"participants\":[\"bob\"],\"content\":\"Search shipped.\"}"},
 		func(ctx context.Context, p vp.Principal, in createBriefingIn) (vp.BriefingNote, error) {
 			return c.CreateBriefingNote(ctx, p, briefing.Input{Title: in.Title, Topic: in.Topic, Participants: in.Participants,
 				Content: in.Content, Decisions: in.Decisions, LinkedMemoryIDs: in.LinkedMemoryIDs, CreatedBy: in.CreatedBy})

@@ -72,7 +72,7 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
 			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
 		},
-		Description: "Create a business unit and its strategy. " +
+		Description: "Record a business unit (a product or service line the team runs) with its strategy, for agents to align their work on. " +
 			"Example: {\"name\":\"VP\",\"description\":\"Agent backend\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\"," +
 			"\"targetCustomers\":\"AI studios\",\"services\":[\"hosting\"],\"pricing\":\"49 EUR/seat\",\"revenueProjections\":{\"A1\":50000,\"A2\":90000,\"A3\":200000}}"},
 		func(ctx context.Context, p vp.Principal, in createBUIn) (vp.BusinessUnit, error) {

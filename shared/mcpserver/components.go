@@ -56,7 +56,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 			"version": maxLen(vp.MaxNameBytes), "team": maxLen(vp.MaxShortTextBytes), "project": maxLen(vp.MaxShortTextBytes),
 		},
 		Description: "Register a new agent, skill, hook or plugin file (inventory and byte-exact backup); change it with update_component. " +
-			"Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\",\"content\":\"---\\nname: dev-convex-expert\\n---\\n...\",\"version\":\"1.0.0\"}"},
+			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"---\\nname: code-reviewer\\n---\\n...\",\"version\":\"1.0.0\"}"},
 		func(ctx context.Context, p vp.Principal, in registerComponentIn) (vp.Component, error) {
 			return c.RegisterComponent(ctx, p, component.RegisterInput{Name: in.Name, Type: in.Type, Team: in.Team, Content: in.Content,
 				Version: in.Version, Project: in.Project, CreatedBy: in.CreatedBy})
@@ -64,7 +64,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 
 	add(s, m, tool{Name: "get_component", Annotations: readOnly,
 		Description: "Fetch a component with its content, e.g. to restore a lost file (compare contentHash first). " +
-			"Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\"}"},
+			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\"}"},
 		func(ctx context.Context, p vp.Principal, in getComponentIn) (vp.Component, error) {
 			return c.GetComponent(ctx, p, in.Name, in.Type, in.Revision)
 		})
@@ -82,7 +82,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 			"version": maxLen(vp.MaxNameBytes), "team": maxLen(vp.MaxShortTextBytes), "project": maxLen(vp.MaxShortTextBytes),
 		},
 		Description: "Publish a new revision of a component (creator or system); get_component revision reads earlier ones. " +
-			"Example: {\"name\":\"dev-convex-expert\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
+			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
 		func(ctx context.Context, p vp.Principal, in updateComponentIn) (vp.Component, error) {
 			return c.UpdateComponent(ctx, p, component.Update{Name: in.Name, Type: in.Type, CallerOrchestrator: in.CallerOrchestrator,
 				Content: in.Content, Version: in.Version, Team: in.Team, Project: in.Project})

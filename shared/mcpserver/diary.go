@@ -56,13 +56,13 @@ func (s *server) addDiaryTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "get_diary", Marker: markDiary, UI: uimarker.KindDiaryEntry, Annotations: readOnly,
-		Description: "Read an orchestrator's diary entry for a date. Example: {\"orchestrator\":\"sigma\",\"date\":\"2026-05-29\"}"},
+		Description: "Read an orchestrator's diary entry for a date. Example: {\"orchestrator\":\"alice\",\"date\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in getDiaryIn) (vp.DiaryEntry, error) {
 			return c.GetDiary(ctx, p, in.Orchestrator, in.Date)
 		})
 
 	add(s, m, tool{Name: "list_diaries", Annotations: readOnly,
-		Description: "List diary entries, newest date first. Paginated {items, nextCursor?}. Example: {\"orchestrator\":\"sigma\",\"limit\":7}"},
+		Description: "List diary entries, newest date first. Paginated {items, nextCursor?}. Example: {\"orchestrator\":\"alice\",\"limit\":7}"},
 		func(ctx context.Context, p vp.Principal, in listDiariesIn) (listing.Page[any], error) {
 			return c.ListDiaries(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})

@@ -23,9 +23,9 @@ func (s *server) addDigestTools(m *mcp.Server) {
 	}
 	add(s, m, tool{Name: "improvisation_digest", Annotations: readOnly,
 		Limits: limits{"windowDays": between(1, digest.MaxWindowDays), "orchestrators": maxItems(digest.MaxOrchestrators), "orchestrators[]": maxLen(vp.MaxNameBytes)},
-		Description: "Advisory digest of tasks, messages and memories created in the last windowDays that claim a durable artifact " +
-			"(commit SHA, #NNN, Convex id, merged|deployed|approved|shipped|released|fixed) without a `VP-Sources:` footer; " +
-			"system and cron-* authors are skipped. Returns countsByOrch, countsByCategory, samples (newest first, ≤ 50) and total; " +
+		Description: "Find unsourced claims: tasks, messages and memories of the last windowDays that claim concrete work " +
+			"(a commit SHA, an issue #NNN, a Convex id, or merged|deployed|approved|shipped|released|fixed) with no `VP-Sources:` line saying where it was checked. " +
+			"Use it in a review to see who reports work without evidence; system and cron-* authors are skipped. Returns countsByOrch, countsByCategory, samples (newest first, ≤ 50) and total; " +
 			"never blocks, writes nothing. Example: {\"windowDays\":7}"},
 		func(ctx context.Context, p vp.Principal, in improvisationDigestIn) (digest.Result, error) {
 			return d.Digest(ctx, p, digest.Input{WindowDays: in.WindowDays, Orchestrators: in.Orchestrators})

@@ -34,7 +34,7 @@ func (s *server) addEpisodeTools(m *mcp.Server) {
 			"insight": maxLen(vp.MaxEpisodeFieldBytes), "namespace": maxLen(vp.MaxNamespaceBytes),
 		},
 		Description: "Record an episode (a memory of type episode) after a failure, a pitfall or a pattern that worked. " +
-			"Example: {\"namespace\":\"orchestrator/tau\",\"context\":\"Schema deploy\",\"goal\":\"Add an index\"," +
+			"Example: {\"namespace\":\"orchestrator/carol\",\"context\":\"Schema deploy\",\"goal\":\"Add an index\"," +
 			"\"action\":\"Deployed it alone\",\"outcome\":\"Failed\",\"insight\":\"Ship it with its field\",\"severity\":\"high\"}"},
 		func(ctx context.Context, p vp.Principal, in storeEpisodeIn) (memory.StoreResult, error) {
 			return mem.StoreEpisode(ctx, p, memory.EpisodeInput{Namespace: in.Namespace, CreatedBy: in.CreatedBy, Episode: in.Episode})
@@ -47,7 +47,7 @@ func (s *server) addEpisodeTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "list_episodes", Annotations: readOnly,
-		Description: "List episodes, newest first. Paginated {items, nextCursor?}. Example: {\"orchestrator\":\"tau\"}"},
+		Description: "List episodes, newest first. Paginated {items, nextCursor?}. Example: {\"orchestrator\":\"carol\"}"},
 		func(ctx context.Context, p vp.Principal, in listEpisodesIn) (listing.Page[any], error) {
 			return mem.ListEpisodes(ctx, p, memory.ListEpisodesInput{Namespace: in.Namespace, Orchestrator: in.Orchestrator, Params: in.Params})
 		})

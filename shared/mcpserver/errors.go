@@ -23,8 +23,8 @@ func (s *server) addErrorTools(m *mcp.Server) {
 			"deploymentUrl": maxLen(2048), "deployKeyEnvVar": maxLen(128), "logGroups": maxItems(20), "logGroups[]": maxLen(512),
 			"filterPattern": maxLen(1024)},
 		Description: "Monitor a deployment's error logs every 5 minutes; each new error files one [Auto] GitHub issue in githubRepo " +
-			"and starts its IRP. Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\"," +
-			"\"deployKeyEnvVar\":\"DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"sigma\"}"},
+			"and starts an issue-resolution-v2 mission for orchestrator. Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\"," +
+			"\"deployKeyEnvVar\":\"DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"alice\"}"},
 		mon.AddDeployment)
 	add(s, m, tool{Name: "remove_deployment", Annotations: destructive,
 		Description: "Stop monitoring a deployment; its errors stay. Example: {\"name\":\"myapp\"}"},

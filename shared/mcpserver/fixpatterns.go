@@ -67,7 +67,7 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		},
 		Description: "Document an understood bug so any project finds it with search_fix_patterns. " +
 			"Example: {\"symptom\":\"Credits not deducted\",\"rootCause\":\"Race in the mutation\",\"tags\":[\"race\"]," +
-			"\"stack\":[\"convex\"],\"sourceProject\":\"reels\",\"severity\":\"critical\"}"},
+			"\"stack\":[\"postgres\"],\"sourceProject\":\"shop\",\"severity\":\"critical\"}"},
 		func(ctx context.Context, p vp.Principal, in createFixPatternIn) (memory.CreateResult, error) {
 			return mem.CreateFixPattern(ctx, p, memory.FixPatternInput{Symptom: in.Symptom, RootCause: in.RootCause, Tags: in.Tags,
 				Stack: in.Stack, SourceProject: in.SourceProject, CreatedBy: in.CreatedBy, Severity: in.Severity,
@@ -105,7 +105,7 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "list_fix_patterns", Annotations: readOnly,
-		Description: "List fix patterns, newest first. Paginated {items, nextCursor?}. Example: {\"project\":\"reels\"}"},
+		Description: "List fix patterns, newest first. Paginated {items, nextCursor?}. Example: {\"project\":\"shop\"}"},
 		func(ctx context.Context, p vp.Principal, in listFixPatternsIn) (listing.Page[any], error) {
 			return mem.ListFixPatterns(ctx, p, memory.ListFixPatternsInput{Project: in.Project, Params: in.Params})
 		})

@@ -36,7 +36,7 @@ func (s *server) addIframeTools(m *mcp.Server) {
 			"sessionId": maxLen(vp.MaxNameBytes), "tenantId": maxLen(vp.MaxNameBytes), "userId": maxLen(vp.MaxNameBytes),
 			"origin": maxLen(iframe.MaxOrigin),
 		},
-		Description: "Register a Gen UI iframe embed session (SEP-1865) for one origin before the iframe loads; it ends at expiresAt or when revoked. " +
+		Description: "Register an embed session for a web page (origin) that shows VantagePeers UI in an iframe, before the iframe loads; it ends at expiresAt or when revoked. " +
 			"Example: {\"sessionId\":\"4b6f1c1e-7d7a-...\",\"origin\":\"https://app.example.com\",\"expiresAt\":1767225600000}"},
 		func(ctx context.Context, p vp.Principal, in createIframeIn) (iframe.Session, error) {
 			return c.CreateIframeSession(ctx, p, iframe.CreateInput{SessionID: in.SessionID, TenantID: in.TenantID, Origin: in.Origin, UserID: in.UserID, ExpiresAt: in.ExpiresAt})

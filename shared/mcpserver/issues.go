@@ -69,7 +69,7 @@ func (s *server) addIssueTools(m *mcp.Server) {
 	add(s, m, tool{Name: "add_repo_mapping", Annotations: idempotent,
 		Limits: limits{"repo": maxLen(140), "orchestrator": maxLen(vp.MaxNameBytes), "project": maxLen(vp.MaxProjectBytes)},
 		Description: "Map a GitHub repo to the orchestrator and project that handle its issues: an opened issue then starts " +
-			"an issue-resolution-v2 mission. Replaces an existing mapping. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"sigma\",\"project\":\"api\"}"},
+			"an issue-resolution-v2 mission. Replaces an existing mapping. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"alice\",\"project\":\"api\"}"},
 		func(ctx context.Context, p vp.Principal, in addMappingIn) (issue.Mapping, error) {
 			return is.AddMapping(ctx, p, issue.MappingInput{Repo: in.Repo, Orchestrator: in.Orchestrator, Project: in.Project, Active: in.Active})
 		})
@@ -111,7 +111,7 @@ func (s *server) addIssueTools(m *mcp.Server) {
 			return is.LinkCommit(ctx, p, issue.CommitInput{IssueRef: in.ref(), CommitSHA: in.CommitSHA, FixedBy: in.FixedBy})
 		})
 	add(s, m, tool{Name: "verify_issue", Annotations: idempotent, Limits: repoLimit,
-		Description: "Mark a fixed issue verified. Example: {\"repo\":\"acme/api\",\"issueNumber\":42,\"verifiedBy\":\"pi\"}"},
+		Description: "Mark a fixed issue verified. Example: {\"repo\":\"acme/api\",\"issueNumber\":42,\"verifiedBy\":\"bob\"}"},
 		func(ctx context.Context, p vp.Principal, in verifyIssueIn) (issue.Issue, error) {
 			return is.Verify(ctx, p, issue.VerifyInput{IssueRef: in.ref(), VerifiedBy: in.VerifiedBy})
 		})

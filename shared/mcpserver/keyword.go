@@ -63,7 +63,7 @@ func (s *server) addKeywordTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "search_components", Annotations: readOnly, Limits: limits{"query": maxLen(vp.MaxQueryBytes), "limit": keywordLimit},
-		Description: "Keyword (BM25) search over components' name, team and front-matter description. Example: {\"query\":\"convex\",\"type\":\"agent\"}"},
+		Description: "Keyword (BM25) search over components' name, team and front-matter description. Example: {\"query\":\"code review\",\"type\":\"agent\"}"},
 		func(ctx context.Context, p vp.Principal, in searchComponentsIn) (keyword.KeywordResult[keyword.ComponentHit], error) {
 			return c.SearchComponents(ctx, p, keyword.SearchComponentsInput{Query: in.Query, Type: in.Type, Limit: in.Limit})
 		})

@@ -11,12 +11,6 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// memorySourcesDoctrine is the seed's VP-Sources answer-footer doctrine,
-// carried by the memory search tools' descriptions (advisory only).
-const memorySourcesDoctrine = " VP-Sources doctrine: MUST be called before any factual claim about fleet state, audits, dette tooling, " +
-	"mission/task/client status, incident history, doctrine references. Cite returned ids in the answer footer as " +
-	"`VP-Sources: recall(\"<query>\")→[ids] | none-needed:<reason>`. "
-
 type storeMemoryIn struct {
 	Namespace string        `json:"namespace" jsonschema:"global, project/NAME, orchestrator/NAME or workspace/ID; case-sensitive"`
 	Type      string        `json:"type" jsonschema:"fact|decision|feedback|project|architecture|note|warning|procedure|episode|observation|user|reference"`
@@ -94,14 +88,15 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 		Limits: limits{
 			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
 		},
-		Description: "Semantic search over memories, best first with a score; use at the start of a task." + memorySourcesDoctrine +
+		Description: "Semantic search over the memories you may read, best first with a score: finds notes by meaning when you do not know their words. " +
+			"Use it at the start of a task and before stating what the team decided or did; cite the ids you rely on. " +
 			"Example: {\"query\":\"auth in middleware\",\"limit\":5}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.Recall(ctx, p, in.input())
 		})
 
 	add(s, m, tool{Name: "text_search", Annotations: readOnly,
-		Description: "Keyword (BM25) search over memories: for exact names, ids, errors, rare terms." + memorySourcesDoctrine +
+		Description: "Keyword (BM25) search over the memories you may read, best first: for exact names, ids, error messages and rare terms. " +
 			"Example: {\"query\":\"ECONNRESET deploy\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.TextSearch(ctx, p, in.input())
@@ -111,7 +106,8 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 		Limits: limits{
 			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
 		},
-		Description: "Keyword + semantic search over memories, fused (RRF): the best default." + memorySourcesDoctrine +
+		Description: "Keyword + semantic search over the memories you may read, fused (RRF): the best default search. " +
+			"Use it before stating what the team decided, built or saw; cite the ids you rely on. " +
 			"Example: {\"query\":\"payments deploy error\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.HybridSearch(ctx, p, in.input())

@@ -60,7 +60,9 @@ func (s *server) addMessageTools(m *mcp.Server) {
 			"channel": maxLen(vp.MaxChannelBytes), "content": maxLen(vp.MaxMessageBytes), "from": maxLen(vp.MaxNameBytes),
 			"fromInstanceId": maxLen(vp.MaxNameBytes), "instanceId": maxLen(vp.MaxNameBytes), "tenantId": maxLen(vp.MaxNameBytes),
 		},
-		Description: "Send a message to peers; each recipient gets an unread receipt. " +
+		Description: "Send a message to peers; each recipient gets an unread receipt until it calls mark_as_read. " +
+			"A name nobody has used yet (no profile, no message sent or waiting) is still delivered, for a peer that has not started, " +
+			"but the result lists it in unknownRecipients with a warning naming the known peers: check it for a typo. " +
 			"Example: {\"channel\":\"bob,carol\",\"content\":\"API merged, rebase\"}"},
 		func(ctx context.Context, p vp.Principal, in sendMessageIn) (message.SendResult, error) {
 			return c.Send(ctx, p, message.SendInput{From: in.From, FromInstanceID: in.FromInstanceID, Channel: in.Channel,
@@ -69,7 +71,7 @@ func (s *server) addMessageTools(m *mcp.Server) {
 
 	add(s, m, tool{Name: "check_messages", Core: true, Annotations: readOnly,
 		Limits: limits{"recipient": maxLen(vp.MaxNameBytes), "recipientInstanceId": maxLen(vp.MaxNameBytes)},
-		Description: "Read your unread messages, oldest first, with receiptIds; they stay unread until mark_as_read. " +
+		Description: "Read your unread messages, oldest first, with receiptIds; they stay unread until mark_as_read. Call it at session start and between steps. " +
 			"Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
 		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (message.Inbox, error) {
 			return c.Check(ctx, p, message.CheckInput{Recipient: in.Recipient, InstanceID: in.RecipientInstanceID,

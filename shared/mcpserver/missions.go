@@ -16,8 +16,8 @@ func (s *server) addMissionTools(m *mcp.Server) {
 			"brief": maxLen(vp.MaxMissionTextBytes), "project": maxLen(vp.MaxProjectBytes), "pilot": maxLen(vp.MaxNameBytes),
 			"agents": maxItems(vp.MaxMissionAgents), "agents[]": maxLen(vp.MaxNameBytes), "templateId": maxLen(vp.MaxNameBytes),
 		},
-		Description: "Create a mission (tasks led by a pilot); fill it with create_task missionId or instantiate_template_into_mission. " +
-			"Example: {\"name\":\"fix-issue-255\",\"project\":\"studio/ws1\",\"priority\":\"high\"}"},
+		Description: "Create a mission for work of several tasks (a feature, an incident), led by a pilot; fill it with create_task missionId or instantiate_template_into_mission. " +
+			"Example: {\"name\":\"fix-issue-255\",\"project\":\"web\",\"priority\":\"high\"}"},
 		c.CreateMission)
 
 	add(s, m, tool{Name: "get_mission", Core: true, Annotations: readOnly,
@@ -27,7 +27,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 
 	add(s, m, tool{Name: "list_missions", Marker: markMissions, UI: uimarker.KindMissionTimeline, Core: true, Annotations: readOnly,
 		Limits:      limits{"pilot": maxLen(vp.MaxNameBytes), "project": maxLen(vp.MaxProjectBytes), "limit": between(1, listing.MaxLimit)},
-		Description: "List missions, last updated first. Paginated {items, nextCursor?}. Example: {\"pilot\":\"pi\",\"status\":\"active\"}"},
+		Description: "List missions, last updated first. Paginated {items, nextCursor?}. Example: {\"pilot\":\"alice\",\"status\":\"active\"}"},
 		c.ListMissions)
 
 	add(s, m, tool{Name: "update_mission", Annotations: write,
@@ -50,7 +50,9 @@ func (s *server) addMissionTools(m *mcp.Server) {
 		c.UpdateMissionProgress)
 
 	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly,
-		Description: "Fetch a mission template; built in: issue-resolution-v2 (IRP, T0-T13), repo-fix-v1, new-feature-v1. " +
+		Description: "Fetch a mission template (its steps, in order) before instantiating it. Built in: issue-resolution-v2 (14 steps from " +
+			"acknowledging a GitHub issue to closing it; GitHub issues start it), repo-fix-v1 (a fix on a third-party repo), " +
+			"new-feature-v1 (steps per role: map roles to agents in context). " +
 			"Example: {\"name\":\"repo-fix-v1\"}"},
 		c.GetMissionTemplate)
 
@@ -68,6 +70,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 	add(s, m, tool{Name: "instantiate_template_into_mission", Annotations: write,
 		Limits: limits{"titlePrefix": maxLen(vp.MaxTitlePrefixBytes), "templateName": maxLen(vp.MaxNameBytes)},
 		Description: "Create a mission's tasks from a template, one per step, dependencies wired, all or nothing. " +
-			"Example: {\"templateName\":\"repo-fix-v1\",\"missionId\":\"msn_01jd...\",\"titlePrefix\":\"[#142]\",\"context\":{\"issueNumber\":\"142\"}}"},
+			"context fills {{key}} in the steps, roles included: a step assigned to {{backend}} goes to context.backend, else to the pilot. " +
+			"Example: {\"templateName\":\"new-feature-v1\",\"missionId\":\"msn_01jd...\",\"context\":{\"backend\":\"alice\",\"frontend\":\"bob\"}}"},
 		c.InstantiateTemplate)
 }

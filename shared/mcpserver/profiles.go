@@ -24,9 +24,13 @@ type updateProfileIn struct {
 
 type setSummaryIn struct {
 	OrchestratorID string `json:"orchestratorId,omitempty"`
-	InstanceID     string `json:"instanceId"`
+	InstanceID     string `json:"instanceId,omitempty" jsonschema:"default main"`
 	Summary        string `json:"summary"`
 }
+
+// defaultInstance is set_summary's instance when none is named: most agents
+// run one session at a time, and should not have to invent an id for it.
+const defaultInstance = "main"
 
 type setSummaryOut struct {
 	OK      bool       `json:"ok"`
@@ -39,7 +43,8 @@ type noArgs struct{}
 func (s *server) addProfileTools(m *mcp.Server) {
 	c := s.opts.Profiles
 	add(s, m, tool{Name: "whoami", Core: true, Annotations: readOnly,
-		Description: "Who am I: tenant, default orchestrator, the ids your token may act as, namespace prefixes. Example: {}"},
+		Description: "Who am I: tenant, default orchestrator, the ids your token may act as, the namespaces it may read and write. " +
+			"Call it first when unsure which name or namespace to use. Example: {}"},
 		func(_ context.Context, p vp.Principal, _ noArgs) (profile.Identity, error) { return c.WhoAmI(p), nil })
 
 	add(s, m, tool{Name: "get_profile", Core: true, Annotations: readOnly,
@@ -68,9 +73,13 @@ func (s *server) addProfileTools(m *mcp.Server) {
 			"summary": maxLen(vp.MaxSummaryBytes), "instanceId": maxLen(vp.MaxNameBytes),
 			"orchestratorId": maxLen(vp.MaxNameBytes),
 		},
-		Description: "Announce what an instance of yours is doing (presence, shown by list_peers): at session start and when focus changes. " +
-			"Example: {\"instanceId\":\"alice-main\",\"summary\":\"Migrating HeroSection, ETA 30 min\"}"},
+		Description: "Announce what you are doing (presence, shown by list_peers and get_profile): call it at session start and when your focus changes. " +
+			"instanceId names this session when you run several at once (default \"main\"). " +
+			"Example: {\"summary\":\"Migrating the checkout page, ETA 30 min\"}"},
 		func(ctx context.Context, p vp.Principal, in setSummaryIn) (setSummaryOut, error) {
+			if in.InstanceID == "" {
+				in.InstanceID = defaultInstance
+			}
 			pr, err := c.SetSummary(ctx, p, in.OrchestratorID, in.InstanceID, in.Summary)
 			if err != nil {
 				return setSummaryOut{}, err
@@ -80,7 +89,7 @@ func (s *server) addProfileTools(m *mcp.Server) {
 
 	add(s, m, tool{Name: "list_peers", Core: true, Annotations: readOnly,
 		Limits: limits{"limit": between(1, listing.MaxLimit)},
-		Description: "List profiles and running instances with their summaries, most recently active first. Paginated {items, nextCursor?}. " +
+		Description: "List the team: profiles and running instances with their summaries, most recently active first; use it to find who to message or assign to. Paginated {items, nextCursor?}. " +
 			"Example: {\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listing.Params) (listing.Page[any], error) {
 			return c.ListPeers(ctx, p, in)

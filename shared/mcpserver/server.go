@@ -21,6 +21,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/digest"
+	"github.com/vantagepeers/vantagepeers/shared/emf"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
@@ -76,6 +77,10 @@ type Options struct {
 	// Errors: deployment error monitoring.
 	Errors *errormon.Service
 
+	// EMF, when set (on Lambda), adds each tool call's CloudWatch
+	// embedded-metric figures to its log line.
+	EMF *emf.Recorder
+
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool
 }
@@ -113,7 +118,7 @@ func build(o Options) (*server, *mcp.Server) {
 		Instructions: "VantagePeers coordinates a team of AI agents: profiles and presence (set_summary, list_peers), " +
 			"messages with read receipts (send_message, check_messages, mark_as_read). Start a session with set_summary, " +
 			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you.",
-		Logger:       o.Logger,
+		Logger:       SDKLogger(o.Logger),
 		Capabilities: serverCapabilities(),
 		// One page: clients get every advertised tool from one tools/list.
 		PageSize: 1000,
@@ -202,10 +207,11 @@ func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context,
 		s.core = append(s.core, t.Name)
 	}
 	m.AddTool(&mcp.Tool{Name: t.Name, Annotations: t.Annotations, Description: t.Description, InputSchema: schema.advertised,
-		Meta: uiToolMeta(t.UI)}, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		Meta: uiToolMeta(t.UI)}, s.logged(t.Name, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				s.log.ErrorContext(ctx, "tool panicked", "tool", t.Name, "panic", r, "stack", string(debug.Stack()))
+				noteKind(ctx, vp.KindInternal)
 				res, err = errorResult(fmt.Errorf("internal error in %s; it was logged — retry, and report it if it persists", t.Name)), nil
 			}
 		}()
@@ -239,7 +245,7 @@ func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context,
 			StructuredContent: out,
 			Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 		}, nil
-	})
+	}))
 }
 
 // errorResult is the isError result of a failed call.
@@ -254,6 +260,7 @@ func errorResult(err error) *mcp.CallToolResult {
 // logged, not returned.
 func (s *server) toolError(ctx context.Context, tool string, err error) error {
 	kind := vp.KindOf(err)
+	noteKind(ctx, kind)
 	if kind == vp.KindOther || kind == vp.KindInternal {
 		s.log.ErrorContext(ctx, "tool failed", "tool", tool, "err", err)
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

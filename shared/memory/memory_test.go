@@ -602,12 +602,17 @@ func TestNamespaceAndTenantFilters(t *testing.T) {
 		wantKind(t, err, vp.KindForbidden, "namespace")
 		_, err = e.svc.StoreMemory(ctx(), carol, memory.StoreInput{Namespace: "project/a", Type: "note", Content: "x", CreatedBy: "bob"})
 		wantKind(t, err, vp.KindForbidden, "createdBy")
-		// A token that may read nothing finds nothing, rather than everything.
+		// A token that may read nothing is told so, rather than shown
+		// everything or an empty list that reads as "no match".
 		nobody := scoped("acme", "dave", nil, nil)
-		for name, found := range e.searches(nobody, "", text) {
-			if len(found) != 0 {
-				t.Fatalf("%s for a token without read prefixes: %v", name, found)
+		for name, fn := range map[string]func(context.Context, vp.Principal, memory.SearchInput) (memory.SearchResult, error){
+			"text_search": e.svc.TextSearch, "recall": e.svc.Recall, "hybrid_search": e.svc.HybridSearch,
+		} {
+			r, err := fn(ctx(), nobody, memory.SearchInput{Query: text})
+			if len(r.Results) != 0 {
+				t.Fatalf("%s for a token without read prefixes: %v", name, r.Results)
 			}
+			wantKind(t, err, vp.KindForbidden, "namespace")
 		}
 		// Another tenant sees none of it, whatever its rights.
 		beta := as("beta", "zed")

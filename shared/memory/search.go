@@ -98,7 +98,10 @@ func (s *Service) searchMemories(ctx context.Context, op string, p vp.Principal,
 		}
 		f.Namespaces = []string{in.Namespace}
 	} else if f.Namespaces = readableNamespaces(p); len(f.Namespaces) == 0 {
-		return SearchResult{Results: []MemoryHit{}}, nil // the token may read no namespace
+		// An empty result would read as "nothing matches"; the truth is that
+		// this token may look nowhere, and its holder can fix that.
+		return SearchResult{}, vp.E(op, vp.KindForbidden, "namespace", "this token may read no namespace, so there is nothing it can search: "+
+			"create a token with --read (for example --read 'workspace,alice'), or ask an admin for read access")
 	}
 	keep := func(m vp.Memory, now int64) bool {
 		return m.Live(now) && p.CanRead(m.Namespace) &&

@@ -6,6 +6,7 @@ package message
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -28,6 +29,8 @@ type Directory interface {
 	// InstanceOwners returns the orchestrators that run an instance with
 	// this id: a channel entry equal to a known instance id targets it.
 	InstanceOwners(ctx context.Context, tenant, instance string) ([]string, error)
+	// HasProfile reports an orchestrator with a profile or presence row.
+	HasProfile(ctx context.Context, tenant, orch string) (bool, error)
 }
 
 // Options configures a Service.
@@ -89,6 +92,11 @@ type SendResult struct {
 	MessageID  string      `json:"messageId"`
 	CreatedAt  int64       `json:"createdAt"`
 	Recipients []Recipient `json:"recipients"`
+	// UnknownRecipients are the names of the channel nobody has used yet
+	// (no profile, no message sent or waiting): delivered, but perhaps a
+	// typo. Warning says so in words, with the known peers.
+	UnknownRecipients []string `json:"unknownRecipients,omitempty"`
+	Warning           string   `json:"warning,omitempty"`
 }
 
 // Send stores a message and one unread receipt per resolved recipient, all in
@@ -117,7 +125,7 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 		return SendResult{}, err
 	}
 	in.InstanceID = vp.NormalizeOrchestrator(in.InstanceID)
-	targets, err := s.resolveChannel(ctx, op, tenant, from, in.Channel, in.InstanceID)
+	targets, unknown, err := s.resolveChannel(ctx, op, tenant, from, in.Channel, in.InstanceID)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -141,6 +149,9 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 		return SendResult{}, records.Err(op, err)
 	}
 	s.search.Done(ctx, op, ix, Doc(tenant, msg))
+	if len(unknown) > 0 {
+		res.UnknownRecipients, res.Warning = unknown, s.unknownWarning(ctx, tenant, unknown)
+	}
 	return res, nil
 }
 
@@ -227,7 +238,7 @@ func NormalizeChannel(ch string) string {
 
 // resolveChannel turns a channel expression into recipients: "broadcast",
 // orchestrator names, and ids of known instances, comma-separated.
-func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel, instance string) ([]Recipient, error) {
+func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel, instance string) (_ []Recipient, unknown []string, _ error) {
 	var out []Recipient
 	seen := map[Recipient]bool{}
 	add := func(r Recipient) {
@@ -241,15 +252,15 @@ func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel,
 			continue
 		}
 		if err := vp.CheckName(op, "channel", entry, true); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if entry == vp.Wildcard {
-			return nil, vp.E(op, vp.KindInvalid, "channel", "\"*\" is not a channel; use \"broadcast\" to reach everyone")
+			return nil, nil, vp.E(op, vp.KindInvalid, "channel", "\"*\" is not a channel; use \"broadcast\" to reach everyone")
 		}
 		if entry == Broadcast {
 			all, err := s.dir.Orchestrators(ctx, tenant)
 			if err != nil {
-				return nil, records.Err(op, err)
+				return nil, nil, records.Err(op, err)
 			}
 			for _, o := range all {
 				if o != from {
@@ -260,7 +271,7 @@ func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel,
 		}
 		owners, err := s.dir.InstanceOwners(ctx, tenant, entry)
 		if err != nil {
-			return nil, records.Err(op, err)
+			return nil, nil, records.Err(op, err)
 		}
 		if len(owners) > 0 {
 			for _, o := range owners {
@@ -268,18 +279,63 @@ func (s *Service) resolveChannel(ctx context.Context, op, tenant, from, channel,
 			}
 			continue
 		}
+		if entry != from && !seen[Recipient{Orchestrator: entry, InstanceID: instance}] {
+			known, err := s.known(ctx, tenant, entry)
+			if err != nil {
+				return nil, nil, records.Err(op, err)
+			}
+			if !known {
+				unknown = append(unknown, entry)
+			}
+		}
 		add(Recipient{Orchestrator: entry, InstanceID: instance})
 	}
 	if len(out) == 0 {
 		if strings.Contains(strings.ToLower(channel), Broadcast) {
-			return nil, vp.E(op, vp.KindInvalid, "channel", "broadcast reached no one: no other orchestrator has a profile yet (update_profile or set_summary creates one)")
+			return nil, nil, vp.E(op, vp.KindInvalid, "channel", "broadcast reached no one: no other orchestrator has a profile yet (update_profile or set_summary creates one)")
 		}
-		return nil, vp.E(op, vp.KindInvalid, "channel", "names no recipient; use an orchestrator id, a comma-separated list, an instance id or \"broadcast\"")
+		return nil, nil, vp.E(op, vp.KindInvalid, "channel", "names no recipient; use an orchestrator id, a comma-separated list, an instance id or \"broadcast\"")
 	}
 	if len(out) > vp.MaxRecipients {
-		return nil, vp.Errorf(op, vp.KindTooLarge, "channel", "resolves to %d recipients; the limit is %d per message", len(out), vp.MaxRecipients)
+		return nil, nil, vp.Errorf(op, vp.KindTooLarge, "channel", "resolves to %d recipients; the limit is %d per message", len(out), vp.MaxRecipients)
 	}
-	return out, nil
+	return out, unknown, nil
+}
+
+// known reports a name somebody has used: a profile or presence row, a
+// message sent, or one waiting. Sending to any other name still works (the
+// recipient may not have started yet) but is flagged: a typo ("bbo") would
+// otherwise go to an inbox no one will ever read, and look fine.
+func (s *Service) known(ctx context.Context, tenant, name string) (bool, error) {
+	if ok, err := s.dir.HasProfile(ctx, tenant, name); err != nil || ok {
+		return ok, err
+	}
+	for _, q := range []store.Query{
+		Messages.Query(tenant, store.GSI1, table.Values{"from": name}),
+		receipts.Query(tenant, store.GSI1, table.Values{"unreadRecipient": name}),
+	} {
+		q.Limit = 1
+		rows, err := s.st.Query(ctx, q)
+		if err != nil || len(rows) > 0 {
+			return len(rows) > 0, err
+		}
+	}
+	return false, nil
+}
+
+// unknownWarning tells the sender which names nobody has used, and who is
+// known. An error here only loses the list of peers, not the send.
+func (s *Service) unknownWarning(ctx context.Context, tenant string, unknown []string) string {
+	list := "none yet"
+	if peers, err := s.dir.Orchestrators(ctx, tenant); err == nil && len(peers) > 0 {
+		if len(peers) > 20 {
+			peers = append(peers[:20:20], "…")
+		}
+		list = strings.Join(peers, ", ")
+	}
+	return fmt.Sprintf("delivered, but nobody named %s has a profile, sent a message or has one waiting (known peers: %s): "+
+		"check the spelling; if that peer has not started yet, it will find the message at its first check_messages",
+		strings.Join(unknown, ", "), list)
 }
 
 // CheckInput selects unread messages.

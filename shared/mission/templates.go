@@ -36,9 +36,9 @@ func templateKey(tenant, name string) store.Key {
 //go:embed templates/builtin.json
 var builtinTemplatesJSON []byte
 
-// builtinTemplates are issue-resolution-v2 (the IRP, 14 steps T0–T13),
-// repo-fix-v1 and new-feature-v1 (10 steps each), as the seed documents
-// them. They are parsed on first use, not at start: every function links
+// builtinTemplates are issue-resolution-v2 (14 steps T0–T13, which the
+// GitHub capability drives), repo-fix-v1 and new-feature-v1 (10 steps
+// each; new-feature-v1 assigns six of them to roles the context maps). They are parsed on first use, not at start: every function links
 // this package, few read a template.
 var builtinTemplates = sync.OnceValue(func() map[string]vp.MissionTemplate {
 	var list []vp.MissionTemplate
@@ -214,7 +214,7 @@ func (s *Service) UpdateMissionTemplate(ctx context.Context, p vp.Principal, in 
 type InstantiateInput struct {
 	TemplateName       string            `json:"templateName"`
 	MissionID          string            `json:"missionId"`
-	Context            map[string]string `json:"context,omitempty" jsonschema:"values replace {{key}} in step titles and descriptions"`
+	Context            map[string]string `json:"context,omitempty" jsonschema:"values replace {{key}} in step titles, descriptions and assignees (roles)"`
 	TitlePrefix        string            `json:"titlePrefix,omitempty" jsonschema:"prepended to every title"`
 	CallerOrchestrator string            `json:"callerOrchestrator,omitempty" jsonschema:"creator of the tasks"`
 }
@@ -321,12 +321,14 @@ func (s *Service) stepTasks(op, tenant string, m vp.Mission, tpl vp.MissionTempl
 	for i, st := range tpl.Steps {
 		draft := vp.Task{
 			ID: ids[i], Title: fill(st.Title), Description: fill(st.Description), Tags: slices.Clone(st.Tags),
-			AssignedTo: st.AssignedTo, Priority: m.Priority, Project: m.Project, MissionID: m.ID, CreatedBy: caller,
+			AssignedTo: fill(st.AssignedTo), Priority: m.Priority, Project: m.Project, MissionID: m.ID, CreatedBy: caller,
 		}
 		if prefix != "" {
 			draft.Title = prefix + " " + draft.Title
 		}
-		if draft.AssignedTo == "" {
+		// A step's assignee may be a role, "{{backend}}", that the context
+		// maps to an agent; a role left unmapped falls to the pilot.
+		if draft.AssignedTo == "" || strings.Contains(draft.AssignedTo, "{{") {
 			draft.AssignedTo = m.Pilot
 		}
 		for _, d := range st.DependsOn {

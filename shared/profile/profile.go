@@ -294,6 +294,15 @@ func (s *Service) Orchestrators(ctx context.Context, tenant string) ([]string, e
 	return out, nil
 }
 
+// HasProfile reports whether orch has a profile or presence row in the
+// tenant: one query of its partition. Errors are the store's.
+func (s *Service) HasProfile(ctx context.Context, tenant, orch string) (bool, error) {
+	q := profiles.Query(tenant, store.Primary, table.Values{"orch": orch})
+	q.Limit = 1
+	rows, err := s.st.Query(ctx, q)
+	return len(rows) > 0, err
+}
+
 // InstanceOwners returns the orchestrators of the tenant that run an
 // instance with this id. Errors are the store's.
 func (s *Service) InstanceOwners(ctx context.Context, tenant, instance string) ([]string, error) {

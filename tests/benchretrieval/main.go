@@ -1,5 +1,6 @@
 // Command benchretrieval measures retrieval quality and latency on LoCoMo
-// (five conversations, 999 questions; ../shared/bench/locomo-dev.json) with
+// (snap-research/locomo's data/locomo10.json, or five of its conversations,
+// 999 questions, in locomo-dev.json; -data names the file) with
 // the protocol of basic-memory-benchmarks:
 //
 //   - session granularity: one document per session, its turns as
@@ -41,7 +42,7 @@ import (
 )
 
 func main() {
-	data := flag.String("data", "", "path of locomo-dev.json (default: ../shared/bench or /work/shared/bench)")
+	data := flag.String("data", "", "path of the LoCoMo JSON, e.g. locomo10.json (default: $VP_LOCOMO, else shared/bench/locomo-dev.json next to the repository)")
 	gran := flag.String("granularity", "session,turn", "granularities to run: session, turn")
 	modes := flag.String("modes", "text,vector,hybrid", "modes to run: text, vector, hybrid")
 	verbose := flag.Bool("v", false, "print progress")
@@ -134,10 +135,17 @@ func run(ctx context.Context, dataPath string, grans, modes []string, via string
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// findData locates locomo-dev.json: the flag, else ../shared/bench from the
-// repository root or the current folder, else /work/shared/bench.
+// findData locates the LoCoMo data: the flag, else $VP_LOCOMO, else
+// shared/bench/locomo-dev.json in a folder next to the repository (where
+// this project's checkouts keep it).
 func findData(flagPath string) (string, error) {
+	if flagPath == "" {
+		flagPath = os.Getenv("VP_LOCOMO")
+	}
 	if flagPath != "" {
+		if _, err := os.Stat(flagPath); err != nil {
+			return "", fmt.Errorf("-data: %w", err)
+		}
 		return flagPath, nil
 	}
 	var cands []string
@@ -149,13 +157,14 @@ func findData(flagPath string) (string, error) {
 			}
 		}
 	}
-	cands = append(cands, "/work/shared/bench/locomo-dev.json")
 	for _, c := range cands {
 		if _, err := os.Stat(c); err == nil {
 			return filepath.Clean(c), nil
 		}
 	}
-	return "", errors.New("locomo-dev.json not found; pass -data")
+	return "", errors.New("no LoCoMo data: download data/locomo10.json from https://github.com/snap-research/locomo " +
+		"(CC BY-NC 4.0; ten conversations, the README's figures are on five of them) and run " +
+		"make bench-retrieval ARGS='-data path/to/locomo10.json' (or set VP_LOCOMO)")
 }
 
 // conversation is one LoCoMo sample.
