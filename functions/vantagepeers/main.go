@@ -131,7 +131,8 @@ func wantsHelp(args []string) bool {
 // helpFor is the help of one command: its lines of the usage, and its own
 // page when it has one.
 func helpFor(cmd string) string {
-	pages := map[string]string{"connect": connectUsage, "admin": adminUsage, "outbox": outboxUsage, "github": githubUsage}
+	pages := map[string]string{"connect": connectUsage, "admin": adminUsage, "outbox": outboxUsage, "github": githubUsage,
+		"okf": okfUsage, "pacerelle": pacerelleUsage}
 	if p, ok := pages[cmd]; ok {
 		return p
 	}

@@ -105,7 +105,7 @@ func start(ctx context.Context, java, dir string) (*Server, error) {
 	s := &Server{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, done: make(chan struct{}), log: log}
 	go func() { _ = cmd.Wait(); close(s.done) }()
 
-	if err := s.waitReady(ctx, 60*time.Second); err != nil {
+	if err := s.waitReady(ctx, 3*time.Minute); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("dynamotest: DynamoDB Local on port %d: %w\n%s", port, err, log.String())
 	}
