@@ -20,7 +20,7 @@ import (
 // Prefix is where the app is mounted (shared/httpapi/routes.go).
 const Prefix = "/pacerelle/app/"
 
-//go:embed static/*.js static/*.css
+//go:embed static/*.js static/*.css static/*.svg
 var staticFS embed.FS
 
 //go:embed templates/*.html
