@@ -64,6 +64,9 @@ class Reader {
 }
 
 const MAGIC = te.encode("PCR1");
+// seal/codec.go's limits.
+const MAX_RECIPIENTS = 16;
+const MAX_WRAPS = 32;
 
 export function encodeHeader(h) {
   const w = new Writer();
@@ -108,17 +111,21 @@ export function decodeEnvelope(u8) {
   env.fromParty = r.str();
   env.fromDevice = r.str();
   env.to = [];
-  for (let n = r.u16(); n > 0; n--) env.to.push(r.str());
+  const nTo = r.u16();
+  if (nTo < 1 || nTo > MAX_RECIPIENTS) throw new Error("malformed envelope");
+  for (let n = nTo; n > 0; n--) env.to.push(r.str());
   env.conversation = r.str();
   env.messageId = r.str();
   env.listVersion = r.u64();
   env.sentAtMs = r.u64();
   env.wraps = [];
-  for (let n = r.u16(); n > 0; n--) env.wraps.push({ device: r.str(), enc: r.bytes() });
+  const nWraps = r.u16();
+  if (nWraps < 1 || nWraps > MAX_WRAPS) throw new Error("malformed envelope");
+  for (let n = nWraps; n > 0; n--) env.wraps.push({ device: r.str(), enc: r.bytes() });
   env.nonce = r.bytes();
   env.ciphertext = r.bytes();
   env.sig = r.bytes();
-  if (r.o !== u8.length) throw new Error("malformed envelope");
+  if (r.o !== u8.length || (env.suite === SUITE_HPKE && env.nonce.length !== 12)) throw new Error("malformed envelope");
   return env;
 }
 
