@@ -557,6 +557,7 @@ func TestRoutes(t *testing.T) {
 		"POST /webhooks/github/{tenant}": awsenv.FuncWebhooks,
 		"GET /okf/download":              awsenv.FuncMCP,
 		"ANY /pacerelle/{proxy+}":        awsenv.FuncMCP,
+		"GET /pacerelle/app/{proxy+}":    awsenv.FuncMCP,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes = %v\nwant     %v", got, want)

@@ -3,7 +3,10 @@
 #
 #   - tests/node_modules: the MCP TypeScript SDK, the MCP Inspector CLI,
 #     GitHub's webhook payloads (@octokit/webhooks-examples) and axe-core
-#     (the accessibility checks of the MCP Apps views), pinned in
+#     (the accessibility checks of the MCP Apps views and the Pacerelle web
+#     app), @hpke/core + @hpke/hybridkem-x-wing (the browser's HPKE, run in
+#     the interop test and bundled into the web app by esbuild,
+#     scripts/pacerelle-bundle.sh), pinned in
 #     tests/package.json and tests/package-lock.json (npm ci). It is
 #     reinstalled only when missing or when package-lock.json changed.
 #   - DynamoDB Local (scripts/dynamodb-local.sh), for the DynamoDB store tests.
@@ -58,7 +61,10 @@ install_node_modules() {
 		-f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" &&
 		-f "$dir/node_modules/@modelcontextprotocol/inspector/package.json" &&
 		-f "$dir/node_modules/@octokit/webhooks-examples/api.github.com/index.json" &&
-		-f "$dir/node_modules/axe-core/axe.min.js" ]]; then
+		-f "$dir/node_modules/axe-core/axe.min.js" &&
+		-f "$dir/node_modules/@hpke/core/package.json" &&
+		-f "$dir/node_modules/@hpke/hybridkem-x-wing/package.json" &&
+		-x "$dir/node_modules/.bin/esbuild" ]]; then
 		return 0
 	fi
 	say "installing tests/node_modules (npm ci)"

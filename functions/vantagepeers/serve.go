@@ -19,6 +19,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/webapp"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 )
@@ -65,7 +66,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			MCP:    a.mcpServer(nil),
 			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
 			OAuth: newOAuth(a, log), BasePath: publicBaseURL(), Webhooks: webhooks.New(a.webhooks),
-			Pacerelle: relay.New(relay.Options{Store: a.store, Tokens: a.tokens, Logger: log}).Handler(),
+			Pacerelle:    relay.New(relay.Options{Store: a.store, Tokens: a.tokens, Logger: log}).Handler(),
+			PacerelleApp: webapp.Handler(log),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -51,6 +51,9 @@ type Options struct {
 	// Pacerelle, when set, serves the Pacerelle relay API under
 	// /pacerelle/ (relay.Handler). It authenticates its callers itself.
 	Pacerelle http.Handler
+	// PacerelleApp, when set, serves the person's web app under
+	// /pacerelle/app/ (webapp.Handler), without authentication.
+	PacerelleApp http.Handler
 }
 
 // TenantHeader lets the master token act in a tenant other than the default.

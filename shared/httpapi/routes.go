@@ -48,6 +48,7 @@ func Routes() []Route {
 	oauth := func(o Options, _ http.Handler) http.Handler { return o.OAuth }
 	webhooks := func(o Options, _ http.Handler) http.Handler { return o.Webhooks }
 	pacerelle := func(o Options, _ http.Handler) http.Handler { return o.Pacerelle }
+	pacerelleApp := func(o Options, _ http.Handler) http.Handler { return o.PacerelleApp }
 	post := []string{http.MethodPost}
 	return []Route{
 		{Path: "/mcp", Auth: AuthBearer, Function: awsenv.FuncMCP,
@@ -69,6 +70,9 @@ func Routes() []Route {
 		// Only the embedded server mounts it so far; on AWS the mcp
 		// function answers 404 until the relay is wired there.
 		{Path: "/pacerelle/{proxy+}", Auth: AuthBearer, Function: awsenv.FuncMCP, handler: pacerelle},
+		// The person's web app (shared/pacerelle/webapp): static pages and
+		// scripts; the browser authenticates to the relay API itself.
+		{Path: "/pacerelle/app/{proxy+}", Methods: []string{http.MethodGet}, Auth: AuthNone, Function: awsenv.FuncMCP, handler: pacerelleApp},
 	}
 }
 

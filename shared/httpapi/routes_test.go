@@ -17,6 +17,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/webapp"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
@@ -46,9 +47,10 @@ func TestRouteTable(t *testing.T) {
 	h := httpapi.New(httpapi.Options{
 		MCP:    mcpserver.New(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}), Version: "t"}),
 		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite",
-		OAuth:     oauth.New(oauth.Options{Store: st, Tokens: toks}),
-		Webhooks:  webhooks.New(webhooks.Options{Secrets: secrets{"default": "s1", "acme": "s2"}}),
-		Pacerelle: relay.New(relay.Options{Store: st, Tokens: toks}).Handler(),
+		OAuth:        oauth.New(oauth.Options{Store: st, Tokens: toks}),
+		Webhooks:     webhooks.New(webhooks.Options{Secrets: secrets{"default": "s1", "acme": "s2"}}),
+		Pacerelle:    relay.New(relay.Options{Store: st, Tokens: toks}).Handler(),
+		PacerelleApp: webapp.Handler(nil),
 		// An unsigned probe is refused before the service is used.
 		OKFDownload: okfsvc.NewLinks([]byte("k"), "", 0).Handler(nil),
 	})
@@ -64,6 +66,7 @@ func TestRouteTable(t *testing.T) {
 		"/webhooks/github/{tenant}": "POST /webhooks/github/acme",
 		"/okf/download":             "GET /okf/download?t=acme&ns=x&sha=y&exp=1&sig=z",
 		"/pacerelle/{proxy+}":       "GET /pacerelle/v1/inbox",
+		"/pacerelle/app/{proxy+}":   "GET /pacerelle/app/pair",
 	}
 	seen := map[string]bool{}
 	for _, r := range httpapi.Routes() {

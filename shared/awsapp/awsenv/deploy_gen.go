@@ -15,6 +15,7 @@ func Routes() []Route {
 		{Path: "/webhooks/github/{tenant}", Methods: []string{"POST"}, Auth: "signature", Function: "webhooks"},
 		{Path: "/okf/download", Methods: []string{"GET"}, Auth: "none", Function: "mcp"},
 		{Path: "/pacerelle/{proxy+}", Methods: []string(nil), Auth: "bearer", Function: "mcp"},
+		{Path: "/pacerelle/app/{proxy+}", Methods: []string{"GET"}, Auth: "none", Function: "mcp"},
 	}
 }
 

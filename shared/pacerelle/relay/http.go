@@ -68,7 +68,7 @@ func (r *Relay) Handler() http.Handler {
 	h("GET /pacerelle/v1/inbox", false, r.inbox)
 	h("POST /pacerelle/v1/inbox/ack", false, r.postAck)
 	h("GET /pacerelle/v1/conversations", false, r.listConversations)
-	h("GET /pacerelle/v1/doorbell", false, r.doorbell)
+	h("GET "+doorbellPath, false, r.doorbell)
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such pacerelle endpoint"})
 	})
@@ -94,6 +94,9 @@ func (r *Relay) authed(agentOnly bool, fn func(http.ResponseWriter, *http.Reques
 func (r *Relay) authenticate(req *http.Request) (caller, error) {
 	const op = "pacerelle.auth"
 	secret, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if !ok && req.URL.Path == doorbellPath {
+		secret, ok = subprotocolBearer(req.Header)
+	}
 	secret = strings.TrimSpace(secret)
 	if !ok || secret == "" {
 		return caller{}, vp.E(op, vp.KindUnauthorized, "Authorization", "a bearer token is required: an agent token or a device credential")
@@ -601,6 +604,28 @@ type Ring struct {
 	Seq int64 `json:"seq"`
 }
 
+const doorbellPath = "/pacerelle/v1/doorbell"
+
+// Subprotocol is the doorbell's WebSocket subprotocol. A browser cannot
+// set Authorization on a WebSocket, so it offers its device credential as
+// a second subprotocol, SubprotocolBearer+credential, next to this one;
+// the relay answers with this one only, never echoing the credential.
+const (
+	Subprotocol       = "pacerelle.v1"
+	SubprotocolBearer = "pacerelle.bearer."
+)
+
+func subprotocolBearer(h http.Header) (string, bool) {
+	for _, v := range h.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			if cred, ok := strings.CutPrefix(strings.TrimSpace(p), SubprotocolBearer); ok {
+				return cred, true
+			}
+		}
+	}
+	return "", false
+}
+
 // doorbell is a WebSocket that only says where the inbox head is: first
 // on connect, then after every append. Data is always fetched over HTTP.
 func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) error {
@@ -613,7 +638,7 @@ func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) err
 	if err != nil {
 		return err
 	}
-	conn, err := websocket.Accept(w, req, nil)
+	conn, err := websocket.Accept(w, req, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
 	if err != nil {
 		r.log.WarnContext(req.Context(), "pacerelle doorbell accept", "err", err)
 		return nil

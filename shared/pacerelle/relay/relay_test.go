@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+
+	"github.com/coder/websocket"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -361,6 +363,52 @@ func TestDoorbell(t *testing.T) {
 	_, err := (&Client{BaseURL: f.srv.URL, Token: "nope"}).Inbox(ctx, 0, 1)
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("bad token: %v", err)
+	}
+}
+
+// TestDoorbellSubprotocolCredential: a browser, which cannot set
+// Authorization on a WebSocket, offers its device credential as a second
+// subprotocol; the relay answers with pacerelle.v1 alone and rings. A bad
+// credential is refused, and the subprotocol is no credential elsewhere.
+func TestDoorbellSubprotocolCredential(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + doorbellPath
+	for _, c := range []struct {
+		name, cred string
+		ok         bool
+	}{{"device credential", f.pc.Token, true}, {"bad credential", CredentialPrefix + "eA.00", false}, {"agent token", f.ac.Token, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{Subprotocols: []string{Subprotocol, SubprotocolBearer + c.cred}})
+			if !c.ok {
+				if err == nil || resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+					t.Fatalf("connected with %s", c.name)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.CloseNow()
+			if conn.Subprotocol() != Subprotocol {
+				t.Fatalf("subprotocol %q, want %q (never the credential)", conn.Subprotocol(), Subprotocol)
+			}
+			_, b, err := conn.Read(ctx)
+			if err != nil || string(b) != `{"seq":0}` {
+				t.Fatalf("first ring %s, %v", b, err)
+			}
+		})
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+"/pacerelle/v1/inbox", nil)
+	req.Header.Set("Sec-WebSocket-Protocol", Subprotocol+", "+SubprotocolBearer+f.pc.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("inbox with the credential as a subprotocol: %d, want 401", resp.StatusCode)
 	}
 }
 
