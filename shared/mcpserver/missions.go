@@ -48,7 +48,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 		Description: "Set the pilot's progress estimate (not computed from tasks). Example: {\"missionId\":\"msn_01jd...\",\"progress\":50}"},
 		c.UpdateMissionProgress)
 
-	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly,
+	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly, Limits: limits{"name": maxLen(vp.MaxTemplateNameBytes)},
 		Description: "Fetch a mission template; built in: issue-resolution-v2 (IRP, T0-T13), repo-fix-v1, new-feature-v1. " +
 			"Example: {\"name\":\"repo-fix-v1\"}"},
 		c.GetMissionTemplate)
@@ -65,7 +65,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 		c.UpdateMissionTemplate)
 
 	add(s, m, tool{Name: "instantiate_template_into_mission", Annotations: write,
-		Limits: limits{"titlePrefix": maxLen(vp.MaxTitlePrefixBytes), "templateName": maxLen(vp.MaxNameBytes)},
+		Limits: limits{"titlePrefix": maxLen(vp.MaxTitlePrefixBytes), "templateName": maxLen(vp.MaxNameBytes), "context.*": maxLen(vp.MaxContextValueBytes)},
 		Description: "Create a mission's tasks from a template, one per step, dependencies wired, all or nothing. " +
 			"Example: {\"templateName\":\"repo-fix-v1\",\"missionId\":\"msn_01jd...\",\"titlePrefix\":\"[#142]\",\"context\":{\"issueNumber\":\"142\"}}"},
 		c.InstantiateTemplate)

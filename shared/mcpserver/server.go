@@ -194,7 +194,7 @@ func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context,
 		}()
 		in, err := decodeArgs[In](schema, req.Params.Arguments)
 		if err != nil {
-			return errorResult(err), nil
+			return errorResult(s.toolError(ctx, t.Name, err)), nil
 		}
 		p, err := s.principal(req)
 		if err == nil && grantsNothing(p) && t.Name != "whoami" {
