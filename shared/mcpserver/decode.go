@@ -164,26 +164,29 @@ func (c *argChecker) value(v any, n *argNode, path string) error {
 				delete(x, k) // null is absence
 			}
 		}
-		for _, r := range n.required {
-			if _, ok := x[r]; !ok {
-				return c.missing(n, join(path, r), r)
-			}
-		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys) // the first error is the same on every call
+		// Unknown arguments first: "cron" for cronExpression is one
+		// mistake, better named as such than as a missing cronExpression.
+		for _, k := range keys {
+			if _, ok := n.props[k]; !ok && n.extra == nil && n.closed {
+				return c.unknown(n, path, k)
+			}
+		}
+		for _, r := range n.required {
+			if _, ok := x[r]; !ok {
+				return c.missing(n, join(path, r), r)
+			}
+		}
 		for _, k := range keys {
 			p, ok := n.props[k]
-			switch {
-			case ok:
-			case n.extra != nil:
-				p = n.extra
-			case n.closed:
-				return c.unknown(n, path, k)
-			default:
-				continue
+			if !ok {
+				if p = n.extra; p == nil {
+					continue
+				}
 			}
 			if err := c.value(x[k], p, join(path, k)); err != nil {
 				return err
@@ -205,9 +208,12 @@ func join(path, name string) string {
 func (c *argChecker) missing(parent *argNode, path, name string) error {
 	msg := "required"
 	if p := parent.props[name]; p != nil {
-		if p.desc != "" {
+		switch {
+		case p.desc != "":
 			msg += " — " + p.desc
-		} else if len(p.types) > 0 {
+		case argHint(name) != "":
+			msg += " — " + argHint(name)
+		case len(p.types) > 0:
 			msg += " — " + typePhrase(p.types)
 		}
 		if ex, ok := exampleAt(c.example, path); ok {
@@ -216,6 +222,40 @@ func (c *argChecker) missing(parent *argNode, path, name string) error {
 		}
 	}
 	return vp.E(c.tool, vp.KindInvalid, path, msg+" (null counts as absent)")
+}
+
+// argHints say what the common undescribed arguments are.
+var argHints = map[string]string{
+	"orchestratorId":     "the orchestrator this applies to",
+	"orchestrator":       "the orchestrator this applies to",
+	"callerOrchestrator": "the orchestrator you act as",
+	"createdBy":          "the orchestrator creating it",
+	"assignedTo":         "the orchestrator who will do it",
+	"from":               "the orchestrator sending it (default: you)",
+	"instanceId":         "your instance: one machine or session of an orchestrator",
+}
+
+// argHint describes an argument by its name: argHints, or "fooBarId" is
+// "the id of the foo bar".
+func argHint(name string) string {
+	if h, ok := argHints[name]; ok {
+		return h
+	}
+	base, ok := strings.CutSuffix(name, "Id")
+	if !ok || base == "" {
+		return ""
+	}
+	var words strings.Builder
+	for i, r := range base {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				words.WriteByte(' ')
+			}
+			r += 'a' - 'A'
+		}
+		words.WriteRune(r)
+	}
+	return "the id of the " + words.String()
 }
 
 // exampleAt finds the value at path ("a.b") in the example arguments.
@@ -377,7 +417,13 @@ func scanArgs(tool string, raw []byte) error {
 		return nil
 	}
 	if p.Depth > 0 {
-		return vp.Errorf(tool, vp.KindInvalid, p.Path, "nests arrays or objects deeper than the limit of %d levels; flatten it", p.Depth)
+		// The argument, not the path down to the limit: that is a
+		// hundred "[0]"s.
+		arg := p.Path[:min(len(p.Path), 64)]
+		if i := strings.IndexAny(arg, ".["); i >= 0 {
+			arg = arg[:i]
+		}
+		return vp.Errorf(tool, vp.KindInvalid, arg, "nests arrays or objects deeper than the limit of %d levels (the arguments object is level 1); flatten it", p.Depth)
 	}
 	return vp.Errorf(tool, vp.KindInvalid, p.Path, "contains the escape %s, a lone UTF-16 surrogate that encodes no character: "+
 		"send the character itself, or a valid surrogate pair", p.Surrogate)

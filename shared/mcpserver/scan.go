@@ -60,6 +60,8 @@ func ScanJSON(b []byte, maxDepth int) *JSONProblem {
 				stack[n-1].key, stack[n-1].hasKey = keyText(b[i:end]), true
 				stack[n-1].expectKey = false
 				if bad != "" {
+					// The key as sent: decoded, it would show U+FFFD.
+					stack[n-1].key = strings.Trim(string(b[i:min(end, i+66)]), `"`)
 					return &JSONProblem{Path: pathOf(stack), Surrogate: bad}
 				}
 			} else if bad != "" {
