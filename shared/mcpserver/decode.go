@@ -412,7 +412,7 @@ func descriptionExample(desc string) map[string]any {
 // scanArgs refuses raw arguments that ScanJSON finds fault with, naming
 // the argument.
 func scanArgs(tool string, raw []byte) error {
-	p := ScanJSON(raw, MaxArgumentDepth)
+	p := ScanJSON(raw, MaxArgumentDepth, true)
 	if p == nil {
 		return nil
 	}

@@ -125,7 +125,7 @@ func TestScanJSON(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := ScanJSON([]byte(c.in), 3)
+			p := ScanJSON([]byte(c.in), 3, true)
 			if c.path == "" && c.bad == "" && c.depth == 0 {
 				if p != nil {
 					t.Fatalf("found %+v", *p)

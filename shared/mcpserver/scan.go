@@ -26,10 +26,11 @@ type JSONProblem struct {
 // surrogate ("\ud800" not followed by a low surrogate escape, or a lone
 // "\udc00"), which a decoder replaces with U+FFFD; and containers nested
 // deeper than maxDepth (the root is level 1), which the decoder reports
-// only as a syntax error. It returns the first problem, or nil. Text that
-// is not JSON at all is left to the decoder: the scan only ever reports
-// one of the two problems, and never reads past b.
-func ScanJSON(b []byte, maxDepth int) *JSONProblem {
+// only as a syntax error. With surrogates false it looks for depth only.
+// It returns the first problem, or nil. Text that is not JSON at all is
+// left to the decoder: the scan only ever reports one of the two
+// problems, and never reads past b.
+func ScanJSON(b []byte, maxDepth int, surrogates bool) *JSONProblem {
 	var stack []frame
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; c {
@@ -55,6 +56,9 @@ func ScanJSON(b []byte, maxDepth int) *JSONProblem {
 			}
 		case '"':
 			end, bad := scanString(b, i)
+			if !surrogates {
+				bad = ""
+			}
 			n := len(stack)
 			if n > 0 && stack[n-1].object && stack[n-1].expectKey {
 				stack[n-1].key, stack[n-1].hasKey = keyText(b[i:end]), true
