@@ -130,7 +130,10 @@ func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	log.Info("serving stdio", "tenant", p.Tenant, "dataDir", c.dataDir)
 	stopJobs := a.startJobs(ctx, log)
 	defer stopJobs()
-	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	// GuardStdio: a request nested too deep gets an error naming its
+	// argument instead of ending the session in the SDK's decoder.
+	in, out := mcpserver.GuardStdio(stdin, stdout)
+	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -38,8 +37,9 @@ func jsonrpcErrors(next http.Handler) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, -32600, "the request body could not be read")
 			return
 		}
-		if p := mcpserver.ScanJSON(body, envelopeDepth, false); p != nil {
-			writeDepthError(w, body, p)
+		if p := mcpserver.ScanJSON(body, mcpserver.EnvelopeDepth, false); p != nil {
+			code, msg := mcpserver.DepthError(p)
+			writeRPCErrorID(w, http.StatusBadRequest, mcpserver.RequestIDShallow(body), code, msg)
 			return
 		}
 		switch {
@@ -55,60 +55,6 @@ func jsonrpcErrors(next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 		rec.flush()
 	})
-}
-
-// envelopeDepth is how deep a request may nest: the arguments object of
-// a tools/call is level 3 ({"params":{"arguments":{...}}}), and its own
-// limit is mcpserver.MaxArgumentDepth. The SDK refuses (closing a stdio
-// session) past 1,000 levels and encoding/json past 10,000, either way as
-// "not valid JSON"; this says what is wrong, and where.
-const envelopeDepth = mcpserver.MaxArgumentDepth + 2
-
-// writeDepthError refuses a request nested past envelopeDepth, naming the
-// tool argument at fault when it is one.
-func writeDepthError(w http.ResponseWriter, body []byte, p *mcpserver.JSONProblem) {
-	path := p.Path
-	if i := strings.Index(path, "params.arguments."); i >= 0 && (i == 0 || path[i-1] == '.') {
-		arg := path[i+len("params.arguments."):]
-		if j := strings.IndexAny(arg, ".["); j >= 0 {
-			arg = arg[:j]
-		}
-		writeRPCErrorID(w, http.StatusBadRequest, requestIDShallow(body), -32602, "invalid params: argument "+strconv.Quote(arg)+
-			" nests arrays or objects deeper than the limit of "+itoa(mcpserver.MaxArgumentDepth)+" levels (the arguments object is level 1); flatten it")
-		return
-	}
-	if len(path) > 80 {
-		path = path[:80] + "…"
-	}
-	writeRPCErrorID(w, http.StatusBadRequest, requestIDShallow(body), -32600, "invalid request: the request nests arrays or objects deeper than the limit of "+
-		itoa(envelopeDepth)+" levels, at "+strconv.Quote(path))
-}
-
-// requestIDShallow is requestID for a body too deep to decode: the id
-// member of the top-level object, found by decoding it alone.
-func requestIDShallow(body []byte) json.RawMessage {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		if key == "id" {
-			var id json.RawMessage
-			if dec.Decode(&id) != nil {
-				return nil
-			}
-			return id
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil // a member too deep to skip: no id to echo
-		}
-	}
-	return nil
 }
 
 // plainErrorCatcher holds back a text/plain 4xx answer so that it can be
