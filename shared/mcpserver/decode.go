@@ -151,6 +151,13 @@ func (c *argChecker) value(v any, n *argNode, path string) error {
 			}
 		}
 	case []any:
+		if len(n.types) == 0 && n.maxLen > 0 { // any type: bound the strings of an array too
+			for i, e := range x {
+				if s, ok := e.(string); ok && len(s) > n.maxLen {
+					return vp.Errorf(c.tool, vp.KindTooLarge, path+"["+strconv.Itoa(i)+"]", "is %d bytes; the limit is %d bytes — shorten it or split it", len(s), n.maxLen)
+				}
+			}
+		}
 		if n.items != nil {
 			for i, e := range x {
 				if err := c.value(e, n.items, path+"["+strconv.Itoa(i)+"]"); err != nil {

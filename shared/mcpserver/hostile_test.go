@@ -67,7 +67,8 @@ type stringArg struct {
 }
 
 func stringArgs(node map[string]any, path string, out *[]stringArg) {
-	if node["type"] == "string" {
+	_, typed := node["type"]
+	if node["type"] == "string" || (!typed && node["properties"] == nil && path != "") { // untyped: may be a string
 		ml, _ := node["maxLength"].(float64)
 		*out = append(*out, stringArg{path, int(ml)})
 		return
@@ -254,6 +255,7 @@ func TestHostileArguments(t *testing.T) {
 		// depth
 		{"deep argument", "store_memory", `{"namespace":"global","type":"fact","content":"c","createdBy":"alice","relations":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, false,
 			[]string{"relations", "deeper than the limit of 64 levels"}},
+		{"oversize entry of a status array", "list_tasks", `{"status":["todo","` + strings.Repeat("x", 65) + `"]}`, false, []string{"status[1]", "limit is 64 bytes"}},
 		// NUL, identities
 		{"NUL in a label", "check_messages", `{"recipient":"bob","tenantId":"a\u0000b"}`, false, []string{"tenantId", "NUL"}},
 		{"oversize label", "check_messages", `{"recipient":"bob","tenantId":"` + strings.Repeat("😀", 10_000) + `"}`, false, []string{"tenantId", "limit is 64 bytes"}},

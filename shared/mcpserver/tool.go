@@ -110,6 +110,12 @@ func applyLimits(schema map[string]any, lim limits) error {
 // the default length of its argument's name.
 func boundStrings(node map[string]any, path, name string) error {
 	typ, _ := node["type"].(string)
+	if _, typed := node["type"]; !typed && node["properties"] == nil && path != "" {
+		// An argument of any type (a status: one or an array of them):
+		// maxLength bounds it when it is a string, and decodeArgs applies
+		// it to the strings of an array too.
+		typ = "string"
+	}
 	if typ == "string" {
 		if _, ok := node["maxLength"]; ok {
 			return nil
