@@ -150,3 +150,15 @@ func TestDeepRequestNamesTheArgument(t *testing.T) {
 		t.Errorf("deep params: %d %.300s", status, body)
 	}
 }
+
+// TestLoneSurrogateOverHTTP: the raw arguments reach the tool-level check
+// unchanged over Streamable HTTP, so an escaped lone surrogate is refused
+// naming the field rather than stored as U+FFFD.
+func TestLoneSurrogateOverHTTP(t *testing.T) {
+	f := start(t)
+	status, _, body := post(t, f, "Bearer "+f.alice,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"set_summary","arguments":{"instanceId":"a1","summary":"before\ud800after"}}}`)
+	if status != 200 || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "summary") || !strings.Contains(body, "surrogate") {
+		t.Fatalf("%d %.300s", status, body)
+	}
+}
