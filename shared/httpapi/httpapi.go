@@ -129,6 +129,9 @@ func bearer(o Options, flight *inFlight, next http.Handler) http.Handler {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "Bearer token is missing or invalid"})
 			return
 		}
+		// The token's own tenant: the master token's X-VP-Tenant does not
+		// buy it a fresh set of request slots.
+		flightKey := p.Tenant + "/" + p.TokenID
 		if t := r.Header.Get(TenantHeader); t != "" {
 			if p.TokenID != "master" {
 				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": TenantHeader + " is only honoured for the master token"})
@@ -147,7 +150,7 @@ func bearer(o Options, flight *inFlight, next http.Handler) http.Handler {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": err.Error()})
 			return
 		}
-		release, ok := flight.acquire(p.Tenant + "/" + p.TokenID)
+		release, ok := flight.acquire(flightKey)
 		if !ok {
 			w.Header().Set("Retry-After", "1")
 			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "too_many_requests",

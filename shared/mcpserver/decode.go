@@ -31,7 +31,7 @@ import (
 //     into U+FFFD, and nesting deeper than MaxArgumentDepth are refused
 //     naming the argument.
 
-// argNode is the compiled schema of one argument: what checkValue needs
+// argNode is the compiled schema of one argument: what the checker needs
 // from the full (validated) schema and the advertised one (its maxLength).
 type argNode struct {
 	types    []string // allowed JSON types, "null" excluded; empty: any value
