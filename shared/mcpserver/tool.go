@@ -139,7 +139,11 @@ func boundStrings(node map[string]any, path, name string) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		child, _ := props[k].(map[string]any)
+		child, ok := props[k].(map[string]any)
+		if !ok { // the schema true (a Go any without a description): an object can carry the bound
+			child = map[string]any{}
+			props[k] = child
+		}
 		p := k
 		if path != "" {
 			p = path + "." + k
