@@ -184,7 +184,10 @@ func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 }
 
 func runStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout io.Writer) error {
-	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	// GuardStdio: a request nested too deep gets an error naming its
+	// argument instead of ending the session in the SDK's decoder.
+	in, out := mcpserver.GuardStdio(stdin, stdout)
+	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
 		return nil
 	}

@@ -170,9 +170,24 @@ func (s *Service) GetDiary(ctx context.Context, p vp.Principal, orchArg, date st
 	}
 	e, _, err := entries.Get(ctx, s.st, op, "orchestrator", orch, entries.KeyOf(tenant, table.Values{"orch": orch, "date": date}))
 	if vp.IsKind(err, vp.KindNotFound) {
-		return e, vp.Errorf(op, vp.KindNotFound, "date", "%q has no diary entry for %s; write_diary creates it", orch, date)
+		return e, s.missingEntry(ctx, op, tenant, orch, date)
 	}
 	return e, err
+}
+
+// missingEntry words a get_diary miss: an orchestrator with no diary at
+// all is the argument at fault (often a typo), not the date.
+func (s *Service) missingEntry(ctx context.Context, op, tenant, orch, date string) error {
+	q := entries.Query(tenant, store.Primary, table.Values{"orch": orch})
+	q.Limit = 1
+	items, err := s.st.Query(ctx, q)
+	if err != nil {
+		return vp.Wrap(op, vp.KindOf(err), err)
+	}
+	if len(items) == 0 {
+		return vp.Errorf(op, vp.KindNotFound, "orchestrator", "%q has no diary entries at all; check the orchestrator id (list_peers), or write_diary creates one", orch)
+	}
+	return vp.Errorf(op, vp.KindNotFound, "date", "%q has no diary entry for %s; write_diary creates it (list_diaries shows the days it has)", orch, date)
 }
 
 // ListInput selects diary entries. Orchestrator empty means every

@@ -1,6 +1,7 @@
 package diary_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -52,11 +53,24 @@ func TestDiaryUpsertAndGet(t *testing.T) {
 		if len(page.Items) != 1 {
 			t.Fatalf("upsert left %d entries, want 1", len(page.Items))
 		}
-		_, err = svc.GetDiary(ctx(), sigma, "", "2026-05-30")
-		wantKind(t, err, vp.KindNotFound, "2026-05-30")
-		// Another tenant sees nothing.
-		_, err = svc.GetDiary(ctx(), admin("other"), "sigma", "2026-05-29")
-		wantKind(t, err, vp.KindNotFound, "date")
+		// A miss blames the date when the orchestrator has a diary, the
+		// orchestrator when it has none (an unknown or mistyped id).
+		for _, c := range []struct {
+			name       string
+			p          vp.Principal
+			orch, date string
+			field      string
+		}{
+			{"day without an entry", sigma, "", "2026-05-30", "date"},
+			{"unknown orchestrator", sigma, "sigmaa", "2026-05-29", "orchestrator"},
+			{"another tenant sees nothing", admin("other"), "sigma", "2026-05-29", "orchestrator"},
+		} {
+			_, err = svc.GetDiary(ctx(), c.p, c.orch, c.date)
+			var e *vp.Error
+			if !errors.As(err, &e) || e.Kind != vp.KindNotFound || e.Field != c.field {
+				t.Errorf("%s: %v, want not_found naming %s", c.name, err, c.field)
+			}
+		}
 		// Admin writes for anyone, including system.
 		if _, err := svc.WriteDiary(ctx(), admin("acme"), diary.WriteInput{Date: "2026-05-29", Orchestrator: "system", Content: "cron ran"}); err != nil {
 			t.Fatal(err)

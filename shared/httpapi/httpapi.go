@@ -24,6 +24,20 @@ import (
 // MaxRequestBytes bounds a JSON-RPC request body.
 const MaxRequestBytes = 4 << 20
 
+// Defaults of the per-request bounds of Options.
+const (
+	// DefaultBodyReadTimeout is how long a request body may take to
+	// arrive: 4 MiB in 30 s is 140 KB/s. Without it a client that drips
+	// its body a byte at a time holds a connection (and its token's
+	// request slot) as long as it likes — the server's ReadHeaderTimeout
+	// covers only the headers.
+	DefaultBodyReadTimeout = 30 * time.Second
+	// DefaultMaxConcurrentPerToken bounds the requests one token has in
+	// flight at once in this process; more are refused 429 with
+	// Retry-After.
+	DefaultMaxConcurrentPerToken = 16
+)
+
 // Resolver turns a bearer secret into a principal.
 type Resolver interface {
 	Resolve(ctx context.Context, secret string) (vp.Principal, error)
@@ -54,6 +68,12 @@ type Options struct {
 	// PacerelleApp, when set, serves the person's web app under
 	// /pacerelle/app/ (webapp.Handler), without authentication.
 	PacerelleApp http.Handler
+	// BodyReadTimeout bounds the time to read a request body
+	// (DefaultBodyReadTimeout when zero).
+	BodyReadTimeout time.Duration
+	// MaxConcurrentPerToken bounds one token's requests in flight
+	// (DefaultMaxConcurrentPerToken when zero).
+	MaxConcurrentPerToken int
 }
 
 // TenantHeader lets the master token act in a tenant other than the default.
@@ -64,6 +84,12 @@ const TenantHeader = "X-VP-Tenant"
 func New(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.BodyReadTimeout <= 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if o.MaxConcurrentPerToken <= 0 {
+		o.MaxConcurrentPerToken = DefaultMaxConcurrentPerToken
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: mcpserver.SDKLogger(o.Logger)})
@@ -76,7 +102,7 @@ func New(o Options) http.Handler {
 		}
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	authed := bearer(o, newRefusalLog(o.Logger, time.Now), jsonrpcErrors(sdkAuth(mcpHandler)))
+	authed := bearer(o, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler)))
 	mux := http.NewServeMux()
 	for _, r := range Routes() {
 		h := r.handler(o, authed)
@@ -87,20 +113,20 @@ func New(o Options) http.Handler {
 			mux.Handle(p, h)
 		}
 	}
-	return logRequests(o.Logger, mux)
+	return logRequests(o.Logger, bodyDeadline(o.BodyReadTimeout, mux))
 }
 
 type principalKey struct{}
 
 // bearer authenticates the request and answers 401 with the JSON body and
 // WWW-Authenticate header MCP clients expect.
-func bearer(o Options, refusals *refusalLog, next http.Handler) http.Handler {
+func bearer(o Options, refusals *refusalLog, flight *inFlight, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		secret, ok := auth.ParseBearer(r.Header.Get("Authorization"))
 		var p vp.Principal
 		var err error
 		if ok {
-			p, err = o.Tokens.Resolve(r.Context(), strings.TrimSpace(secret))
+			p, err = o.Tokens.Resolve(r.Context(), secret)
 		}
 		if !ok || err != nil {
 			if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
@@ -116,6 +142,9 @@ func bearer(o Options, refusals *refusalLog, next http.Handler) http.Handler {
 			writeRefusal(w, resourceMetadataURL(o, r), refusal)
 			return
 		}
+		// The token's own tenant: the master token's X-VP-Tenant does not
+		// buy it a fresh set of request slots.
+		flightKey := p.Tenant + "/" + p.TokenID
 		if t := r.Header.Get(TenantHeader); t != "" {
 			if p.TokenID != "master" {
 				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": TenantHeader + " is only honoured for the master token"})
@@ -134,6 +163,14 @@ func bearer(o Options, refusals *refusalLog, next http.Handler) http.Handler {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": err.Error()})
 			return
 		}
+		release, ok := flight.acquire(flightKey)
+		if !ok {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "too_many_requests",
+				"error_description": "this token already has " + itoa(flight.max) + " requests in flight, the limit of concurrent requests per token: wait for one to finish, retry after 1 second"})
+			return
+		}
+		defer release()
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
@@ -164,8 +201,8 @@ type statusRecorder struct {
 
 func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
 
-// Unwrap lets http.ResponseController and the WebSocket upgrade of the
-// Pacerelle doorbell reach the connection's Hijacker.
+// Unwrap lets http.ResponseController (bodyDeadline) and the WebSocket
+// upgrade of the Pacerelle doorbell reach the connection.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {

@@ -28,7 +28,8 @@ type fixture struct {
 	alice  string
 }
 
-func start(t *testing.T) fixture {
+// start serves the API on a test server; tweaks change its options.
+func start(t *testing.T, tweaks ...func(*httpapi.Options)) fixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db")})
@@ -44,11 +45,15 @@ func start(t *testing.T) fixture {
 	}
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
-	h := httpapi.New(httpapi.Options{
+	o := httpapi.Options{
 		MCP: mcpserver.New(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}),
 			Profiles: profile.New(profile.Options{Store: st, Cursors: signer}), Version: "t"}),
 		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite",
-	})
+	}
+	for _, f := range tweaks {
+		f(&o)
+	}
+	h := httpapi.New(o)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return fixture{url: srv.URL, master: master, alice: alice}

@@ -3,10 +3,13 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 )
 
 // jsonrpcErrors makes malformed requests get JSON-RPC error objects, which
@@ -21,8 +24,22 @@ func jsonrpcErrors(next http.Handler) http.Handler {
 			return
 		}
 		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, "request body unreadable or over the limit of "+itoa(MaxRequestBytes)+" bytes")
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, "the request body is over the limit of "+itoa(MaxRequestBytes)+" bytes")
+			return
+		case isTimeout(err):
+			w.Header().Set("Connection", "close")
+			writeRPCError(w, http.StatusRequestTimeout, -32600, "the request body did not arrive in time: the whole body must be sent within the body read timeout")
+			return
+		case err != nil:
+			writeRPCError(w, http.StatusBadRequest, -32600, "the request body could not be read")
+			return
+		}
+		if p := mcpserver.ScanJSON(body, mcpserver.EnvelopeDepth, false); p != nil {
+			code, msg := mcpserver.DepthError(p)
+			writeRPCErrorID(w, http.StatusBadRequest, mcpserver.RequestIDShallow(body), code, msg)
 			return
 		}
 		switch {

@@ -62,7 +62,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 				Version: in.Version, Project: in.Project, CreatedBy: in.CreatedBy})
 		})
 
-	add(s, m, tool{Name: "get_component", Annotations: readOnly,
+	add(s, m, tool{Name: "get_component", Annotations: readOnly, Limits: limits{"name": maxLen(vp.MaxComponentNameBytes)},
 		Description: "Fetch a component with its content, e.g. to restore a lost file (compare contentHash first). " +
 			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\"}"},
 		func(ctx context.Context, p vp.Principal, in getComponentIn) (vp.Component, error) {
@@ -88,7 +88,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 				Content: in.Content, Version: in.Version, Team: in.Team, Project: in.Project})
 		})
 
-	add(s, m, tool{Name: "delete_component", Annotations: destructive,
+	add(s, m, tool{Name: "delete_component", Annotations: destructive, Limits: limits{"name": maxLen(vp.MaxComponentNameBytes)},
 		Description: "Delete a component and its revisions for good (creator or system). Example: {\"name\":\"old-hook\",\"type\":\"hook\"}"},
 		func(ctx context.Context, p vp.Principal, in deleteComponentIn) (component.DeleteResult, error) {
 			return c.DeleteComponent(ctx, p, in.Name, in.Type, in.CallerOrchestrator)

@@ -26,7 +26,7 @@ func (s *server) addErrorTools(m *mcp.Server) {
 			"and starts an issue-resolution-v2 mission for orchestrator. Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\"," +
 			"\"deployKeyEnvVar\":\"DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"alice\"}"},
 		mon.AddDeployment)
-	add(s, m, tool{Name: "remove_deployment", Annotations: destructive,
+	add(s, m, tool{Name: "remove_deployment", Annotations: destructive, Limits: limits{"name": maxLen(vp.MaxNameBytes)},
 		Description: "Stop monitoring a deployment; its errors stay. Example: {\"name\":\"myapp\"}"},
 		func(ctx context.Context, p vp.Principal, in removeDeploymentIn) (errormon.Deployment, error) {
 			return mon.RemoveDeployment(ctx, p, errormon.DeploymentRef{Name: in.Name})

@@ -49,7 +49,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 		Description: "Set the pilot's progress estimate (not computed from tasks). Example: {\"missionId\":\"msn_01jd...\",\"progress\":50}"},
 		c.UpdateMissionProgress)
 
-	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly,
+	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly, Limits: limits{"name": maxLen(vp.MaxTemplateNameBytes)},
 		Description: "Fetch a mission template (its steps, in order) before instantiating it. Built in: issue-resolution-v2 (14 steps from " +
 			"acknowledging a GitHub issue to closing it; GitHub issues start it), repo-fix-v1 (a fix on a third-party repo), " +
 			"new-feature-v1 (steps per role: map roles to agents in context). " +
@@ -68,7 +68,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 		c.UpdateMissionTemplate)
 
 	add(s, m, tool{Name: "instantiate_template_into_mission", Annotations: write,
-		Limits: limits{"titlePrefix": maxLen(vp.MaxTitlePrefixBytes), "templateName": maxLen(vp.MaxNameBytes)},
+		Limits: limits{"titlePrefix": maxLen(vp.MaxTitlePrefixBytes), "templateName": maxLen(vp.MaxNameBytes), "context.*": maxLen(vp.MaxContextValueBytes)},
 		Description: "Create a mission's tasks from a template, one per step, dependencies wired, all or nothing. " +
 			"context fills {{key}} in the steps, roles included: a step assigned to {{backend}} goes to context.backend, else to the pilot. " +
 			"Example: {\"templateName\":\"new-feature-v1\",\"missionId\":\"msn_01jd...\",\"context\":{\"backend\":\"alice\",\"frontend\":\"bob\"}}"},

@@ -26,6 +26,12 @@ type importOKFIn struct {
 	Path      string `json:"path,omitempty" jsonschema:"local server: a file"`
 }
 
+// maxPathBytes is PATH_MAX on Linux.
+const maxPathBytes = 4096
+
+// bundleLimits bound a bundle given inline (base64) or by path.
+var bundleLimits = limits{"bundle": maxLen(okfsvc.MaxInlineBase64), "path": maxLen(maxPathBytes)}
+
 // addOKFTools registers the OKF bundle tools (platform spec §14.8) when
 // the service is set. A file path is accepted on a local (stdio) server
 // only; over HTTP a bundle too large to travel inline comes as a signed
@@ -36,7 +42,7 @@ func (s *server) addOKFTools(m *mcp.Server) {
 		return
 	}
 	local := s.opts.LocalPrincipal != nil
-	add(s, m, tool{Name: "export_okf_bundle", Annotations: readOnly, Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes)},
+	add(s, m, tool{Name: "export_okf_bundle", Annotations: readOnly, Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes), "path": maxLen(maxPathBytes)},
 		Description: "Export a namespace (its memories, briefing notes of that topic, tasks of that project) as a portable OKF v0.2 .okf.tar.gz: " +
 			"base64 in bundle up to 4 MiB, else downloadUrl (HTTP, short-lived) or path (local). Example: {\"namespace\":\"project/vp\"}"},
 		func(ctx context.Context, p vp.Principal, in exportOKFIn) (okfsvc.Delivery, error) {
@@ -46,7 +52,7 @@ func (s *server) addOKFTools(m *mcp.Server) {
 			}
 			return okfsvc.Deliver("export_okf_bundle", r, p, in.Path, local, s.opts.OKFLinks)
 		})
-	add(s, m, tool{Name: "validate_okf_bundle", Annotations: readOnly,
+	add(s, m, tool{Name: "validate_okf_bundle", Annotations: readOnly, Limits: bundleLimits,
 		Description: "Check an OKF bundle (format, checksums, references, limits) without writing; returns its counts or the first problem. " +
 			"Example: {\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in validateOKFIn) (okfsvc.Report, error) {
@@ -56,7 +62,8 @@ func (s *server) addOKFTools(m *mcp.Server) {
 			}
 			return o.Validate(ctx, p, data)
 		})
-	add(s, m, tool{Name: "import_okf_bundle", Annotations: destructive, Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes)},
+	add(s, m, tool{Name: "import_okf_bundle", Annotations: destructive,
+		Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes), "mode": maxLen(vp.MaxNameBytes), "bundle": bundleLimits["bundle"], "path": bundleLimits["path"]},
 		Description: "Import an OKF bundle into a namespace with new ids (returns idMap). dry-run reports what merge would do; merge adds " +
 			"and is idempotent; replace makes the namespace hold exactly the bundle. Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in importOKFIn) (okfsvc.ImportResult, error) {

@@ -3,11 +3,14 @@ package mcpserver
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Input schemas are inferred from each tool's argument struct, but not at
@@ -35,12 +38,14 @@ type schemaEntry struct {
 
 // toolSchema is the input schema of one registered tool.
 type toolSchema struct {
-	tool       string
-	full       json.RawMessage
-	advertised json.RawMessage
+	tool        string
+	description string // for the example arguments of missing-field errors
+	full        json.RawMessage
+	advertised  json.RawMessage
 
 	once     sync.Once
 	resolved *jsonschema.Resolved
+	checker  *argChecker
 	err      error
 }
 
@@ -71,14 +76,14 @@ func newSchemaSet(inferOnly bool) (*schemaSet, error) {
 func schemaFor[In any](set *schemaSet, t tool) (*toolSchema, error) {
 	typ := reflect.TypeFor[In]().String()
 	if e, ok := set.cached[t.Name]; ok && e.Type == typ {
-		return &toolSchema{tool: t.Name, full: e.Schema, advertised: e.Advertised}, nil
+		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised}, nil
 	}
 	e, err := inferSchema[In](t.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: input schema of %s: %w", t.Name, err)
 	}
 	set.inferred[t.Name] = e
-	return &toolSchema{tool: t.Name, full: e.Schema, advertised: e.Advertised}, nil
+	return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised}, nil
 }
 
 // inferSchema infers the full schema of In and derives the advertised
@@ -139,40 +144,66 @@ func leanSchema(node any) {
 	}
 }
 
-// resolve returns the schema ready for validation, resolving it on first use.
-func (ts *toolSchema) resolve() (*jsonschema.Resolved, error) {
+// resolve returns the schema ready for validation, and the checker of
+// decode.go, building both on first use.
+func (ts *toolSchema) resolve() (*jsonschema.Resolved, *argChecker, error) {
 	ts.once.Do(func() {
 		var s jsonschema.Schema
 		if ts.err = json.Unmarshal(ts.full, &s); ts.err != nil {
 			return
 		}
-		ts.resolved, ts.err = s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		if ts.resolved, ts.err = s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true}); ts.err != nil {
+			return
+		}
+		var full, advertised map[string]any
+		if ts.err = json.Unmarshal(ts.full, &full); ts.err != nil {
+			return
+		}
+		if ts.err = json.Unmarshal(ts.advertised, &advertised); ts.err != nil {
+			return
+		}
+		ts.checker = &argChecker{tool: ts.tool, root: compileArgs(full, advertised), example: descriptionExample(ts.description)}
 	})
-	return ts.resolved, ts.err
+	return ts.resolved, ts.checker, ts.err
 }
 
-// decodeArgs validates a call's arguments against the tool's schema (types,
-// required fields, no unknown fields) and decodes them. Its errors become
-// isError results, worded as the SDK words them. The schemas carry no
-// defaults (TestSchemaFile checks), so the arguments decode as sent.
+// decodeArgs checks a call's arguments (decode.go: nulls, missing and
+// unknown arguments, types, lengths, surrogates, depth), validates them
+// against the tool's schema and decodes them. Its errors are *vp.Error
+// naming the argument; none shows a validator's or decoder's internals.
+// The schemas carry no defaults (TestSchemaFile checks), so the arguments
+// decode as sent; a null member decodes as the zero value, the same as
+// an absent one.
 func decodeArgs[In any](ts *toolSchema, raw json.RawMessage) (In, error) {
 	var in In
-	rs, err := ts.resolve()
+	rs, checker, err := ts.resolve()
 	if err != nil {
-		return in, fmt.Errorf("input schema of %s: %w", ts.tool, err)
+		return in, vp.Wrap(ts.tool, vp.KindInternal, fmt.Errorf("input schema: %w", err))
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
+	if err := scanArgs(ts.tool, raw); err != nil {
+		return in, err
+	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return in, fmt.Errorf("unmarshaling arguments: %w", err)
+		return in, vp.E(ts.tool, vp.KindInvalid, "", "the arguments are not a valid JSON object")
 	}
+	if err := checker.check(v); err != nil {
+		return in, err
+	}
+	// A backstop: the checker covers every keyword the inferred schemas
+	// use, so this refuses nothing the checker let through.
 	if err := rs.Validate(&v); err != nil {
-		return in, fmt.Errorf("validating \"arguments\": %w", err)
+		return in, vp.E(ts.tool, vp.KindInvalid, "", "the arguments do not match the tool's input schema; see tools/list")
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return in, fmt.Errorf("unmarshaling arguments: %w", err)
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) && ute.Field != "" {
+			return in, vp.Errorf(ts.tool, vp.KindInvalid, ute.Field, "the %s is out of range for this argument", ute.Value)
+		}
+		return in, vp.E(ts.tool, vp.KindInvalid, "", "the arguments do not fit the tool's input schema; see tools/list")
 	}
 	return in, nil
 }

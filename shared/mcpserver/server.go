@@ -3,6 +3,16 @@
 // against the schema inferred from their type, see schemas.go), resolve the
 // caller's Principal, call one domain method, return its result. One file
 // per capability.
+//
+// Arguments are checked centrally before any handler runs (decode.go): an
+// argument given null is the same as one left out, at every level (so a
+// required one given null is refused as missing, naming it); unknown
+// arguments are named with the closest known one; every string argument
+// of every tool has a maxLength (its tool's Limits, else defaultLengths),
+// enforced; NUL, escaped lone surrogates and nesting past
+// MaxArgumentDepth are refused naming the argument; identity arguments
+// must be displayable names (vp.NameProblem). Errors never show a
+// validator's or decoder's internals.
 package mcpserver
 
 import (
@@ -117,7 +127,8 @@ func build(o Options) (*server, *mcp.Server) {
 	m := mcp.NewServer(&mcp.Implementation{Name: "vantagepeers", Title: "VantagePeers", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: "VantagePeers coordinates a team of AI agents: profiles and presence (set_summary, list_peers), " +
 			"messages with read receipts (send_message, check_messages, mark_as_read). Start a session with set_summary, " +
-			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you.",
+			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you. " +
+			"An argument given null is the same as leaving it out.",
 		Logger:       SDKLogger(o.Logger),
 		Capabilities: serverCapabilities(),
 		// One page: clients get every advertised tool from one tools/list.
@@ -217,7 +228,7 @@ func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context,
 		}()
 		in, err := decodeArgs[In](schema, req.Params.Arguments)
 		if err != nil {
-			return errorResult(err), nil
+			return errorResult(s.toolError(ctx, t.Name, err)), nil
 		}
 		p, err := s.principal(req)
 		if err == nil && grantsNothing(p) && t.Name != "whoami" {

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // tool is the definition of one MCP tool, given to add with its handler
@@ -32,8 +33,8 @@ type tool struct {
 }
 
 // limits maps an argument to its bounds. The key is the argument's JSON
-// name; "a.b" is field b of object a, and "a[]" the items of array a
-// ("tags[]", "relations[].targetId"). A key that names no argument, or a
+// name; "a.b" is field b of object a, "a[]" the items of array a
+// ("tags[]", "relations[].targetId") and "a.*" the values of map a. A key that names no argument, or a
 // bound that does not fit the argument's type, fails schema generation
 // (TestSchemaFile), so a typo cannot silently advertise nothing.
 //
@@ -58,8 +59,112 @@ func maxItems(n int) limit { return limit{maxItems: n} }
 // than refused, is advertised this way too.
 func between(lo, hi float64) limit { return limit{hasRange: true, min: lo, max: hi} }
 
-// applyLimits writes lim into the lean schema of a tool.
+// GitHub's bounds: owner (39) / name (100); a URL as browsers keep it.
+const (
+	maxRepoBytes = 140
+	maxURLBytes  = 2048
+)
+
+// MaxCursorBytes bounds a list cursor: a signed, base64 form of a few
+// store keys, each made of bounded ids and key texts.
+const MaxCursorBytes = 4 << 10
+
+// defaultLengths bounds, by argument name, the string arguments a tool's
+// Limits leave out: identifiers, enums, cursors and the few texts whose
+// name means one thing in every tool. Every string argument (and string
+// array item) of every tool gets a maxLength — from its tool's Limits or
+// from here — or schema generation fails: no argument is unbounded, and
+// decodeArgs enforces each one (decode.go). A name that means different
+// things in different tools ("name") is not here: its tools give it.
+var defaultLengths = map[string]int{
+	// identities and ids
+	"orchestratorId": vp.MaxNameBytes, "orchestrator": vp.MaxNameBytes, "callerOrchestrator": vp.MaxNameBytes,
+	"createdBy": vp.MaxNameBytes, "assignedTo": vp.MaxNameBytes, "assignedToInstance": vp.MaxNameBytes,
+	"from": vp.MaxNameBytes, "to": vp.MaxNameBytes, "recipient": vp.MaxNameBytes, "fulfilledBy": vp.MaxNameBytes,
+	"requestedBy": vp.MaxNameBytes, "tenantId": vp.MaxNameBytes, "instanceId": vp.MaxNameBytes,
+	"taskId": vp.MaxNameBytes, "taskIds": vp.MaxNameBytes, "dependsOn": vp.MaxNameBytes, "missionId": vp.MaxNameBytes,
+	"mandateId": vp.MaxNameBytes, "recurringTaskId": vp.MaxNameBytes, "patternId": vp.MaxNameBytes,
+	"buId": vp.MaxNameBytes, "messageId": vp.MaxNameBytes, "memoryId": vp.MaxNameBytes, "linkedMemoryIds": vp.MaxNameBytes,
+	"noteId": vp.MaxNameBytes, "sessionId": vp.MaxNameBytes, "episodeId": vp.MaxNameBytes, "errorId": vp.MaxNameBytes,
+	"issueId": vp.MaxNameBytes, "watcher": vp.MaxNameBytes, "verifiedBy": vp.MaxNameBytes, "fixedBy": vp.MaxNameBytes,
+	"commitSha": vp.MaxNameBytes, "componentId": vp.MaxNameBytes, "templateId": vp.MaxNameBytes, "deployment": vp.MaxNameBytes,
+	// enums, dates and other short codes
+	"status": vp.MaxNameBytes, "priority": vp.MaxNameBytes, "severity": vp.MaxNameBytes, "type": vp.MaxNameBytes,
+	"fields": vp.MaxNameBytes, "source": vp.MaxNameBytes, "date": vp.MaxNameBytes, "ttl": vp.MaxNameBytes, "tool": vp.MaxNameBytes,
+	"cursor": MaxCursorBytes, "repo": maxRepoBytes, "prUrl": maxURLBytes,
+	// texts that mean the same in every tool
+	"namespace": vp.MaxNamespaceBytes, "query": vp.MaxQueryBytes, "project": vp.MaxProjectBytes,
+	"channel": vp.MaxChannelBytes, "topic": vp.MaxShortTextBytes, "team": vp.MaxShortTextBytes,
+	"category": vp.MaxShortTextBytes, "completionNoteTemplate": vp.MaxCompletionNoteBytes,
+	"agents": vp.MaxComponentNameBytes, "skills": vp.MaxComponentNameBytes, "hooks": vp.MaxComponentNameBytes,
+	"plugins": vp.MaxComponentNameBytes,
+}
+
+// applyLimits writes lim into the lean schema of a tool, then bounds every
+// string argument lim leaves out (defaultLengths).
 func applyLimits(schema map[string]any, lim limits) error {
+	if err := applyExplicit(schema, lim); err != nil {
+		return err
+	}
+	return boundStrings(schema, "", "")
+}
+
+// boundStrings gives each string node under schema without a maxLength
+// the default length of its argument's name.
+func boundStrings(node map[string]any, path, name string) error {
+	typ, _ := node["type"].(string)
+	if _, typed := node["type"]; !typed && node["properties"] == nil && path != "" {
+		// An argument of any type (a status: one or an array of them):
+		// maxLength bounds it when it is a string, and decodeArgs applies
+		// it to the strings of an array too.
+		typ = "string"
+	}
+	if typ == "string" {
+		if _, ok := node["maxLength"]; ok {
+			return nil
+		}
+		n, ok := defaultLengths[name]
+		if !ok {
+			return fmt.Errorf("limits: %s: a string argument without a maxLength: give it one in the tool's Limits", path)
+		}
+		node["maxLength"] = n
+		return nil
+	}
+	if items, ok := node["items"].(map[string]any); ok {
+		if err := boundStrings(items, path+"[]", name); err != nil {
+			return err
+		}
+	}
+	props, _ := node["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		child, ok := props[k].(map[string]any)
+		if !ok { // the schema true (a Go any without a description): an object can carry the bound
+			child = map[string]any{}
+			props[k] = child
+		}
+		p := k
+		if path != "" {
+			p = path + "." + k
+		}
+		if err := boundStrings(child, p, k); err != nil {
+			return err
+		}
+	}
+	if extra, ok := node["additionalProperties"].(map[string]any); ok {
+		if err := boundStrings(extra, path+".*", name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyExplicit writes lim into the lean schema of a tool.
+func applyExplicit(schema map[string]any, lim limits) error {
 	paths := make([]string, 0, len(lim))
 	for p := range lim {
 		paths = append(paths, p)
@@ -90,6 +195,14 @@ func applyLimits(schema map[string]any, lim limits) error {
 func schemaAt(schema map[string]any, path string) (map[string]any, error) {
 	node := schema
 	for seg := range strings.SplitSeq(path, ".") {
+		if seg == "*" {
+			child, ok := node["additionalProperties"].(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s: not a map", path)
+			}
+			node = child
+			continue
+		}
 		name, items := strings.CutSuffix(seg, "[]")
 		props, _ := node["properties"].(map[string]any)
 		child, ok := props[name].(map[string]any)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -94,14 +93,14 @@ func (s *Server) adminRoutes(m *http.ServeMux) {
 func (s *Server) admin(h func(http.ResponseWriter, *http.Request, Actor)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a := Actor{IP: clientIP(r), UserAgent: r.UserAgent()}
-		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		secret, ok := auth.ParseBearer(r.Header.Get("Authorization")) // the scheme is case-insensitive (RFC 7235)
 		if !ok {
 			s.audit(r.Context(), AuditRecord{Action: "admin.call", Outcome: "refused", Detail: r.Method + " " + r.URL.Path + ": no bearer token", IP: a.IP, UserAgent: a.UserAgent})
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vantagepeers-admin"`)
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "the admin endpoints need the master token: Authorization: Bearer <master token>"})
 			return
 		}
-		p, err := s.tokens.Resolve(r.Context(), strings.TrimSpace(secret))
+		p, err := s.tokens.Resolve(r.Context(), secret)
 		if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
 			s.log.ErrorContext(r.Context(), "resolving an admin token", "err", err)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "could not check the token; retry"})

@@ -2,6 +2,7 @@ package vp
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -58,19 +59,51 @@ func CheckText(op, field, v string, max int, required bool) error {
 	return nil
 }
 
-// CheckName validates an identifier such as an orchestrator or instance id:
-// text of at most MaxNameBytes with no '#' (the store's key separator), no
-// ',' (the channel separator) and no control characters.
+// CheckName validates an identifier such as an orchestrator or instance id
+// (and every identity argument: from, to, createdBy, assignedTo, ...):
+// text of at most MaxNameBytes that displays as what it is (NameProblem).
+// Tenant ids are stricter still (ValidTenant); names stay free text
+// because orchestrators are named in any script ("josé", compared after
+// NFC and case folding).
 func CheckName(op, field, v string, required bool) error {
 	if err := CheckText(op, field, v, MaxNameBytes, required); err != nil {
 		return err
 	}
-	for _, r := range v {
-		if r == '#' || r == ',' || r < 0x20 || r == 0x7f {
-			return Errorf(op, KindInvalid, field, "%q may not contain '#', ',' or control characters", v)
-		}
+	if why := NameProblem(v); why != "" {
+		return Errorf(op, KindInvalid, field, "%+q %s", v, why)
 	}
 	return nil
+}
+
+// NameProblem says why v cannot be a name, or "" when it can: no '#' (the
+// store's key separator) or ',' (the channel separator); no control
+// characters (C0, DEL, C1); no invisible formatting characters — the
+// bidirectional overrides, embeddings, isolates and marks that make
+// "user\u202Egnp.exe" display as "userexe.png", zero-width characters,
+// the BOM; no line or paragraph separators, no space but U+0020 (a
+// no-break space makes "alice\u00a0" look like "alice"), no space at
+// either end; no private-use or non-characters. ASCII-only names take
+// the fast path.
+func NameProblem(v string) string {
+	if v != "" && (v[0] == ' ' || v[len(v)-1] == ' ') {
+		return "may not start or end with a space"
+	}
+	for _, r := range v {
+		switch {
+		case r == '#' || r == ',':
+			return "may not contain '#' or ','"
+		case r >= 0x20 && r < 0x7f:
+		case r < 0x20 || (r >= 0x7f && r < 0xa0):
+			return "may not contain control characters"
+		case unicode.Is(unicode.Cf, r):
+			return "may not contain invisible formatting characters (bidirectional overrides, zero-width characters)"
+		case unicode.IsSpace(r) || unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp):
+			return "may not contain spaces other than U+0020 or line separators"
+		case unicode.Is(unicode.Co, r) || r == utf8.RuneError || r&0xfffe == 0xfffe || (r >= 0xfdd0 && r <= 0xfdef):
+			return "may not contain private-use or non-characters"
+		}
+	}
+	return ""
 }
 
 func itoa(n int) string {

@@ -20,15 +20,24 @@ const crashChildEnv = "VP_SQLITE_CRASH_CHILD"
 
 // TestAcknowledgedWritesSurviveKill9 runs a writer in a child process,
 // SIGKILLs it mid-stream and checks that every write it acknowledged is
-// there when the database is reopened.
+// there when the database is reopened — in both durable modes (they
+// differ on a power cut, not on a crash of the process).
 func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	if path := os.Getenv(crashChildEnv); path != "" {
-		crashChild(path)
+		crashChild(path, os.Getenv(crashModeEnv))
 		return
 	}
+	for _, mode := range []string{"", "NORMAL"} { // "": the default, FULL
+		t.Run("synchronous="+mode, func(t *testing.T) { killMidStream(t, mode) })
+	}
+}
+
+const crashModeEnv = "VP_SQLITE_CRASH_MODE"
+
+func killMidStream(t *testing.T, mode string) {
 	path := filepath.Join(t.TempDir(), "crash.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAcknowledgedWritesSurviveKill9$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashModeEnv+"="+mode)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +74,8 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	}
 }
 
-func crashChild(path string) {
-	s, err := sqlite.Open(context.Background(), sqlite.Options{Path: path})
+func crashChild(path, mode string) {
+	s, err := sqlite.Open(context.Background(), sqlite.Options{Path: path, Synchronous: mode})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)

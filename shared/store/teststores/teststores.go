@@ -27,7 +27,9 @@ type Backend struct {
 // dynamotest.Main from its TestMain.
 var All = []Backend{
 	{"sqlite", func(t testing.TB, now func() time.Time) store.Store {
-		s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db"), Now: now})
+		// NORMAL: the suites test behaviour, not power-loss durability, and
+		// FULL's fsync per commit would only slow them.
+		s, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db"), Now: now, Synchronous: "NORMAL"})
 		if err != nil {
 			t.Fatal(err)
 		}
