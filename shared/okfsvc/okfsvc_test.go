@@ -30,7 +30,11 @@ import (
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
-var ctx = domaintest.Ctx()
+// ctx is shared by every test of the package, so it has no deadline of its
+// own (domaintest.Ctx's minute would start at init, before DynamoDB Local
+// has started — 40 s on a loaded machine — and end mid-run); go test's
+// -timeout bounds the run.
+var ctx = context.Background()
 
 const tenant = "acme"
 
