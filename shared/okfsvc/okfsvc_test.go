@@ -42,6 +42,7 @@ type env struct {
 	st *recordingStore
 	// large is the OKF service's store when replace is one transaction.
 	large *largeStore
+	queue *storequeue.Queue // the embed jobs
 	mem   *memory.Service
 	notes *briefing.Service
 	tasks *task.Service
@@ -112,14 +113,15 @@ func newEnvPath(t *testing.T, st store.Store, large bool) *env {
 	rs := &recordingStore{Store: st}
 	signer := domaintest.Signer(t)
 	w := &search.Writer{Index: idx}
+	q := storequeue.New(storequeue.Options{Store: rs})
 	mem := memory.New(memory.Options{Store: rs, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
-		Queue: storequeue.New(storequeue.Options{Store: rs}), Cursors: signer})
+		Queue: q, Cursors: signer})
 	tasks := task.New(task.Options{Store: rs, Cursors: signer, Search: w})
 	var svcStore store.Store = rs
 	if lt, ok := store.AsLargeTransactor(st); ok && large {
 		svcStore = &largeStore{recordingStore: rs, lt: lt}
 	}
-	e := &env{st: rs, mem: mem, tasks: tasks, notes: briefing.New(briefing.Options{Store: rs, Cursors: signer, Search: w}),
+	e := &env{st: rs, mem: mem, queue: q, tasks: tasks, notes: briefing.New(briefing.Options{Store: rs, Cursors: signer, Search: w}),
 		svc: okfsvc.New(okfsvc.Options{Store: svcStore, Memory: mem, Tasks: tasks, Search: w, Version: "test"}),
 		p:   domaintest.As(tenant, "pi")}
 	e.large, _ = svcStore.(*largeStore)

@@ -113,6 +113,14 @@ func (s *Service) replace(ctx context.Context, op, tenant, ns, orig string, unit
 	return s.applyReplace(ctx, op, tenant, j)
 }
 
+// ReplacesAtOnce reports whether a replace is one transaction here: the
+// store offers large transactions (store.LargeTransactor). Otherwise it
+// goes through the journal (see replace).
+func (s *Service) ReplacesAtOnce() bool {
+	_, ok := store.AsLargeTransactor(s.st)
+	return ok
+}
+
 // pending returns the journal of a replace of ns being applied.
 func (s *Service) pending(ctx context.Context, op, tenant, ns string) (journal, bool, error) {
 	j, _, err := records.Get[journal](ctx, s.st, op, "namespace", ns, journals.KeyOf(tenant, table.Values{"ns": ns}))

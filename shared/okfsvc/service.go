@@ -187,6 +187,12 @@ func (s *Service) Export(ctx context.Context, p vp.Principal, ns string) (Export
 	if err != nil {
 		return ExportResult{}, err
 	}
+	// Which embedder made a memory's vector is this store's state, not the
+	// memory's: an embed job finishing would change the bundle (and void
+	// its download link, signed for its sha256), and import clears it.
+	for i := range ms {
+		ms[i].Embedder = ""
+	}
 	notes, err := s.notesOf(ctx, op, tenant, ns)
 	if err != nil {
 		return ExportResult{}, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/okf"
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
@@ -159,5 +160,21 @@ func TestDeliverInlineLimit(t *testing.T) {
 		if c.wantURL && !strings.HasPrefix(d.DownloadURL, strings.TrimSuffix(c.base, "/")+okfsvc.DownloadPath+"?") {
 			t.Errorf("%s: url %q is not under %s", c.name, d.DownloadURL, c.base)
 		}
+	}
+}
+
+// An export does not change when the embed jobs of its memories run: a
+// download link is signed for the bundle's sha256, and the embedder of a
+// vector is the store's state, not the memory's.
+func TestExportUnchangedByEmbedding(t *testing.T) {
+	e := newEnv(t, openSQLite(t))
+	e.seed(t, "team/src", 3)
+	before := e.export(t, "team/src")
+	n, err := jobs.ProcessEmbedJobs(ctx, jobs.EmbedderOptions{Queue: e.queue, Memory: e.mem})
+	if err != nil || n == 0 {
+		t.Fatalf("embedded %d memories (%v); want some", n, err)
+	}
+	if after := e.export(t, "team/src"); !bytes.Equal(before, after) {
+		t.Fatal("embedding the memories changed their export")
 	}
 }
