@@ -181,3 +181,33 @@ func TestReplaceAtOnceReadersNeverSeeAMix(t *testing.T) {
 	}
 	t.Logf("%d reads, %d of them during the replace", reads, during)
 }
+
+// Of two replaces racing on a namespace, the one that commits second
+// fails as a conflict and changes nothing, instead of adding its bundle
+// to the other's: the namespace holds exactly one bundle. The namespace
+// starts empty, so only the replace marker can tell them apart.
+func TestReplaceAtOnceRacingReplacesConflict(t *testing.T) {
+	e := newEnv(t, openSQLite(t))
+	e.seedPlain(t, "team/a", "quokka", 20)
+	e.seedPlain(t, "team/b", "numbat", 25)
+	dataA, dataB := e.export(t, "team/a"), e.export(t, "team/b")
+	var second okfsvc.ImportResult
+	var secondErr error
+	fired := false
+	e.large.fail = func([]store.Op) bool {
+		if !fired { // the first replace is about to commit: the second runs whole
+			fired = true
+			second, secondErr = e.svc.Import(ctx, e.p, "team/dst", okfsvc.ModeReplace, dataB)
+		}
+		return false
+	}
+	_, err := e.svc.Import(ctx, e.p, "team/dst", okfsvc.ModeReplace, dataA)
+	domaintest.WantKind(t, err, vp.KindConflict, "namespace")
+	if !strings.Contains(err.Error(), "retry") {
+		t.Fatalf("the conflict should say to retry: %v", err)
+	}
+	if secondErr != nil {
+		t.Fatal(secondErr)
+	}
+	assertSame(t, e.bundle(t, "team/b"), e.bundle(t, "team/dst"), second.IDMap)
+}
