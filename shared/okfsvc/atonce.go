@@ -64,6 +64,7 @@ func (s *Service) replaceAtOnce(ctx context.Context, op, tenant, ns, orig string
 	ops := []store.Op{store.Check(journals.KeyOf(tenant, table.Values{"ns": ns}), store.IfNotExists), store.Put(mark, markCond)}
 
 	keep := map[string]bool{}
+	rewritten := map[store.Key]bool{} // provenance records written below
 	var mems []memory.Pending
 	var notes []vp.BriefingNote
 	var tasks []vp.Task
@@ -100,7 +101,7 @@ func (s *Service) replaceAtOnce(ctx context.Context, op, tenant, ns, orig string
 			tasks = append(tasks, t)
 			ops = append(ops, store.Put(it, cond))
 		}
-		ops = append(ops, provOp)
+		ops, rewritten[provOp.Key] = append(ops, provOp), true
 	}
 
 	deleted := counts()
@@ -144,7 +145,9 @@ func (s *Service) replaceAtOnce(ctx context.Context, op, tenant, ns, orig string
 		return nil, err
 	}
 	for _, p := range provs {
-		if !keep[p.NewID] {
+		// A record of an entity deleted since its import names an id that
+		// is gone, and is rewritten above with the new one.
+		if !keep[p.NewID] && !rewritten[provenances.Key(tenant, p)] {
 			ops = append(ops, store.Delete(provenances.Key(tenant, p), store.Always))
 		}
 	}

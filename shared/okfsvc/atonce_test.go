@@ -211,3 +211,29 @@ func TestReplaceAtOnceRacingReplacesConflict(t *testing.T) {
 	}
 	assertSame(t, e.bundle(t, "team/b"), e.bundle(t, "team/dst"), second.IDMap)
 }
+
+// An entity deleted since an earlier import gets a new id on replace; its
+// provenance record is rewritten, not also deleted in the same
+// transaction (two ops on one key are refused).
+func TestReplaceAtOnceAfterADeletedImport(t *testing.T) {
+	eachPath(t, false, func(t *testing.T, e *env) {
+		e.seedPlain(t, "team/src", "quokka", 3)
+		data := e.export(t, "team/src")
+		first, err := e.svc.Import(ctx, e.p, "team/dst", okfsvc.ModeMerge, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := first.IDMap[e.bundle(t, "team/src").Memories[0].ID]
+		if _, err := e.mem.SoftDeleteMemory(ctx, e.p, gone); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.svc.Import(ctx, e.p, "team/dst", okfsvc.ModeReplace, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Created[okf.KindMemory] != 1 || res.Updated[okf.KindMemory] != 2 || res.IDMap[e.bundle(t, "team/src").Memories[0].ID] == gone {
+			t.Fatalf("replace after a deletion: %+v", res)
+		}
+		assertSame(t, e.bundle(t, "team/src"), e.bundle(t, "team/dst"), res.IDMap)
+	})
+}
