@@ -69,6 +69,7 @@ func (s *Service) ImportMemory(ctx context.Context, op, tenant string, m vp.Memo
 		return err
 	}
 	if err := s.st.Write(ctx, append(w.Ops, extra...)...); err != nil {
+		s.Abandoned(ctx, op, w)
 		return records.Err(op, err)
 	}
 	s.Committed(ctx, w)
@@ -78,14 +79,14 @@ func (s *Service) ImportMemory(ctx context.Context, op, tenant string, m vp.Memo
 // Pending is a memory write prepared for the caller's transaction
 // (PrepareImport, PrepareRemoval), for an importer that commits many
 // entities at once (store.LargeTransactor): commit Ops, then pass it to
-// Committed. If the transaction fails, drop it: what was done ahead —
-// the index document of an imported memory — is found by no search,
-// which reads every hit back from the store.
+// Committed; if the transaction fails, to Abandoned, which puts back the
+// index document written ahead.
 type Pending struct {
 	Ops     []store.Op
 	tenant  string
 	job     *queue.Job
 	inTx    bool
+	indexed string // the memory indexed ahead of the commit
 	unindex string // the memory to take out of the index after the commit
 }
 
@@ -114,7 +115,7 @@ func (s *Service) PrepareImport(ctx context.Context, op, tenant string, m vp.Mem
 		return w, nil
 	}
 	j := s.embedJob(tenant, RefMemory, m.ID)
-	w.job = &j
+	w.job, w.indexed = &j, m.ID
 	if err := s.idx.Upsert(ctx, memoryDoc(tenant, m)); err != nil {
 		return Pending{}, vp.Wrap(op, vp.KindInternal, err)
 	}
@@ -163,6 +164,30 @@ func (s *Service) Committed(ctx context.Context, ws ...Pending) {
 			if err := s.idx.Delete(ctx, w.tenant, w.unindex); err != nil {
 				s.log.WarnContext(ctx, "removing a replaced or superseded memory from the index (searches drop it anyway)", "id", w.unindex, "err", err)
 			}
+		}
+	}
+}
+
+// Abandoned undoes what prepared writes did ahead of a transaction that
+// failed: each memory indexed ahead gets the document of what the store
+// holds (none when it holds nothing live). A new memory's document would
+// be dropped by every search anyway (hits are read back from the store),
+// but an updated one's would find the stored memory by the words of the
+// update that did not happen.
+func (s *Service) Abandoned(ctx context.Context, op string, ws ...Pending) {
+	for _, w := range ws {
+		if w.indexed == "" {
+			continue
+		}
+		m, _, err := records.Get[vp.Memory](ctx, s.st, op, "memoryId", w.indexed, memoryKey(w.tenant, w.indexed))
+		switch {
+		case err == nil && m.Live(s.nowMS()):
+			err = s.idx.Upsert(ctx, memoryDoc(w.tenant, m))
+		case err == nil || vp.IsKind(err, vp.KindNotFound):
+			err = s.idx.Delete(ctx, w.tenant, w.indexed)
+		}
+		if err != nil {
+			s.log.WarnContext(ctx, "restoring the index document of a memory whose import failed", "id", w.indexed, "err", err)
 		}
 	}
 }

@@ -39,8 +39,7 @@ const indexChunk = 1000
 // of the namespace with its provenance, and their embed and index jobs
 // are one transaction. Readers see the old namespace until it commits and
 // the new one after, never a mix; a failure leaves nothing (the only
-// thing done ahead, the index documents of new memories, is found by no
-// search: hits are read back from the store).
+// thing done ahead, indexing the memories, is undone: memory.Abandoned).
 //
 // The transaction also checks that no journal of the multi-write path is
 // pending and rewrites the namespace's marker under the version read
@@ -186,6 +185,7 @@ func (s *Service) replaceAtOnce(ctx context.Context, op, tenant, ns, orig string
 	}
 
 	if err := lt.TransactLarge(ctx, ops); err != nil {
+		s.mem.Abandoned(ctx, op, mems...)
 		if errors.Is(err, store.ErrConditionFailed) {
 			return nil, vp.Errorf(op, vp.KindConflict, "namespace", "%q changed while it was being replaced (another replace, or an edit of one of its memories); nothing was changed — retry", ns)
 		}

@@ -237,3 +237,39 @@ func TestReplaceAtOnceAfterADeletedImport(t *testing.T) {
 		assertSame(t, e.bundle(t, "team/src"), e.bundle(t, "team/dst"), res.IDMap)
 	})
 }
+
+// A failed replace that would have updated memories in place (their ids
+// come from an earlier import) leaves search as it was: the words of the
+// update that did not happen find nothing, the stored words still do.
+func TestReplaceAtOnceFailedUpdateLeavesSearchAlone(t *testing.T) {
+	e := newEnv(t, openSQLite(t))
+	e.seedPlain(t, "team/src", "quokka", 5)
+	data := e.export(t, "team/src")
+	if _, err := e.svc.Import(ctx, e.p, "team/dst", okfsvc.ModeMerge, data); err != nil {
+		t.Fatal(err)
+	}
+	b := e.bundle(t, "team/src")
+	for i := range b.Memories {
+		b.Memories[i].Content = strings.Replace(b.Memories[i].Content, "quokka", "platypus", 1)
+	}
+	var buf bytes.Buffer
+	if _, err := okf.Write(&buf, okf.ExportInput{Exporter: b.Manifest.Exporter, Origin: b.Manifest.Origin, Namespace: b.Manifest.Namespace,
+		Memories: b.Memories, Notes: b.Notes, Tasks: b.Tasks}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.export(t, "team/dst")
+	e.large.last = func() []store.Op {
+		return []store.Op{store.Check(store.Key{PK: "T#" + tenant + "#NOSUCH", SK: "ITEM"}, store.IfExists)}
+	}
+	_, err := e.svc.Import(ctx, e.p, "team/dst", okfsvc.ModeReplace, buf.Bytes())
+	domaintest.WantKind(t, err, vp.KindConflict, "namespace")
+	if after := e.export(t, "team/dst"); !bytes.Equal(before, after) {
+		t.Fatal("a failed replace changed the namespace")
+	}
+	for word, want := range map[string]int{"platypus": 0, "quokka": 5} {
+		hits, err := e.mem.TextSearch(ctx, e.p, memory.SearchInput{Query: word, Namespace: "team/dst"})
+		if err != nil || hits.Count != want {
+			t.Errorf("search %q found %d memories after a failed replace, want %d (%v)", word, hits.Count, want, err)
+		}
+	}
+}
