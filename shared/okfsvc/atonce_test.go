@@ -124,8 +124,9 @@ func TestReplaceAtOnceAllOrNothing(t *testing.T) {
 }
 
 // A reader during a replace of 300 entities sees the old namespace or the
-// new one, never a mix: each of its reads counts old or new, and its
-// memory ids are the old set or the new one.
+// new one, never a mix: each of its reads of memories, notes or tasks
+// counts old or new, and its memory ids are the old set or the new one.
+// (The journal path fails this: a reader sees both generations.)
 func TestReplaceAtOnceReadersNeverSeeAMix(t *testing.T) {
 	e := newEnv(t, openSQLite(t))
 	const old, fresh = 30, 100
@@ -143,10 +144,14 @@ func TestReplaceAtOnceReadersNeverSeeAMix(t *testing.T) {
 	wg.Go(func() {
 		for !done.Load() {
 			busy := replacing.Load()
+			// Each query is one snapshot, the three are three: the commit
+			// may fall between them, so each kind is checked on its own.
 			m, n, k, ids := e.counted(t, "team/dst")
-			if !(m == old && n == old && k == old) && !(m == fresh && n == fresh && k == fresh) {
-				t.Errorf("a reader saw %d memories, %d notes, %d tasks: neither the old namespace (%d each) nor the new one (%d each)", m, n, k, old, fresh)
-				return
+			for kind, c := range map[string]int{"memories": m, "notes": n, "tasks": k} {
+				if c != old && c != fresh {
+					t.Errorf("a reader saw %d %s: neither the old namespace's %d nor the new one's %d", c, kind, old, fresh)
+					return
+				}
 			}
 			mu.Lock()
 			seen, reads = append(seen, ids), reads+1
@@ -215,7 +220,7 @@ func TestReplaceAtOnceRacingReplacesConflict(t *testing.T) {
 // An entity deleted since an earlier import gets a new id on replace; its
 // provenance record is rewritten, not also deleted in the same
 // transaction (two ops on one key are refused).
-func TestReplaceAtOnceAfterADeletedImport(t *testing.T) {
+func TestReplaceAfterADeletedImport(t *testing.T) {
 	eachPath(t, false, func(t *testing.T, e *env) {
 		e.seedPlain(t, "team/src", "quokka", 3)
 		data := e.export(t, "team/src")
