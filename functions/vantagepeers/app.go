@@ -31,6 +31,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
@@ -72,6 +73,9 @@ type app struct {
 	webhooks webhooks.Options
 	errors   *errormon.Service
 	log      *slog.Logger
+	// okfLinks signs the download URLs of bundles too large for a tool
+	// result; set by serve, which knows the server's URL.
+	okfLinks *okfsvc.Links
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 	// fresh: this start created the data dir's store (a first start, even
@@ -225,7 +229,7 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		EmitUIMarkers: awsenv.On(os.Getenv(awsenv.EnvEmitUIMarkers)),
 		Briefings:     a.leaves.briefings, Components: a.leaves.components, BusinessUnits: a.leaves.businessUnits,
-		Diary: a.leaves.diary, Issues: a.issues, Errors: a.errors, OKF: a.okf(),
+		Diary: a.leaves.diary, Issues: a.issues, Errors: a.errors, OKF: a.okf(), OKFLinks: a.okfLinks,
 	})
 }
 

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/okf"
@@ -118,6 +120,29 @@ func okfCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 func (a *app) okf() *okfsvc.Service {
 	return okfsvc.New(okfsvc.Options{Store: a.store, Memory: a.memory, Tasks: a.tasks, Version: version,
 		Search: &search.Writer{Index: a.index, Logger: a.log, Outbox: a.outbox}})
+}
+
+// okfDownloadTTL is how long a signed bundle download URL of `serve`
+// works.
+const okfDownloadTTL = 10 * time.Minute
+
+// okfInlineMax is the largest bundle, as base64, that a tool result of
+// `serve` carries; a larger one comes as a download URL. A variable so
+// that the serve test needs no 4 MiB bundle, like servicesStore.
+var okfInlineMax = okfsvc.MaxInlineBase64
+
+// okfDownloads returns the signer of bundle download URLs under base (the
+// server's absolute URL) and the handler of their route. The signing key
+// is the data dir's own, kept in the store like the cursor key, so that
+// a link outlives a restart of the server for its few minutes.
+func (a *app) okfDownloads(ctx context.Context, base string) (*okfsvc.Links, http.Handler, error) {
+	key, err := auth.EnsureKey(ctx, a.store, "okf-download")
+	if err != nil {
+		return nil, nil, fmt.Errorf("okf download key: %w", err)
+	}
+	l := okfsvc.NewLinks(key, base, okfDownloadTTL)
+	l.MaxInline = okfInlineMax
+	return l, l.Handler(a.okf()), nil
 }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {

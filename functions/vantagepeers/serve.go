@@ -61,11 +61,23 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		announceMaster(stdout, a, c.dataDir)
 	}
+	// Bundles too large for a tool result come as signed URLs, absolute:
+	// under VP_PUBLIC_BASE_URL when set (a proxy in front), else the
+	// listen address.
+	base := publicBaseURL()
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	var okfDownload http.Handler
+	if a.okfLinks, okfDownload, err = a.okfDownloads(ctx, base); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	srv := &http.Server{
 		Handler: httpapi.New(httpapi.Options{
 			MCP:    a.mcpServer(nil),
 			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
-			OAuth: newOAuth(a, log), BasePath: publicBaseURL(), Webhooks: webhooks.New(a.webhooks),
+			OAuth: newOAuth(a, log), BasePath: publicBaseURL(), Webhooks: webhooks.New(a.webhooks), OKFDownload: okfDownload,
 			Pacerelle:    relay.New(relay.Options{Store: a.store, Tokens: a.tokens, Logger: log}).Handler(),
 			PacerelleApp: webapp.Handler(log),
 		}),

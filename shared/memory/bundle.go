@@ -64,71 +64,144 @@ func (s *Service) NamespaceMemories(ctx context.Context, op string, p vp.Princip
 // are not re-applied (the bundle carries the superseded states already).
 // Vectors never travel: Embedder is cleared and the job makes them.
 func (s *Service) ImportMemory(ctx context.Context, op, tenant string, m vp.Memory, cond store.Cond, extra ...store.Op) error {
-	if err := checkMemoryType(op, "type", m.Type, true); err != nil {
+	w, err := s.PrepareImport(ctx, op, tenant, m, cond)
+	if err != nil {
 		return err
+	}
+	if err := s.st.Write(ctx, append(w.Ops, extra...)...); err != nil {
+		s.Abandoned(ctx, op, w)
+		return records.Err(op, err)
+	}
+	s.Committed(ctx, w)
+	return nil
+}
+
+// Pending is a memory write prepared for the caller's transaction
+// (PrepareImport, PrepareRemoval), for an importer that commits many
+// entities at once (store.LargeTransactor): commit Ops, then pass it to
+// Committed; if the transaction fails, to Abandoned, which puts back the
+// index document written ahead.
+type Pending struct {
+	Ops     []store.Op
+	tenant  string
+	job     *queue.Job
+	inTx    bool
+	indexed string // the memory indexed ahead of the commit
+	unindex string // the memory to take out of the index after the commit
+}
+
+// PrepareImport is ImportMemory without its Write: the ops of m (and of
+// its embed job when the queue shares the store), after indexing a live
+// m — before the commit, as store_memory does, so that a crash between
+// the two cannot leave a committed memory unsearchable.
+func (s *Service) PrepareImport(ctx context.Context, op, tenant string, m vp.Memory, cond store.Cond) (Pending, error) {
+	if err := checkMemoryType(op, "type", m.Type, true); err != nil {
+		return Pending{}, err
 	}
 	if err := vp.CheckNamespace(op, "namespace", m.Namespace, true); err != nil {
-		return err
+		return Pending{}, err
 	}
 	if err := vp.CheckText(op, "content", m.Content, vp.MaxMemoryContentBytes, true); err != nil {
-		return err
+		return Pending{}, err
 	}
 	m.Embedder = ""
 	mi, err := memoryItem(op, tenant, m)
 	if err != nil {
-		return err
+		return Pending{}, err
 	}
-	ops := append([]store.Op{store.Put(mi, cond)}, extra...)
-	var job *queue.Job
-	inTx := false
-	if m.Live(s.nowMS()) {
-		j := s.embedJob(tenant, RefMemory, m.ID)
-		job = &j
-		if err := s.idx.Upsert(ctx, memoryDoc(tenant, m)); err != nil {
-			return vp.Wrap(op, vp.KindInternal, err)
-		}
-		jobOps, ok, err := s.jobOps(j)
-		if err != nil {
-			return vp.Wrap(op, vp.KindInternal, err)
-		}
-		ops, inTx = append(ops, jobOps...), ok
-	} else if err := s.idx.Delete(ctx, tenant, m.ID); err != nil {
-		s.log.WarnContext(ctx, "removing an imported superseded memory from the index (searches drop it anyway)", "id", m.ID, "err", err)
+	w := Pending{Ops: []store.Op{store.Put(mi, cond)}, tenant: tenant}
+	if !m.Live(s.nowMS()) {
+		w.unindex = m.ID
+		return w, nil
 	}
-	if err := s.st.Write(ctx, ops...); err != nil {
-		return records.Err(op, err)
+	j := s.embedJob(tenant, RefMemory, m.ID)
+	w.job, w.indexed = &j, m.ID
+	if err := s.idx.Upsert(ctx, memoryDoc(tenant, m)); err != nil {
+		return Pending{}, vp.Wrap(op, vp.KindInternal, err)
 	}
-	if job != nil {
-		s.afterCommit(ctx, *job, inTx)
+	jobOps, ok, err := s.jobOps(j)
+	if err != nil {
+		return Pending{}, vp.Wrap(op, vp.KindInternal, err)
 	}
-	return nil
+	w.Ops, w.inTx = append(w.Ops, jobOps...), ok
+	return w, nil
 }
 
-// RemoveMemory soft-deletes memory id (as soft_delete_memory does, without
-// a principal: the importer checked the namespace) with extra in the same
-// transaction. A missing or already deleted memory is not an error.
-func (s *Service) RemoveMemory(ctx context.Context, op, tenant, id string, extra ...store.Op) error {
-	err := table.Retry(ctx, op, "memoryId", id, func() error {
-		m, it, err := records.Get[vp.Memory](ctx, s.st, op, "memoryId", id, memoryKey(tenant, id))
-		if vp.IsKind(err, vp.KindNotFound) {
-			if len(extra) == 0 {
-				return nil
+// PrepareRemoval returns the ops soft-deleting memory id (as
+// soft_delete_memory does, without a principal: the importer checked the
+// namespace), conditional on the version read now: none for a missing or
+// already deleted memory.
+func (s *Service) PrepareRemoval(ctx context.Context, op, tenant, id string) (Pending, error) {
+	w := Pending{tenant: tenant, unindex: id}
+	m, it, err := records.Get[vp.Memory](ctx, s.st, op, "memoryId", id, memoryKey(tenant, id))
+	if vp.IsKind(err, vp.KindNotFound) {
+		return w, nil
+	}
+	if err != nil {
+		return Pending{}, err
+	}
+	if m.DeletedAt == 0 {
+		now := s.nowMS()
+		m.IsLatest, m.DeletedAt, m.UpdatedAt = false, now, now
+		next, err := memoryItem(op, tenant, m)
+		if err != nil {
+			return Pending{}, err
+		}
+		w.Ops = []store.Op{store.Put(next, store.IfVersion(it.Version))}
+	}
+	return w, nil
+}
+
+// Committed does what follows the commit of prepared writes: embed jobs
+// enqueued (unless they committed with the writes) and the worker woken;
+// removed and superseded memories taken out of the index.
+func (s *Service) Committed(ctx context.Context, ws ...Pending) {
+	for _, w := range ws {
+		if w.job != nil {
+			s.afterCommit(ctx, *w.job, w.inTx)
+		}
+		if w.unindex != "" {
+			if err := s.idx.Delete(ctx, w.tenant, w.unindex); err != nil {
+				s.log.WarnContext(ctx, "removing a replaced or superseded memory from the index (searches drop it anyway)", "id", w.unindex, "err", err)
 			}
-			return s.st.Write(ctx, extra...)
+		}
+	}
+}
+
+// Abandoned undoes what prepared writes did ahead of a transaction that
+// failed: each memory indexed ahead gets the document of what the store
+// holds (none when it holds nothing live). A new memory's document would
+// be dropped by every search anyway (hits are read back from the store),
+// but an updated one's would find the stored memory by the words of the
+// update that did not happen.
+func (s *Service) Abandoned(ctx context.Context, op string, ws ...Pending) {
+	for _, w := range ws {
+		if w.indexed == "" {
+			continue
+		}
+		m, _, err := records.Get[vp.Memory](ctx, s.st, op, "memoryId", w.indexed, memoryKey(w.tenant, w.indexed))
+		switch {
+		case err == nil && m.Live(s.nowMS()):
+			err = s.idx.Upsert(ctx, memoryDoc(w.tenant, m))
+		case err == nil || vp.IsKind(err, vp.KindNotFound):
+			err = s.idx.Delete(ctx, w.tenant, w.indexed)
 		}
 		if err != nil {
+			s.log.WarnContext(ctx, "restoring the index document of a memory whose import failed", "id", w.indexed, "err", err)
+		}
+	}
+}
+
+// RemoveMemory soft-deletes memory id (PrepareRemoval) with extra in the
+// same transaction. A missing or already deleted memory is not an error.
+func (s *Service) RemoveMemory(ctx context.Context, op, tenant, id string, extra ...store.Op) error {
+	var w Pending
+	err := table.Retry(ctx, op, "memoryId", id, func() error {
+		var err error
+		if w, err = s.PrepareRemoval(ctx, op, tenant, id); err != nil {
 			return err
 		}
-		ops := extra
-		if m.DeletedAt == 0 {
-			now := s.nowMS()
-			m.IsLatest, m.DeletedAt, m.UpdatedAt = false, now, now
-			next, err := memoryItem(op, tenant, m)
-			if err != nil {
-				return err
-			}
-			ops = append([]store.Op{store.Put(next, store.IfVersion(it.Version))}, extra...)
-		}
+		ops := append(w.Ops, extra...)
 		if len(ops) == 0 {
 			return nil
 		}
@@ -137,9 +210,7 @@ func (s *Service) RemoveMemory(ctx context.Context, op, tenant, id string, extra
 	if err != nil {
 		return err
 	}
-	if err := s.idx.Delete(ctx, tenant, id); err != nil {
-		s.log.WarnContext(ctx, "removing a replaced memory from the index (searches drop it anyway)", "id", id, "err", err)
-	}
+	s.Committed(ctx, w)
 	return nil
 }
 

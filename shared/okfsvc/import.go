@@ -364,40 +364,29 @@ func (s *Service) writeUnit(ctx context.Context, op, tenant, ns, orig string, u 
 
 // put writes u under cond with its provenance.
 func (s *Service) put(ctx context.Context, op, tenant, ns, orig string, u unit, cond store.Cond) error {
-	pi, err := provenances.Item(op, tenant, provenance{Namespace: ns, Origin: orig, Kind: u.kind, SourceID: u.srcID,
-		NewID: u.id(), Digest: u.digest, ImportedAt: s.now().UnixMilli()})
+	provOp, err := s.provenanceOp(op, tenant, ns, orig, u)
 	if err != nil {
 		return err
 	}
-	provOp := store.Put(pi, store.Always)
 	switch {
 	case u.memory != nil:
 		return s.mem.ImportMemory(ctx, op, tenant, *u.memory, cond, provOp)
 	case u.note != nil:
-		n := *u.note
-		if err := checkNote(op, u.srcID, n); err != nil {
-			return err
-		}
-		it, err := briefing.Notes.Item(op, tenant, n)
+		it, err := noteItem(op, tenant, u)
 		if err != nil {
 			return err
 		}
-		ix, err := s.search.Prepare(ctx, tenant, briefing.Kind, n.ID)
+		ix, err := s.search.Prepare(ctx, tenant, briefing.Kind, u.note.ID)
 		if err != nil {
 			return err
 		}
 		if err := s.st.Write(ctx, append([]store.Op{store.Put(it, cond), provOp}, ix.Ops()...)...); err != nil {
 			return records.Err(op, err)
 		}
-		s.search.Done(ctx, op, ix, briefing.Doc(tenant, n))
+		s.search.Done(ctx, op, ix, briefing.Doc(tenant, *u.note))
 		return nil
 	default:
-		t, _, err := s.tasks.Build(op, tenant, *u.task, u.task.CreationTime)
-		if err != nil {
-			return vp.Errorf(op, vp.KindInvalid, "bundle", "task %s: %v", u.srcID, err)
-		}
-		t.UpdatedAt = u.task.UpdatedAt // Build stamps both times; keep the bundle's
-		it, err := task.Table.Item(op, tenant, t)
+		t, it, err := s.taskItem(op, tenant, u)
 		if err != nil {
 			return err
 		}
@@ -411,6 +400,32 @@ func (s *Service) put(ctx context.Context, op, tenant, ns, orig string, u unit, 
 		s.tasks.Created(ctx, op, tenant, ix, t)
 		return nil
 	}
+}
+
+// provenanceOp is the write of u's provenance record.
+func (s *Service) provenanceOp(op, tenant, ns, orig string, u unit) (store.Op, error) {
+	pi, err := provenances.Item(op, tenant, provenance{Namespace: ns, Origin: orig, Kind: u.kind, SourceID: u.srcID,
+		NewID: u.id(), Digest: u.digest, ImportedAt: s.now().UnixMilli()})
+	return store.Put(pi, store.Always), err
+}
+
+// noteItem is the stored item of briefing note unit u.
+func noteItem(op, tenant string, u unit) (store.Item, error) {
+	if err := checkNote(op, u.srcID, *u.note); err != nil {
+		return store.Item{}, err
+	}
+	return briefing.Notes.Item(op, tenant, *u.note)
+}
+
+// taskItem is the task of unit u as stored, with its item.
+func (s *Service) taskItem(op, tenant string, u unit) (vp.Task, store.Item, error) {
+	t, _, err := s.tasks.Build(op, tenant, *u.task, u.task.CreationTime)
+	if err != nil {
+		return vp.Task{}, store.Item{}, vp.Errorf(op, vp.KindInvalid, "bundle", "task %s: %v", u.srcID, err)
+	}
+	t.UpdatedAt = u.task.UpdatedAt // Build stamps both times; keep the bundle's
+	it, err := task.Table.Item(op, tenant, t)
+	return t, it, err
 }
 
 func checkNote(op, src string, n vp.BriefingNote) error {

@@ -30,12 +30,19 @@ import (
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
-var ctx = domaintest.Ctx()
+// ctx is shared by every test of the package, so it has no deadline of its
+// own (domaintest.Ctx's minute would start at init, before DynamoDB Local
+// has started — 40 s on a loaded machine — and end mid-run); go test's
+// -timeout bounds the run.
+var ctx = context.Background()
 
 const tenant = "acme"
 
 type env struct {
-	st    *recordingStore
+	st *recordingStore
+	// large is the OKF service's store when replace is one transaction.
+	large *largeStore
+	queue *storequeue.Queue // the embed jobs
 	mem   *memory.Service
 	notes *briefing.Service
 	tasks *task.Service
@@ -72,7 +79,31 @@ func (r *recordingStore) Write(ctx context.Context, ops ...store.Op) error {
 	return r.Store.Write(ctx, ops...)
 }
 
-func newEnv(t *testing.T, st store.Store) *env {
+// largeStore is a recordingStore over a store with large transactions,
+// which it offers too; last, when set, adds ops at the end of each.
+type largeStore struct {
+	*recordingStore
+	lt   store.LargeTransactor
+	last func() []store.Op
+}
+
+func (l *largeStore) TransactLarge(ctx context.Context, ops []store.Op) error {
+	if l.fail != nil && l.fail(ops) {
+		return fmt.Errorf("injected failure")
+	}
+	if l.last != nil {
+		ops = append(ops, l.last()...)
+	}
+	return l.lt.TransactLarge(ctx, ops)
+}
+
+// newEnv builds the services over st; replace takes its one-transaction
+// path when st offers it.
+func newEnv(t *testing.T, st store.Store) *env { return newEnvPath(t, st, true) }
+
+// newEnvPath is newEnv; large false hides st's large transactions from
+// the OKF service, so that replace keeps its journal.
+func newEnvPath(t *testing.T, st store.Store, large bool) *env {
 	t.Helper()
 	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(t.TempDir(), "search.db")})
 	if err != nil {
@@ -82,17 +113,39 @@ func newEnv(t *testing.T, st store.Store) *env {
 	rs := &recordingStore{Store: st}
 	signer := domaintest.Signer(t)
 	w := &search.Writer{Index: idx}
+	q := storequeue.New(storequeue.Options{Store: rs})
 	mem := memory.New(memory.Options{Store: rs, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
-		Queue: storequeue.New(storequeue.Options{Store: rs}), Cursors: signer})
+		Queue: q, Cursors: signer})
 	tasks := task.New(task.Options{Store: rs, Cursors: signer, Search: w})
-	e := &env{st: rs, mem: mem, tasks: tasks, notes: briefing.New(briefing.Options{Store: rs, Cursors: signer, Search: w}),
-		svc: okfsvc.New(okfsvc.Options{Store: rs, Memory: mem, Tasks: tasks, Search: w, Version: "test"}),
+	var svcStore store.Store = rs
+	if lt, ok := store.AsLargeTransactor(st); ok && large {
+		svcStore = &largeStore{recordingStore: rs, lt: lt}
+	}
+	e := &env{st: rs, mem: mem, queue: q, tasks: tasks, notes: briefing.New(briefing.Options{Store: rs, Cursors: signer, Search: w}),
+		svc: okfsvc.New(okfsvc.Options{Store: svcStore, Memory: mem, Tasks: tasks, Search: w, Version: "test"}),
 		p:   domaintest.As(tenant, "pi")}
+	e.large, _ = svcStore.(*largeStore)
 	return e
 }
 
 func eachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) { fn(t, newEnv(t, b.Open(t, nil))) })
+}
+
+// eachPath runs fn on each way replace works: one transaction (SQLite),
+// and the journal, on SQLite with its large transactions hidden and on
+// DynamoDB (which has none). journalOnly skips the first.
+func eachPath(t *testing.T, journalOnly bool, fn func(t *testing.T, e *env)) {
+	if !journalOnly {
+		t.Run("sqlite", func(t *testing.T) { fn(t, newEnvPath(t, openSQLite(t), true)) })
+	}
+	t.Run("sqlite-journal", func(t *testing.T) { fn(t, newEnvPath(t, openSQLite(t), false)) })
+	t.Run("dynamodb", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: SQLite only")
+		}
+		fn(t, newEnv(t, teststores.All[1].Open(t, nil)))
+	})
 }
 
 // seed writes n memories (every type, relations, one superseded), n

@@ -17,13 +17,14 @@ import (
 // stagingTTL is how long a staged generation waits for its journal.
 const stagingTTL = 7 * 24 * time.Hour
 
-// replace makes namespace ns hold exactly units (all new): stage, decide,
-// apply.
+// replace makes namespace ns hold exactly units (all new).
 //
-// A namespace holds any number of entities and a store transaction at
-// most store.MaxTransactOps (DynamoDB's 100 items; the SQLite backend
-// enforces the same port), so a replace cannot be one transaction. It is
-// made all-or-nothing in effect instead, as a write-ahead journal:
+// On a store with large transactions (store.LargeTransactor: SQLite) it
+// is one transaction (replaceAtOnce). Elsewhere (DynamoDB) a namespace
+// holds any number of entities and a transaction at most
+// store.MaxTransactOps items, so a replace cannot be one transaction. It
+// is made all-or-nothing in effect instead, as a write-ahead journal —
+// stage, decide, apply:
 //
 //  1. Stage: the new generation is written under a fresh generation id in
 //     the staging partition (OKFSTAGE#<gen>), which no read of memories,
@@ -63,6 +64,9 @@ func (s *Service) replace(ctx context.Context, op, tenant, ns, orig string, unit
 		if t.MissionID != "" && t.Status != vp.TaskDone && t.Status != vp.TaskCancelled {
 			return nil, vp.Errorf(op, vp.KindConflict, "namespace", "task %q of %q belongs to mission %q: replace would leave the mission's link dangling; complete or detach it first, or use merge", t.ID, ns, t.MissionID)
 		}
+	}
+	if lt, ok := store.AsLargeTransactor(s.st); ok {
+		return s.replaceAtOnce(ctx, op, tenant, ns, orig, units, ts, lt)
 	}
 	gen := s.ids.New("gen")
 	expires := s.now().Add(stagingTTL).Unix()
@@ -107,6 +111,14 @@ func (s *Service) replace(ctx context.Context, op, tenant, ns, orig string, unit
 		return nil, records.Err(op, err)
 	}
 	return s.applyReplace(ctx, op, tenant, j)
+}
+
+// ReplacesAtOnce reports whether a replace is one transaction here: the
+// store offers large transactions (store.LargeTransactor). Otherwise it
+// goes through the journal (see replace).
+func (s *Service) ReplacesAtOnce() bool {
+	_, ok := store.AsLargeTransactor(s.st)
+	return ok
 }
 
 // pending returns the journal of a replace of ns being applied.

@@ -16,7 +16,7 @@ import (
 )
 
 func TestReplace(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e *env) {
+	eachPath(t, false, func(t *testing.T, e *env) {
 		e.seed(t, "team/src", 6)
 		e.seed(t, "team/dst", 4)
 		_ = e.export(t, "team/dst")
@@ -49,7 +49,7 @@ func TestReplace(t *testing.T) {
 // An apply that fails after the decision leaves the namespace pending;
 // export refuses it and the next import finishes the same replace.
 func TestReplaceInterruptedRollsForward(t *testing.T) {
-	eachBackend(t, func(t *testing.T, e *env) {
+	eachPath(t, true, func(t *testing.T, e *env) {
 		e.seed(t, "team/src", 5)
 		e.seed(t, "team/dst", 3)
 		data := e.export(t, "team/src")
@@ -81,7 +81,7 @@ func TestReplaceInterruptedRollsForward(t *testing.T) {
 
 // A replace that fails while staging changes nothing.
 func TestReplaceFailedStagingChangesNothing(t *testing.T) {
-	e := newEnv(t, openSQLite(t))
+	e := newEnvPath(t, openSQLite(t), false)
 	e.seed(t, "team/src", 4)
 	e.seed(t, "team/dst", 2)
 	before := e.export(t, "team/dst")

@@ -17,8 +17,9 @@
 // id, and a digest of the source record — so importing the same bundle
 // again changes nothing (its entities keep their ids; a changed record
 // updates its entity), and an interrupted import resumes where it stopped.
-// dry-run reports what merge would do and writes nothing. Replace, which
-// cannot be one store transaction, is described at (*Service).replace.
+// dry-run reports what merge would do and writes nothing. Replace is one
+// transaction where the store allows it (SQLite) and a journal where it
+// does not (DynamoDB); see (*Service).replace.
 package okfsvc
 
 import (
@@ -151,7 +152,9 @@ var staging = table.Declare(table.Schema[stagedEntity]{
 func seq6(n int) string { return fmt.Sprintf("%06d", n) }
 
 // Tables describes this package's keys for KEYS.md.
-func Tables() []table.Doc { return []table.Doc{provenances.Doc(), journals.Doc(), staging.Doc()} }
+func Tables() []table.Doc {
+	return []table.Doc{provenances.Doc(), journals.Doc(), staging.Doc(), replacements.Doc()}
+}
 
 // ---- export
 
@@ -183,6 +186,12 @@ func (s *Service) Export(ctx context.Context, p vp.Principal, ns string) (Export
 	ms, err := s.mem.NamespaceMemories(ctx, op, p, ns)
 	if err != nil {
 		return ExportResult{}, err
+	}
+	// Which embedder made a memory's vector is this store's state, not the
+	// memory's: an embed job finishing would change the bundle (and void
+	// its download link, signed for its sha256), and import clears it.
+	for i := range ms {
+		ms[i].Embedder = ""
 	}
 	notes, err := s.notesOf(ctx, op, tenant, ns)
 	if err != nil {

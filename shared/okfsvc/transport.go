@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/okf"
@@ -52,7 +53,11 @@ func Deliver(op string, r ExportResult, p vp.Principal, path string, local bool,
 		d.Path = path
 		return d, nil
 	}
-	if n := base64.StdEncoding.EncodedLen(len(r.Data)); n <= MaxInlineBase64 {
+	inline := MaxInlineBase64
+	if links != nil && links.MaxInline > 0 {
+		inline = links.MaxInline
+	}
+	if n := base64.StdEncoding.EncodedLen(len(r.Data)); n <= inline {
 		d.Bundle = base64.StdEncoding.EncodeToString(r.Data)
 		return d, nil
 	}
@@ -124,10 +129,15 @@ func Receive(op, b64, path string, local bool, lim okf.Limits) ([]byte, error) {
 // exports are deterministic it serves the very bytes signed for — or 410
 // Gone when the namespace changed since.
 type Links struct {
-	Key     []byte
-	BaseURL string // e.g. "https://vp.example.com"; the route is DownloadPath
+	Key []byte
+	// BaseURL is the server's absolute URL, e.g. "https://vp.example.com"
+	// (a trailing slash is dropped); the route is DownloadPath.
+	BaseURL string
 	TTL     time.Duration
 	Now     func() time.Time
+	// MaxInline is the largest bundle, as base64, that Deliver returns
+	// inline when links are offered (0: MaxInlineBase64).
+	MaxInline int
 }
 
 // NewLinks returns Links whose key is derived from secret (a server key
@@ -162,7 +172,7 @@ func (l *Links) Sign(tenant, ns, sha string) (string, int64) {
 	}
 	exp := l.now().Add(ttl).UnixMilli()
 	q := url.Values{"t": {tenant}, "ns": {ns}, "sha": {sha}, "exp": {strconv.FormatInt(exp, 10)}, "sig": {l.mac(tenant, ns, sha, exp)}}
-	return l.BaseURL + DownloadPath + "?" + q.Encode(), exp
+	return strings.TrimRight(l.BaseURL, "/") + DownloadPath + "?" + q.Encode(), exp
 }
 
 // Handler serves DownloadPath with svc.
@@ -172,11 +182,11 @@ func (l *Links) Handler(svc *Service) http.Handler {
 		tenant, ns, sha := q.Get("t"), q.Get("ns"), q.Get("sha")
 		exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
 		if err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(l.mac(tenant, ns, sha, exp))) {
-			http.Error(w, "invalid signature", http.StatusForbidden)
+			http.Error(w, "this download link is not valid: its signature does not match (altered, or made by another server); export again for a new one", http.StatusForbidden)
 			return
 		}
 		if l.now().UnixMilli() > exp {
-			http.Error(w, "this download link has expired; export again", http.StatusForbidden)
+			http.Error(w, "this download link expired at "+time.UnixMilli(exp).UTC().Format(time.RFC3339)+"; export again for a new one", http.StatusForbidden)
 			return
 		}
 		// The link was signed for a caller that could read ns.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/okf"
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
@@ -129,5 +130,51 @@ func TestSignedDownload(t *testing.T) {
 	}
 	if code, _ := get(u); code != http.StatusGone {
 		t.Fatalf("a link to a changed namespace answered %d", code)
+	}
+}
+
+// Links.MaxInline moves the line between an inline bundle and a URL, and
+// the URL is absolute under BaseURL whatever its trailing slash.
+func TestDeliverInlineLimit(t *testing.T) {
+	r := okfsvc.ExportResult{Data: make([]byte, 300)} // 400 bytes of base64
+	for _, c := range []struct {
+		name      string
+		maxInline int
+		base      string
+		wantURL   bool
+	}{
+		{"default limit: inline", 0, "http://127.0.0.1:8787", false},
+		{"at the limit: inline", 400, "http://127.0.0.1:8787", false},
+		{"over the limit: url", 399, "http://127.0.0.1:8787", true},
+		{"trailing slash", 16, "https://vp.example.com/", true},
+	} {
+		links := okfsvc.NewLinks([]byte("k"), c.base, time.Minute)
+		links.MaxInline = c.maxInline
+		d, err := okfsvc.Deliver("x", r, domaintest.As(tenant, "pi"), "", false, links)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if (d.DownloadURL != "") != c.wantURL || (d.Bundle == "") != c.wantURL {
+			t.Errorf("%s: url %q, %d bytes inline", c.name, d.DownloadURL, len(d.Bundle))
+		}
+		if c.wantURL && !strings.HasPrefix(d.DownloadURL, strings.TrimSuffix(c.base, "/")+okfsvc.DownloadPath+"?") {
+			t.Errorf("%s: url %q is not under %s", c.name, d.DownloadURL, c.base)
+		}
+	}
+}
+
+// An export does not change when the embed jobs of its memories run: a
+// download link is signed for the bundle's sha256, and the embedder of a
+// vector is the store's state, not the memory's.
+func TestExportUnchangedByEmbedding(t *testing.T) {
+	e := newEnv(t, openSQLite(t))
+	e.seed(t, "team/src", 3)
+	before := e.export(t, "team/src")
+	n, err := jobs.ProcessEmbedJobs(ctx, jobs.EmbedderOptions{Queue: e.queue, Memory: e.mem})
+	if err != nil || n == 0 {
+		t.Fatalf("embedded %d memories (%v); want some", n, err)
+	}
+	if after := e.export(t, "team/src"); !bytes.Equal(before, after) {
+		t.Fatal("embedding the memories changed their export")
 	}
 }

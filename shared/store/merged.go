@@ -13,7 +13,23 @@ func Partitions(st Store, pks []string) Store {
 	if len(pks) == 1 {
 		return st
 	}
-	return mergedPartitions{Store: st, pks: pks}
+	m := mergedPartitions{Store: st, pks: pks}
+	if lt, ok := AsLargeTransactor(st); ok {
+		return mergedLarge{mergedPartitions: m, lt: lt}
+	}
+	return m
+}
+
+// mergedLarge is a mergedPartitions over a store with large transactions,
+// which it keeps offering (a view that hid them would send its callers to
+// their multi-write path without a word).
+type mergedLarge struct {
+	mergedPartitions
+	lt LargeTransactor
+}
+
+func (m mergedLarge) TransactLarge(ctx context.Context, ops []Op) error {
+	return m.lt.TransactLarge(ctx, ops)
 }
 
 // mergedPartitions reads several partitions of one secondary index, which

@@ -219,14 +219,55 @@ func (e *ConditionError) Error() string {
 
 func (e *ConditionError) Is(target error) bool { return target == ErrConditionFailed }
 
+// LargeTransactor is an optional capability of a Store: one all-or-nothing
+// write of more than MaxTransactOps operations. SQLite puts no cap on a
+// transaction, so its backend offers it; DynamoDB caps TransactWriteItems
+// at 100 items and 4 MB, so its adapter does not, and a caller that needs
+// more than one Write's worth of atomicity there must build it itself
+// (okfsvc's replace keeps a journal). Discover it with AsLargeTransactor;
+// a decorator of a Store that has it must offer it too (Partitions does),
+// or callers silently take their slower path.
+type LargeTransactor interface {
+	// TransactLarge applies ops as Write does — preconditions checked, all
+	// apply or none does, no two on one key — up to MaxLargeTransactOps
+	// operations and MaxLargeTransactBytes of data. It holds the single
+	// writer for its whole length: other writes wait until it ends.
+	TransactLarge(ctx context.Context, ops []Op) error
+}
+
+// Bounds of one TransactLarge: far above any single import (an OKF bundle
+// holds at most 50,000 entities of a few ops each, 256 MB), low enough
+// that a runaway caller is refused before it builds a transaction that
+// holds the writer for minutes.
+const (
+	MaxLargeTransactOps   = 1_000_000
+	MaxLargeTransactBytes = 512 << 20
+)
+
+// AsLargeTransactor returns st's LargeTransactor, if it offers one.
+func AsLargeTransactor(st Store) (LargeTransactor, bool) {
+	lt, ok := st.(LargeTransactor)
+	return lt, ok
+}
+
 // Validate checks the shape of a Write request; adapters call it first so
 // that both backends refuse the same things.
 func Validate(ops []Op) error {
+	return validate(ops, MaxTransactOps, "MaxTransactOps", MaxTransactBytes)
+}
+
+// ValidateLarge checks the shape of a TransactLarge request: Validate's
+// rules with the bounds of a large transaction.
+func ValidateLarge(ops []Op) error {
+	return validate(ops, MaxLargeTransactOps, "MaxLargeTransactOps", MaxLargeTransactBytes)
+}
+
+func validate(ops []Op, maxOps int, limitName string, maxBytes int) error {
 	if len(ops) == 0 {
 		return fmt.Errorf("%w: no operations", ErrInvalid)
 	}
-	if len(ops) > MaxTransactOps {
-		return fmt.Errorf("%w: %d operations, the limit is %d", ErrInvalid, len(ops), MaxTransactOps)
+	if len(ops) > maxOps {
+		return fmt.Errorf("%w: %d operations, the limit is %d (store.%s)", ErrInvalid, len(ops), maxOps, limitName)
 	}
 	seen := make(map[Key]struct{}, len(ops))
 	total := 0
@@ -244,8 +285,8 @@ func Validate(ops []Op) error {
 			return fmt.Errorf("%w: op %d key is too long", ErrInvalid, i)
 		}
 		total += len(op.Item.Data)
-		if total > MaxTransactBytes {
-			return fmt.Errorf("%w: the write carries over %d bytes", ErrInvalid, MaxTransactBytes)
+		if total > maxBytes {
+			return fmt.Errorf("%w: the write carries over %d bytes", ErrInvalid, maxBytes)
 		}
 		if op.Kind == OpPut && op.Item.Key != op.Key {
 			return fmt.Errorf("%w: op %d key does not match its item", ErrInvalid, i)

@@ -274,6 +274,23 @@ func (s *Store) Write(ctx context.Context, ops ...store.Op) error {
 	if err := store.Validate(ops); err != nil {
 		return err
 	}
+	return s.transact(ctx, ops)
+}
+
+var _ store.LargeTransactor = (*Store)(nil)
+
+// TransactLarge implements store.LargeTransactor: Write without the
+// MaxTransactOps cap (SQLite has none), in the same single transaction.
+// Readers in WAL mode keep reading the last commit meanwhile and see all
+// of it at once when it commits.
+func (s *Store) TransactLarge(ctx context.Context, ops []store.Op) error {
+	if err := store.ValidateLarge(ops); err != nil {
+		return err
+	}
+	return s.transact(ctx, ops)
+}
+
+func (s *Store) transact(ctx context.Context, ops []store.Op) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return classify(fmt.Errorf("store.sqlite.Write: begin: %w", err))

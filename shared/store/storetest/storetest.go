@@ -47,6 +47,7 @@ func Run(t *testing.T, open Factory) {
 		{"Delete", testDelete},
 		{"TransactionAllOrNothing", testTransaction},
 		{"TransactionCheck", testTransactionCheck},
+		{"LargeTransactionAllOrNothing", testLargeTransaction},
 		{"InvalidRequests", testInvalid},
 		{"QueryPrefixRangeOrder", testQuery},
 		{"QueryPagination", testPagination},
@@ -223,6 +224,43 @@ func testTransactionCheck(t *testing.T, s store.Store, _ *Clock) {
 	)
 	if _, err := s.Get(ctx, store.Key{PK: "T#a#P", SK: "child"}); err != nil {
 		t.Fatalf("child missing after passing check: %v", err)
+	}
+}
+
+// testLargeTransaction runs on backends offering store.LargeTransactor:
+// a transaction of several times MaxTransactOps is all-or-nothing, with
+// Write's preconditions and shape rules.
+func testLargeTransaction(t *testing.T, s store.Store, _ *Clock) {
+	lt, ok := store.AsLargeTransactor(s)
+	if !ok {
+		t.Skip("this backend has no large transactions")
+	}
+	ctx := context.Background()
+	const n = 3*store.MaxTransactOps + 7
+	mustWrite(t, s, store.Put(item("T#a#LTX", "taken", "x"), store.Always))
+	ops := make([]store.Op, 0, n+1)
+	for i := range n {
+		ops = append(ops, store.Put(item("T#a#LTX", fmt.Sprintf("%04d", i), "d"), store.IfNotExists))
+	}
+	// The last op fails its precondition: nothing before it may remain.
+	err := lt.TransactLarge(ctx, append(ops, store.Put(item("T#a#LTX", "taken", "y"), store.IfNotExists)))
+	var ce *store.ConditionError
+	if !errors.As(err, &ce) || ce.Index != n {
+		t.Fatalf("got %v, want ConditionError at index %d", err, n)
+	}
+	rows, err := s.Query(ctx, store.Query{PK: "T#a#LTX", Limit: n + 10})
+	if err != nil || len(rows) != 1 || string(rows[0].Data) != "x" {
+		t.Fatalf("a failed large transaction left %d items (%v)", len(rows), err)
+	}
+	if err := lt.TransactLarge(ctx, append(ops, store.Put(item("T#a#LTX", fmt.Sprintf("%04d", 0), "dup"), store.Always))); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("two ops on one key: got %v, want ErrInvalid", err)
+	}
+	if err := lt.TransactLarge(ctx, append(ops, store.Delete(store.Key{PK: "T#a#LTX", SK: "taken"}, store.IfExists))); err != nil {
+		t.Fatalf("TransactLarge: %v", err)
+	}
+	rows, err = s.Query(ctx, store.Query{PK: "T#a#LTX", Limit: n + 10})
+	if err != nil || len(rows) != n {
+		t.Fatalf("after a committed large transaction: %d items, want %d (%v)", len(rows), n, err)
 	}
 }
 
