@@ -31,6 +31,7 @@ func (a *App) MCPHandler() http.Handler {
 			OKF: a.OKF, OKFLinks: links}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, OKFDownload: download,
+		Pacerelle: a.Relay.Handler(),
 	})
 }
 

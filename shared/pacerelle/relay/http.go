@@ -619,7 +619,24 @@ func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) err
 		return nil
 	}
 	defer conn.CloseNow()
-	ctx := conn.CloseRead(req.Context())
+	// A client's message is a ping (its heartbeat for API Gateway's idle
+	// timeout, push.go): answered with the head, as $default answers it.
+	conn.SetReadLimit(1 << 10)
+	pings := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	go func() {
+		defer cancel()
+		for {
+			if _, _, err := conn.Read(ctx); err != nil {
+				return
+			}
+			select {
+			case pings <- struct{}{}:
+			default:
+			}
+		}
+	}()
 	ring := func(seq int64) error {
 		b, _ := json.Marshal(Ring{Seq: seq})
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -638,6 +655,11 @@ func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) err
 			return nil
 		case seq := <-ch:
 			if ring(seq) != nil {
+				return nil
+			}
+		case <-pings:
+			h, err := r.head(ctx, c.tenant, c.party)
+			if err != nil || ring(h) != nil {
 				return nil
 			}
 		case <-ping.C:
