@@ -5,7 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-		"fmt"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"

@@ -243,3 +243,7 @@ func statusOf(err error) int {
 	}
 	return http.StatusInternalServerError
 }
+
+// Pusher returns the pusher rings go through (nil: only this process's
+// doorbells are rung).
+func (r *Relay) Pusher() Pusher { return r.pusher }
