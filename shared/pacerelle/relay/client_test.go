@@ -1,0 +1,95 @@
+package relay
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// TestDoorbellReplacesAgedConnections: a connection is replaced when it
+// reaches MaxConnAge (API Gateway ends one at 2 hours; here 300 ms), the
+// new one is announced, and a send after the replacement still rings.
+func TestDoorbellReplacesAgedConnections(t *testing.T) {
+	f := newFixture(t)
+	c := *f.ac
+	c.MaxConnAge, c.PingEvery = 300*time.Millisecond, 50*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var connects atomic.Int32
+	rings := make(chan int64, 100)
+	done := make(chan error, 1)
+	go func() { done <- c.Doorbell(ctx, func() { connects.Add(1) }, func(s int64) { rings <- s }) }()
+	deadline := time.After(10 * time.Second)
+	for connects.Load() < 3 {
+		select {
+		case err := <-done:
+			t.Fatalf("the doorbell ended after %d connections: %v", connects.Load(), err)
+		case <-deadline:
+			t.Fatalf("%d connections in 10 s, want 3 (replaced every 300 ms)", connects.Load())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	f.request(t, "r1", "c1", "x")
+	for {
+		select {
+		case s := <-rings:
+			if s == 1 {
+				cancel()
+				if err := <-done; err == nil || ctx.Err() == nil {
+					t.Fatalf("doorbell end: %v", err)
+				}
+				return
+			}
+		case err := <-done:
+			t.Fatalf("the doorbell ended: %v", err)
+		case <-deadline:
+			t.Fatal("no ring after the replacements")
+		}
+	}
+}
+
+// TestDoorbellPingsASilentServer: against a WebSocket server that never
+// sends anything (as API Gateway pushes nothing without a ring), the
+// client pings every PingEvery, so that the API's 10-minute idle timeout
+// never closes a quiet connection, and replaces the connection at its age.
+func TestDoorbellPingsASilentServer(t *testing.T) {
+	var pings, conns atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.CloseNow()
+		conns.Add(1)
+		for {
+			_, b, err := conn.Read(r.Context())
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(b), "ping") {
+				pings.Add(1)
+			}
+		}
+	}))
+	defer srv.Close()
+	c := &Client{WSURL: "ws" + strings.TrimPrefix(srv.URL, "http"), Token: "t", PingEvery: 40 * time.Millisecond, MaxConnAge: 500 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+	defer cancel()
+	err := c.Doorbell(ctx, func() {}, func(int64) {})
+	if ctx.Err() == nil {
+		t.Fatalf("the doorbell ended before its context: %v", err)
+	}
+	// 1.2 s at one ping per 40 ms, and one at each connect: about 30.
+	if n := pings.Load(); n < 15 {
+		t.Errorf("%d pings in 1.2 s, want one every 40 ms", n)
+	}
+	if n := conns.Load(); n < 2 || n > 4 {
+		t.Errorf("%d connections in 1.2 s with a 500 ms age, want 3", n)
+	}
+}
