@@ -283,15 +283,17 @@ func TestFunctionPolicies(t *testing.T) {
 		// refs are the logical ids the policy may name; mustRef, those it must.
 		refs []string
 	}{
-		{awsenv.FuncMCP, sorted(store, secrets, send, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID, masterID, keysID}},
+		{awsenv.FuncMCP, sorted(store, secrets, send, SearchHTTPActions, bedrock, PushActions), []string{tableID, queueID, searchID, masterID, keysID}},
 		{awsenv.FuncOAuth, sorted(store, secrets), []string{tableID, masterID}},
 		{awsenv.FuncEmbedder, sorted(store, send, consume, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID}},
 		// The GitHub credentials (TestGitHubCredentials) and, for the
 		// scheduler, the deploy keys (TestErrorMonitor): no secret resource
 		// is named, only the ARNs under the prefixes. Its
 		// logs:FilterLogEvents comes with monitoredLogGroups only.
-		{awsenv.FuncScheduler, sorted(store, SearchIndexerActions, secrets), []string{tableID, searchID}},
+		{awsenv.FuncScheduler, sorted(store, SearchIndexerActions, secrets, PushActions), []string{tableID, searchID}},
 		{awsenv.FuncWebhooks, sorted(store, SearchIndexerActions, secrets), []string{tableID, searchID}},
+		// Pacerelle's $connect checks agent tokens and device credentials.
+		{awsenv.FuncDoorbell, sorted(store, secrets), []string{tableID, masterID}},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {
