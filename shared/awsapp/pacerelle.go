@@ -155,7 +155,7 @@ func (a *App) DoorbellHandler() WSFunc {
 			case err == nil:
 				resp = events.APIGatewayProxyResponse{StatusCode: http.StatusOK, Body: string(b)}
 			case vp.IsKind(err, vp.KindNotFound):
-				resp, err = events.APIGatewayProxyResponse{StatusCode: http.StatusGone, Body: `{"error":"unknown connection; reconnect"}`}, nil
+				resp, err = events.APIGatewayProxyResponse{StatusCode: http.StatusGone, Body: `{"seq":-1,"error":"unknown connection; reconnect"}`}, nil
 			}
 		}
 		level := slog.LevelInfo

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -185,6 +186,13 @@ func TestPushViaConnectionsFake(t *testing.T) {
 			t.Fatal(err)
 		}
 		return res
+	}
+
+	// The HTTP doorbell cannot work in a Lambda: it is refused (naming
+	// the WebSocket API) before any upgrade.
+	var ae *relay.APIError
+	if err := ac.Doorbell(ctx, func() { t.Error("the HTTP doorbell connected") }, func(int64) {}); !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
+		t.Fatalf("HTTP doorbell with a pusher: %v", err)
 	}
 
 	// The WebSocket routes, through the doorbell function's handler.
@@ -373,6 +381,11 @@ func TestMCPFunctionServesPacerelle(t *testing.T) {
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/pacerelle/v1/inbox"}}})
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Headers["Www-Authenticate"], "pacerelle") {
 		t.Fatalf("GET /pacerelle/v1/inbox without a bearer: %d %v %s, %v", resp.StatusCode, resp.Headers, resp.Body, err)
+	}
+	// The scheduler retries the rings: it has the pusher and the handler.
+	a, _, err = load(t, awsenv.FuncScheduler, map[string]string{awsenv.EnvPacerelleConnections: "https://abc.execute-api.us-east-1.amazonaws.com/prod"}, awsapp.StaticSecrets{})
+	if err != nil || a.Relay == nil || a.Relay.Pusher() == nil {
+		t.Fatalf("scheduler with the WebSocket API: %v", err)
 	}
 	// Without the WebSocket API configured, sends ring nothing.
 	a, _, err = load(t, awsenv.FuncScheduler, map[string]string{}, awsapp.StaticSecrets{})

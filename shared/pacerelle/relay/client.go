@@ -249,7 +249,11 @@ func (c *Client) doorbellOnce(ctx context.Context, connected func(), ring func(s
 			return err
 		}
 		var r Ring
-		if json.Unmarshal(b, &r) == nil && r.Seq >= 0 {
+		switch {
+		case json.Unmarshal(b, &r) != nil:
+		case r.Error != "":
+			return fmt.Errorf("relay: doorbell: %s", r.Error)
+		case r.Seq >= 0:
 			ring(r.Seq)
 		}
 	}

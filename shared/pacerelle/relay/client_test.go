@@ -93,3 +93,32 @@ func TestDoorbellPingsASilentServer(t *testing.T) {
 		t.Errorf("%d connections in 1.2 s with a 500 ms age, want 3", n)
 	}
 }
+
+// TestDoorbellEndsOnAnUnknownConnection: a WebSocket API that answers a
+// ping with an error (its row of the connection is gone) ends the
+// connection, for the caller to reconnect; a message that is not a ring
+// rings nothing.
+func TestDoorbellEndsOnAnUnknownConnection(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.CloseNow()
+		if _, _, err := conn.Read(r.Context()); err != nil {
+			return
+		}
+		_ = conn.Write(r.Context(), websocket.MessageText, []byte(`not json`))
+		_ = conn.Write(r.Context(), websocket.MessageText, []byte(`{"seq":-1,"error":"unknown connection; reconnect"}`))
+		_, _, _ = conn.Read(r.Context())
+	}))
+	defer srv.Close()
+	c := &Client{WSURL: "ws" + strings.TrimPrefix(srv.URL, "http"), Token: "t"}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var rings atomic.Int32
+	err := c.Doorbell(ctx, func() {}, func(int64) { rings.Add(1) })
+	if err == nil || !strings.Contains(err.Error(), "unknown connection") || ctx.Err() != nil || rings.Load() != 0 {
+		t.Fatalf("doorbell: %v (ctx %v), %d rings", err, ctx.Err(), rings.Load())
+	}
+}

@@ -599,6 +599,9 @@ func (r *Relay) listConversations(w http.ResponseWriter, req *http.Request, c ca
 // Ring is the doorbell's one message: the inbox has data up to Seq.
 type Ring struct {
 	Seq int64 `json:"seq"`
+	// Error, from a WebSocket API that no longer knows the connection
+	// (its row expired or was cleaned up): the client reconnects.
+	Error string `json:"error,omitempty"`
 }
 
 // doorbell is a WebSocket that only says where the inbox head is: first
@@ -606,6 +609,10 @@ type Ring struct {
 func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) error {
 	if c.party == "" {
 		return vp.E("pacerelle.doorbell", vp.KindForbidden, AgentHeader, "name the agent whose inbox to watch")
+	}
+	if r.pusher != nil { // on AWS: a Lambda cannot hold a WebSocket
+		return vp.E("pacerelle.doorbell", vp.KindNotFound, "doorbell",
+			"this relay's doorbell is its WebSocket API (the stack's PacerelleWebSocketUrl output): pass it as --ws-url / PACERELLE_WS_URL")
 	}
 	ch, stop := r.bell.subscribe(c.tenant + "/" + c.party)
 	defer stop()
