@@ -307,7 +307,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	if nd.relay {
-		if err := a.buildRelay(o.Now); err != nil {
+		if err := a.buildRelay(a.Store, o.Now); err != nil {
 			return nil, err
 		}
 	}

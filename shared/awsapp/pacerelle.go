@@ -19,6 +19,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -87,8 +88,8 @@ func (c *Connections) Push(ctx context.Context, connectionID string, data []byte
 // buildRelay builds the Pacerelle relay: its HTTP API (the mcp function),
 // its WebSocket routes (the doorbell function) and its ring job (the
 // functions that push, where an outbox is).
-func (a *App) buildRelay(now func() time.Time) error {
-	o := relay.Options{Store: a.Store, Logger: a.Log, Now: now}
+func (a *App) buildRelay(st store.Store, now func() time.Time) error {
+	o := relay.Options{Store: st, Logger: a.Log, Now: now}
 	if a.Tokens != nil { // a nil *auth.Tokens in the interface would not read as "none"
 		o.Tokens = a.Tokens
 	}

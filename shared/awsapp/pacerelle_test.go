@@ -23,7 +23,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
-	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 )
 
 // connectionsFake is API Gateway's @connections management API as
@@ -129,15 +129,19 @@ func (c *crashingJobs) RunInline(ctx context.Context, _ ...outbox.Pending) { _ =
 
 // TestPushViaConnectionsFake: on AWS a send commits its ring with the
 // message and pushes it right after, SigV4-signed, to every connection of
-// the inbox recorded by $connect (on DynamoDB Local): a gone connection
+// the inbox recorded by $connect (on SQLite and DynamoDB Local): a gone connection
 // (410) loses its rows, a failing one (500) is retried by the outbox with
 // backoff, a crash between the push and the outbox commit rings again
 // without a second message, and N sends ring each inbox N times, every
 // push far under the 32 KB frame limit.
 func TestPushViaConnectionsFake(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) { pushViaConnectionsFake(t, b) })
+}
+
+func pushViaConnectionsFake(t *testing.T, b teststores.Backend) {
 	ctx := context.Background()
 	clk := &testClock{t: time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)}
-	st := dynamotest.NewStore(t, clk.Now)
+	st := b.Open(t, clk.Now)
 	fake := newConnectionsFake(t)
 	var logs bytes.Buffer
 	log := awsapp.NewLogger(&logs, 0, awsenv.FuncMCP)
@@ -151,10 +155,10 @@ func TestPushViaConnectionsFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	personTok, _, _ := toks.Create(ctx, auth.Spec{Tenant: "acme", ActsAs: []string{"ann"}})
-	a := &awsapp.App{Function: awsenv.FuncMCP, Store: st, Log: log, Tokens: toks, Outbox: ob,
+	a := &awsapp.App{Function: awsenv.FuncMCP, Log: log, Tokens: toks, Outbox: ob,
 		Config: awsapp.Config{Region: "us-east-1", PacerelleConnections: fake.URL + "/prod"},
 		AWS:    aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")}}
-	if err := a.BuildRelay(clk.Now); err != nil {
+	if err := a.BuildRelay(st, clk.Now); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(a.Relay.Handler())
@@ -337,7 +341,7 @@ func TestPushViaConnectionsFake(t *testing.T) {
 	if len(fake.unsigned) > 0 {
 		t.Errorf("unsigned pushes: %v", fake.unsigned)
 	}
-	t.Logf("%d pushes; send + inline ring on DynamoDB Local: %v a send; largest push %d bytes", fake.total(), perSend, fake.maxBody)
+	t.Logf("%s: %d pushes; send + inline ring: %v a send; largest push %d bytes", b.Name, fake.total(), perSend, fake.maxBody)
 
 	// $disconnect deletes the rows: no more pushes there.
 	if r := route("$disconnect", "agent-1", nil, nil); r.StatusCode != 200 {
