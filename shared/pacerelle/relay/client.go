@@ -82,7 +82,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 }
 
 func (c *Client) auth(h http.Header) {
-	h.Set("Authorization", "Bearer "+c.Token)
+	if c.Token != "" { // else the credential may be in WSURL's query (a browser's way)
+		h.Set("Authorization", "Bearer "+c.Token)
+	}
 	if c.Agent != "" {
 		h.Set(AgentHeader, c.Agent)
 	}

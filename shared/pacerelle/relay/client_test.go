@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -120,5 +121,33 @@ func TestDoorbellEndsOnAnUnknownConnection(t *testing.T) {
 	err := c.Doorbell(ctx, func() {}, func(int64) { rings.Add(1) })
 	if err == nil || !strings.Contains(err.Error(), "unknown connection") || ctx.Err() != nil || rings.Load() != 0 {
 		t.Fatalf("doorbell: %v (ctx %v), %d rings", err, ctx.Err(), rings.Load())
+	}
+}
+
+// TestDoorbellCredentialInTheQuery: a browser's WebSocket cannot set
+// headers: the embedded doorbell takes the device credential as
+// ?access_token=, as the WebSocket API's $connect does, and refuses a
+// bad one.
+func TestDoorbellCredentialInTheQuery(t *testing.T) {
+	f := newFixture(t)
+	f.request(t, "r1", "c1", "x")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	base := "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/pacerelle/v1/doorbell?agent=bot&access_token="
+	c := &Client{WSURL: base + "agent-tok"}
+	got := make(chan int64, 1)
+	go func() { _ = c.Doorbell(ctx, func() {}, func(s int64) { got <- s }) }()
+	select {
+	case s := <-got:
+		if s != 1 {
+			t.Fatalf("head %d, want 1", s)
+		}
+	case <-ctx.Done():
+		t.Fatal("no ring with the credential in the query")
+	}
+	bad := &Client{WSURL: base + "nope"}
+	var ae *APIError
+	if err := bad.Doorbell(ctx, func() { t.Error("connected with a bad token") }, func(int64) {}); !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+		t.Fatalf("bad token in the query: %v", err)
 	}
 }

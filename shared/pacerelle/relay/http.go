@@ -68,11 +68,27 @@ func (r *Relay) Handler() http.Handler {
 	h("GET /pacerelle/v1/inbox", false, r.inbox)
 	h("POST /pacerelle/v1/inbox/ack", false, r.postAck)
 	h("GET /pacerelle/v1/conversations", false, r.listConversations)
-	h("GET /pacerelle/v1/doorbell", false, r.doorbell)
+	mux.Handle("GET /pacerelle/v1/doorbell", queryCredentials(r.authed(false, r.doorbell)))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such pacerelle endpoint"})
 	})
 	return mux
+}
+
+// queryCredentials lets a browser, whose WebSocket cannot carry headers,
+// pass its credential as ?access_token= (and an agent as ?agent=), as the
+// WebSocket API's $connect accepts them (Connect).
+func queryCredentials(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		q := req.URL.Query()
+		if tok := q.Get("access_token"); tok != "" && req.Header.Get("Authorization") == "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		if a := q.Get("agent"); a != "" && req.Header.Get(AgentHeader) == "" {
+			req.Header.Set(AgentHeader, a)
+		}
+		next.ServeHTTP(w, req)
+	})
 }
 
 func (r *Relay) authed(agentOnly bool, fn func(http.ResponseWriter, *http.Request, caller) error) http.Handler {

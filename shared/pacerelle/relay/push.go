@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
@@ -156,18 +157,17 @@ func (r *Relay) RingJob(ctx context.Context, j outbox.Job) error {
 // under the caller's inbox. It returns the HTTP status to answer.
 func (r *Relay) Connect(ctx context.Context, h http.Header, query map[string]string, connectionID string) (int, error) {
 	const op = "pacerelle.connect"
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
-	req.Header = h.Clone()
-	if req.Header == nil {
-		req.Header = http.Header{}
+	q := url.Values{}
+	for k, v := range query {
+		q.Set(k, v)
 	}
-	if tok := query["access_token"]; tok != "" && req.Header.Get("Authorization") == "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/?"+q.Encode(), nil)
+	if h != nil {
+		req.Header = h.Clone()
 	}
-	if a := query["agent"]; a != "" && req.Header.Get(AgentHeader) == "" {
-		req.Header.Set(AgentHeader, a)
-	}
-	c, err := r.authenticate(req)
+	var c caller
+	var err error
+	queryCredentials(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) { c, err = r.authenticate(req) })).ServeHTTP(nil, req)
 	if err == nil && c.party == "" {
 		err = vp.E(op, vp.KindForbidden, AgentHeader, "name the agent whose inbox to watch")
 	}
