@@ -58,7 +58,7 @@ lint:
 	$(GO) vet ./...
 
 # ---- AWS (functions/<name>, infra/, cdk.json) ----
-FUNCTIONS := mcp oauth embedder scheduler webhooks
+FUNCTIONS := mcp oauth embedder scheduler webhooks doorbell
 LAMBDA_DIR := dist/lambda
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 CUSTOMER ?= example

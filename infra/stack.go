@@ -210,6 +210,9 @@ type CustomerStack struct {
 	Functions   map[string]awslambda.Function
 	API         awsapigatewayv2.HttpApi
 	BaseURL     *string
+	// WebSocket is Pacerelle's doorbell API (pacerelle.go).
+	WebSocket      awsapigatewayv2.WebSocketApi
+	WebSocketStage awsapigatewayv2.WebSocketStage
 }
 
 // fnSpec is a function's size, from awsenv.Functions.
@@ -363,7 +366,7 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 		grantStore(s.Functions[fn], s.Table)
 	}
 	// Bearer tokens: the master token (its hash is what they need).
-	for _, fn := range []awslambda.Function{mcp, oauth} {
+	for _, fn := range []awslambda.Function{mcp, oauth, s.Functions[awsenv.FuncDoorbell]} {
 		if master != nil {
 			fn.AddEnvironment(jsii.String(awsenv.EnvMasterSecret), master.SecretArn(), nil)
 			grantSecret(fn, "MasterToken", master)
@@ -412,6 +415,7 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	srch.finish()
 	ghDefault := s.wireGitHub(p, keep)
 	s.wireErrorMonitor(p)
+	s.wirePacerelle(p)
 	// The embedder drains the queue, reporting failed items only.
 	embedder.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),

@@ -283,15 +283,17 @@ func TestFunctionPolicies(t *testing.T) {
 		// refs are the logical ids the policy may name; mustRef, those it must.
 		refs []string
 	}{
-		{awsenv.FuncMCP, sorted(store, secrets, send, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID, masterID, keysID}},
+		{awsenv.FuncMCP, sorted(store, secrets, send, SearchHTTPActions, bedrock, PushActions), []string{tableID, queueID, searchID, masterID, keysID}},
 		{awsenv.FuncOAuth, sorted(store, secrets), []string{tableID, masterID}},
 		{awsenv.FuncEmbedder, sorted(store, send, consume, SearchHTTPActions, bedrock), []string{tableID, queueID, searchID}},
 		// The GitHub credentials (TestGitHubCredentials) and, for the
 		// scheduler, the deploy keys (TestErrorMonitor): no secret resource
 		// is named, only the ARNs under the prefixes. Its
 		// logs:FilterLogEvents comes with monitoredLogGroups only.
-		{awsenv.FuncScheduler, sorted(store, SearchIndexerActions, secrets), []string{tableID, searchID}},
+		{awsenv.FuncScheduler, sorted(store, SearchIndexerActions, secrets, PushActions), []string{tableID, searchID}},
 		{awsenv.FuncWebhooks, sorted(store, SearchIndexerActions, secrets), []string{tableID, searchID}},
+		// Pacerelle's $connect checks agent tokens and device credentials.
+		{awsenv.FuncDoorbell, sorted(store, secrets), []string{tableID, masterID}},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {
@@ -360,7 +362,7 @@ func TestMasterTokenHashGiven(t *testing.T) {
 	for _, fn := range Functions {
 		fnID, roleID := m.function(fn)
 		env := fmt.Sprint(m.Resources[fnID].Properties["Environment"])
-		checks := fn == awsenv.FuncMCP || fn == awsenv.FuncOAuth
+		checks := fn == awsenv.FuncMCP || fn == awsenv.FuncOAuth || fn == awsenv.FuncDoorbell
 		if strings.Contains(env, awsenv.EnvMasterHash+":"+hash) != checks || strings.Contains(env, awsenv.EnvMasterSecret) {
 			t.Errorf("%s environment = %s", fn, env)
 		}
@@ -493,8 +495,12 @@ func TestRoutesFollowTheTable(t *testing.T) {
 		fnOf[id] = fn
 	}
 	got := map[string]string{}
+	httpAPI, _ := m.one("AWS::ApiGatewayV2::Api", "Api")
 	for _, id := range m.ofType("AWS::ApiGatewayV2::Route") {
 		p := m.Resources[id].Properties
+		if fmt.Sprint(p["ApiId"]) != fmt.Sprint(map[string]any{"Ref": httpAPI}) {
+			continue // the Pacerelle WebSocket API's (TestPacerelleWebSocket)
+		}
 		target := p["Target"].(map[string]any)["Fn::Join"].([]any)[1].([]any)
 		integID := target[1].(map[string]any)["Ref"].(string)
 		fnID := m.Resources[integID].Properties["IntegrationUri"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
@@ -535,8 +541,12 @@ func TestRoutes(t *testing.T) {
 		fnOf[id] = fn
 	}
 	got := map[string]string{}
+	httpAPI, _ := m.one("AWS::ApiGatewayV2::Api", "Api")
 	for _, id := range m.ofType("AWS::ApiGatewayV2::Route") {
 		p := m.Resources[id].Properties
+		if fmt.Sprint(p["ApiId"]) != fmt.Sprint(map[string]any{"Ref": httpAPI}) {
+			continue // the Pacerelle WebSocket API's (TestPacerelleWebSocket)
+		}
 		target := p["Target"].(map[string]any)["Fn::Join"].([]any)[1].([]any)
 		integID := target[1].(map[string]any)["Ref"].(string)
 		integ := m.Resources[integID].Properties
@@ -603,7 +613,7 @@ func TestSearchTiers(t *testing.T) {
 		for _, fn := range Functions {
 			fnID, _ := m.function(fn)
 			env := fmt.Sprint(m.Resources[fnID].Properties["Environment"])
-			uses := fn != awsenv.FuncOAuth
+			uses := fn != awsenv.FuncOAuth && fn != awsenv.FuncDoorbell // the doorbell reads the table only
 			if has := strings.Contains(env, awsenv.EnvSearchReplicas+":0") && strings.Contains(env, awsenv.EnvSearchEndpoint) &&
 				strings.Contains(env, awsenv.EnvSearchService+":es"); has != uses {
 				t.Errorf("%s environment on a one-node domain: %s; want the index: %v", fn, env, uses)
@@ -644,7 +654,7 @@ func TestSearchTiers(t *testing.T) {
 		policy := fmt.Sprint(access.Properties["Policy"])
 		for _, fn := range Functions {
 			_, roleID := m.function(fn)
-			uses := fn != awsenv.FuncOAuth
+			uses := fn != awsenv.FuncOAuth && fn != awsenv.FuncDoorbell // the doorbell reads the table only
 			if strings.Contains(policy, roleID) != uses {
 				t.Errorf("data access policy names %s: %v, want %v", fn, !uses, uses)
 			}

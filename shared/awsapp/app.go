@@ -44,6 +44,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
@@ -62,6 +63,7 @@ const (
 	FuncEmbedder  = awsenv.FuncEmbedder
 	FuncScheduler = awsenv.FuncScheduler
 	FuncWebhooks  = awsenv.FuncWebhooks
+	FuncDoorbell  = awsenv.FuncDoorbell
 )
 
 // needs says what a function builds at start. Least privilege follows from
@@ -76,17 +78,23 @@ type needs struct {
 	// configured: the scheduler creates tasks (recurring templates) that
 	// keyword search must find, and backfills the coordination index.
 	search bool
+	// relay: the Pacerelle relay — its HTTP API (mcp), its WebSocket
+	// routes (doorbell), its ring job (where an outbox is).
+	relay bool
 }
 
 var functionNeeds = map[string]needs{
-	FuncMCP:       {master: true, keys: true, coord: true, memory: true},
+	FuncMCP:       {master: true, keys: true, coord: true, memory: true, relay: true},
 	FuncOAuth:     {master: true},
 	FuncEmbedder:  {memory: true},
-	FuncScheduler: {coord: true, search: true},
+	FuncScheduler: {coord: true, search: true, relay: true},
 	// GitHub deliveries become issues, missions and tasks (the coordination
 	// services), and the tasks must be found by keyword search, as the
 	// scheduler's; no bearer token or list cursor is checked here.
 	FuncWebhooks: {coord: true, search: true},
+	// $connect checks agent tokens (the master token's hash) and device
+	// credentials (the table).
+	FuncDoorbell: {master: true, relay: true},
 }
 
 // Options configures Load. Only Function is required.
@@ -151,6 +159,8 @@ type App struct {
 	// Errors is the deployment error monitor (its sources only where the
 	// error-monitor job runs).
 	Errors *errormon.Service
+	// Relay is Pacerelle's relay (functions with needs.relay).
+	Relay *relay.Relay
 
 	loaded time.Time // when Load returned
 }
@@ -293,6 +303,11 @@ func Load(ctx context.Context, o Options) (*App, error) {
 	}
 	if nd.memory {
 		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {
+			return nil, err
+		}
+	}
+	if nd.relay {
+		if err := a.buildRelay(a.Store, o.Now); err != nil {
 			return nil, err
 		}
 	}

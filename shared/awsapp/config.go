@@ -60,6 +60,8 @@ type Config struct {
 	GitHubTrusted      []string
 
 	DeployKeySecretPrefix string
+
+	PacerelleConnections string // the WebSocket API's management endpoint
 }
 
 // ConfigFromEnv reads the configuration; getenv is os.Getenv in the
@@ -97,6 +99,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		GitHubTrusted:      awsenv.SplitList(get(awsenv.EnvGitHubTrusted)),
 
 		DeployKeySecretPrefix: get(awsenv.EnvDeployKeySecretPrefix),
+		PacerelleConnections:  strings.TrimSuffix(get(awsenv.EnvPacerelleConnections), "/"),
 	}
 	var errs []error
 	bad := func(env, msg string) { errs = append(errs, fmt.Errorf("%s: %s", env, msg)) }
@@ -148,6 +151,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.CursorKey != "" && !isHex32(c.CursorKey) {
 		bad(awsenv.EnvCursorKey, "must be 32 random bytes as 64 hex characters")
+	}
+	if u := c.PacerelleConnections; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		bad(awsenv.EnvPacerelleConnections, "must be the WebSocket API's https:// management endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage})")
 	}
 	return c, errors.Join(errs...)
 }

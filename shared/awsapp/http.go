@@ -32,6 +32,7 @@ func (a *App) MCPHandler() http.Handler {
 			OKF: a.OKF, OKFLinks: links, EMF: emf.FromLambdaEnv()}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, OKFDownload: download,
+		Pacerelle: a.Relay.Handler(),
 	})
 }
 

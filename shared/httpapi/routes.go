@@ -67,8 +67,7 @@ func Routes() []Route {
 			handler: func(o Options, _ http.Handler) http.Handler { return o.OKFDownload }},
 		// The Pacerelle relay (shared/pacerelle/relay): agent tokens and
 		// person-device credentials, both as bearers, checked by the relay.
-		// Only the embedded server mounts it so far; on AWS the mcp
-		// function answers 404 until the relay is wired there.
+		// On AWS the doorbell is the WebSocket API (functions/doorbell).
 		{Path: "/pacerelle/{proxy+}", Auth: AuthBearer, Function: awsenv.FuncMCP, handler: pacerelle},
 		// The person's web app (shared/pacerelle/webapp): static pages and
 		// scripts; the browser authenticates to the relay API itself.

@@ -13,6 +13,9 @@ const (
 	FuncEmbedder  = "embedder"
 	FuncScheduler = "scheduler"
 	FuncWebhooks  = "webhooks"
+	// FuncDoorbell serves the Pacerelle WebSocket API's routes ($connect,
+	// $disconnect, $default).
+	FuncDoorbell = "doorbell"
 )
 
 // Environment variables read by awsapp.ConfigFromEnv. The CDK stack (infra/) sets
@@ -76,6 +79,13 @@ const (
 // client, and the functions build their SDK configuration by hand (for
 // the cold start).
 const EnvSecretsManagerEndpoint = "VP_SECRETSMANAGER_ENDPOINT"
+
+// EnvPacerelleConnections is the management endpoint of the Pacerelle
+// WebSocket API, https://{api-id}.execute-api.{region}.amazonaws.com/{stage},
+// to which the functions marked Function.Pushes POST rings
+// (@connections/{id}). Unset: no ring is pushed (a deployment without the
+// WebSocket API; clients then poll).
+const EnvPacerelleConnections = "VP_PACERELLE_CONNECTIONS_URL"
 
 // DefaultTenant is the tenant of a single-tenant deployment, whose GitHub
 // deliveries come to /webhooks/github (vp.DefaultTenant).

@@ -10,6 +10,8 @@ const (
 	TriggerHTTP     Trigger = "http"     // API Gateway routes (httpapi.Routes)
 	TriggerQueue    Trigger = "sqs"      // the SQS queue of embedding jobs
 	TriggerSchedule Trigger = "schedule" // EventBridge rules, one a cron job (jobs.Catalogue)
+	// TriggerWebSocket: the Pacerelle WebSocket API's routes.
+	TriggerWebSocket Trigger = "websocket"
 )
 
 // Function is one Lambda function: its entry point is functions/<Name>
@@ -35,6 +37,12 @@ type Function struct {
 	// groups with logs:FilterLogEvents. The CDK stack sets the prefix on
 	// these functions, and grants both reads to them, only.
 	ErrorMonitor bool
+	// Pushes: the function rings Pacerelle doorbells, POSTing to the
+	// WebSocket API's @connections (EnvPacerelleConnections). The CDK
+	// stack sets the endpoint on these functions, and grants
+	// execute-api:ManageConnections on that API's @connections to them,
+	// only.
+	Pushes bool
 }
 
 // Functions returns the Lambda functions — the one list the Makefile's
@@ -49,20 +57,28 @@ type Function struct {
 // Lambda, and Flush runs just the task events, whose github.issues
 // delivery enqueues the comment — so the scheduler's outbox job posts
 // them. It needs no GitHub credentials.
+//
+// Pacerelle: the relay's HTTP API is on the mcp function, whose sends ring
+// the inboxes' doorbells right after their commit (Pushes); the
+// scheduler's outbox job retries the rings that failed (Pushes); the
+// doorbell function answers the WebSocket API's routes and pushes nothing.
 func Functions() []Function {
 	return []Function{
 		// The HTTP API's integration limit is 30 s.
-		{Name: FuncMCP, Dir: "functions/" + FuncMCP, MemoryMB: 1024, Timeout: 29 * time.Second, Trigger: TriggerHTTP},
+		{Name: FuncMCP, Dir: "functions/" + FuncMCP, MemoryMB: 1024, Timeout: 29 * time.Second, Trigger: TriggerHTTP, Pushes: true},
 		{Name: FuncOAuth, Dir: "functions/" + FuncOAuth, MemoryMB: 256, Timeout: 10 * time.Second, Trigger: TriggerHTTP},
 		{Name: FuncEmbedder, Dir: "functions/" + FuncEmbedder, MemoryMB: 512, Timeout: 60 * time.Second, Trigger: TriggerQueue},
 		// Less than the 1-minute period of the most frequent job. GitHub:
 		// the outbox job posts the issue comments (topic github.comment) and
 		// the PR monitor reads pull requests. ErrorMonitor: it runs the
 		// error-monitor job (every 5 minutes).
-		{Name: FuncScheduler, Dir: "functions/" + FuncScheduler, MemoryMB: 256, Timeout: 55 * time.Second, Trigger: TriggerSchedule, GitHub: true, ErrorMonitor: true},
+		{Name: FuncScheduler, Dir: "functions/" + FuncScheduler, MemoryMB: 256, Timeout: 55 * time.Second, Trigger: TriggerSchedule, GitHub: true, ErrorMonitor: true, Pushes: true},
 		// GitHub counts a delivery not answered within 10 s as failed.
 		// GitHub: the webhook secrets, to check the deliveries' signatures.
 		{Name: FuncWebhooks, Dir: "functions/" + FuncWebhooks, MemoryMB: 256, Timeout: 10 * time.Second, Trigger: TriggerHTTP, GitHub: true},
+		// $connect checks a token or a device credential and writes a row:
+		// small and quick. The WebSocket API's integration limit is 29 s.
+		{Name: FuncDoorbell, Dir: "functions/" + FuncDoorbell, MemoryMB: 256, Timeout: 10 * time.Second, Trigger: TriggerWebSocket},
 	}
 }
 

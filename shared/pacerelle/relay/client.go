@@ -2,8 +2,10 @@ package relay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +26,13 @@ type Client struct {
 	Token   string
 	Agent   string
 	HTTP    *http.Client
+	// PingEvery is how often the doorbell sends a ping (default
+	// DoorbellPing): API Gateway closes a WebSocket idle for 10 minutes.
+	PingEvery time.Duration
+	// MaxConnAge is how long one doorbell connection is kept before the
+	// client replaces it (default DoorbellMaxAge): API Gateway ends every
+	// connection at 2 hours.
+	MaxConnAge time.Duration
 }
 
 // APIError is a refusal by the relay. Any other error from a Client method
@@ -73,7 +82,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 }
 
 func (c *Client) auth(h http.Header) {
-	h.Set("Authorization", "Bearer "+c.Token)
+	if c.Token != "" { // else the credential may be in WSURL's query (a browser's way)
+		h.Set("Authorization", "Bearer "+c.Token)
+	}
 	if c.Agent != "" {
 		h.Set(AgentHeader, c.Agent)
 	}
@@ -162,9 +173,33 @@ func (c *Client) Conversations(ctx context.Context) ([]Conversation, error) {
 // client gives the connection up (the relay's heartbeat is 30 s).
 const DoorbellSilence = 75 * time.Second
 
+// Doorbell defaults.
+const (
+	// DoorbellPing is under DoorbellSilence, so that the answer to a ping
+	// keeps a doorbell that pushes no heartbeat (API Gateway) alive.
+	DoorbellPing = 60 * time.Second
+	// DoorbellMaxAge replaces a connection well before API Gateway's
+	// 2-hour limit.
+	DoorbellMaxAge = 110 * time.Minute
+)
+
+// errAged ends a connection that reached its age: it is replaced at once.
+var errAged = errors.New("relay: doorbell connection aged out")
+
 // Doorbell connects to the doorbell and calls ring with every head it
-// announces, until the connection or ctx ends.
+// announces, until a connection fails or ctx ends. A connection that
+// reaches MaxConnAge is replaced by a new one (connected is called again),
+// and each new one pings at once to learn the head, which is how no ring
+// is lost in between.
 func (c *Client) Doorbell(ctx context.Context, connected func(), ring func(seq int64)) error {
+	for {
+		if err := c.doorbellOnce(ctx, connected, ring); !errors.Is(err, errAged) {
+			return err
+		}
+	}
+}
+
+func (c *Client) doorbellOnce(ctx context.Context, connected func(), ring func(seq int64)) error {
 	u := c.WSURL
 	if u == "" {
 		u = strings.TrimSuffix(c.BaseURL, "/") + "/pacerelle/v1/doorbell"
@@ -181,18 +216,46 @@ func (c *Client) Doorbell(ctx context.Context, connected func(), ring func(seq i
 	}
 	defer conn.CloseNow()
 	connected()
+	pingEvery, maxAge := cmp.Or(c.PingEvery, DoorbellPing), cmp.Or(c.MaxConnAge, DoorbellMaxAge)
+	cctx, cancel := context.WithTimeoutCause(ctx, maxAge, errAged)
+	defer cancel()
+	go func() {
+		t := time.NewTicker(pingEvery)
+		defer t.Stop()
+		for {
+			wctx, stop := context.WithTimeout(cctx, 10*time.Second)
+			err := conn.Write(wctx, websocket.MessageText, []byte(`{"action":"ping"}`))
+			stop()
+			if err != nil {
+				return
+			}
+			select {
+			case <-cctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
 	for {
-		// The relay rings at least every 30 s (a heartbeat): silence for
-		// longer is a dead connection, which a read without a deadline
-		// would never notice. A timed-out read closes the connection.
-		rctx, cancel := context.WithTimeout(ctx, DoorbellSilence)
+		// Silence for longer than DoorbellSilence is a dead connection,
+		// which a read without a deadline would never notice. A timed-out
+		// read closes the connection.
+		rctx, stop := context.WithTimeout(cctx, DoorbellSilence)
 		_, b, err := conn.Read(rctx)
-		cancel()
+		stop()
 		if err != nil {
+			if context.Cause(cctx) == errAged && ctx.Err() == nil {
+				conn.Close(websocket.StatusNormalClosure, "replaced")
+				return errAged
+			}
 			return err
 		}
 		var r Ring
-		if json.Unmarshal(b, &r) == nil && r.Seq >= 0 {
+		switch {
+		case json.Unmarshal(b, &r) != nil:
+		case r.Error != "":
+			return fmt.Errorf("relay: doorbell: %s", r.Error)
+		case r.Seq >= 0:
 			ring(r.Seq)
 		}
 	}

@@ -68,11 +68,27 @@ func (r *Relay) Handler() http.Handler {
 	h("GET /pacerelle/v1/inbox", false, r.inbox)
 	h("POST /pacerelle/v1/inbox/ack", false, r.postAck)
 	h("GET /pacerelle/v1/conversations", false, r.listConversations)
-	h("GET "+doorbellPath, false, r.doorbell)
+	mux.Handle("GET "+doorbellPath, queryCredentials(r.authed(false, r.doorbell)))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such pacerelle endpoint"})
 	})
 	return mux
+}
+
+// queryCredentials lets a browser, whose WebSocket cannot carry headers,
+// pass its credential as ?access_token= (and an agent as ?agent=), as the
+// WebSocket API's $connect accepts them (Connect).
+func queryCredentials(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		q := req.URL.Query()
+		if tok := q.Get("access_token"); tok != "" && req.Header.Get("Authorization") == "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		if a := q.Get("agent"); a != "" && req.Header.Get(AgentHeader) == "" {
+			req.Header.Set(AgentHeader, a)
+		}
+		next.ServeHTTP(w, req)
+	})
 }
 
 func (r *Relay) authed(agentOnly bool, fn func(http.ResponseWriter, *http.Request, caller) error) http.Handler {
@@ -602,6 +618,9 @@ func (r *Relay) listConversations(w http.ResponseWriter, req *http.Request, c ca
 // Ring is the doorbell's one message: the inbox has data up to Seq.
 type Ring struct {
 	Seq int64 `json:"seq"`
+	// Error, from a WebSocket API that no longer knows the connection
+	// (its row expired or was cleaned up): the client reconnects.
+	Error string `json:"error,omitempty"`
 }
 
 const doorbellPath = "/pacerelle/v1/doorbell"
@@ -632,6 +651,10 @@ func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) err
 	if c.party == "" {
 		return vp.E("pacerelle.doorbell", vp.KindForbidden, AgentHeader, "name the agent whose inbox to watch")
 	}
+	if r.pusher != nil { // on AWS: a Lambda cannot hold a WebSocket
+		return vp.E("pacerelle.doorbell", vp.KindNotFound, "doorbell",
+			"this relay's doorbell is its WebSocket API (the stack's PacerelleWebSocketUrl output): pass it as --ws-url / PACERELLE_WS_URL")
+	}
 	ch, stop := r.bell.subscribe(c.tenant + "/" + c.party)
 	defer stop()
 	head, err := r.head(req.Context(), c.tenant, c.party)
@@ -644,7 +667,25 @@ func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) err
 		return nil
 	}
 	defer conn.CloseNow()
-	ctx := conn.CloseRead(req.Context())
+	// A client's message is a ping (its heartbeat for API Gateway's idle
+	// timeout, push.go): answered with "no news", which is all the client
+	// needs from this doorbell, which says the head on connect.
+	conn.SetReadLimit(1 << 10)
+	pings := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	go func() {
+		defer cancel()
+		for {
+			if _, _, err := conn.Read(ctx); err != nil {
+				return
+			}
+			select {
+			case pings <- struct{}{}:
+			default:
+			}
+		}
+	}()
 	ring := func(seq int64) error {
 		b, _ := json.Marshal(Ring{Seq: seq})
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -663,6 +704,10 @@ func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) err
 			return nil
 		case seq := <-ch:
 			if ring(seq) != nil {
+				return nil
+			}
+		case <-pings:
+			if ring(-1) != nil { // the head was said on connect and after each append
 				return nil
 			}
 		case <-ping.C:

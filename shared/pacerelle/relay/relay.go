@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -149,7 +150,7 @@ var (
 
 // Tables describes the relay's keys for shared/store/KEYS.md.
 func Tables() []table.Doc {
-	return []table.Doc{devices.Doc(), lists.Doc(), pairings.Doc(), heads.Doc(), messages.Doc(), messageIDs.Doc(), conversations.Doc(), acks.Doc()}
+	return []table.Doc{devices.Doc(), lists.Doc(), pairings.Doc(), heads.Doc(), messages.Doc(), messageIDs.Doc(), conversations.Doc(), acks.Doc(), conns.Doc(), connIDs.Doc()}
 }
 
 // Resolver turns a VantagePeers bearer token into a principal
@@ -164,6 +165,12 @@ type Options struct {
 	Tokens Resolver
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Jobs and Pusher, when set, ring the doorbells of a WebSocket API
+	// outside this process (push.go): each append commits a ring job,
+	// run right after the commit. Without them only the doorbells of this
+	// process's Handler are rung.
+	Jobs   Jobs
+	Pusher Pusher
 }
 
 // Relay is the service behind the HTTP API.
@@ -173,6 +180,8 @@ type Relay struct {
 	log    *slog.Logger
 	now    func() time.Time
 	bell   doorbell
+	jobs   Jobs
+	pusher Pusher
 }
 
 // New returns a Relay.
@@ -183,7 +192,8 @@ func New(o Options) *Relay {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Relay{st: o.Store, tokens: o.Tokens, log: o.Logger, now: o.Now, bell: doorbell{subs: map[string]map[chan int64]struct{}{}}}
+	return &Relay{st: o.Store, tokens: o.Tokens, log: o.Logger, now: o.Now, bell: doorbell{subs: map[string]map[chan int64]struct{}{}},
+		jobs: o.Jobs, pusher: o.Pusher}
 }
 
 // doorbell rings the subscribers of an inbox in this process.
@@ -224,6 +234,7 @@ func (d *doorbell) ring(inbox string, seq int64) {
 func (r *Relay) append(ctx context.Context, tenant string, m Message) (seq int64, dup bool, err error) {
 	const op = "pacerelle.send"
 	idKey := messageIDs.KeyOf(tenant, table.Values{"party": m.Party, "from": m.From, "id": m.ID})
+	var ring outbox.Pending
 	err = table.Retry(ctx, op, "id", m.ID, func() error {
 		prev, _, err := records.Get[MessageID](ctx, r.st, op, "id", m.ID, idKey)
 		if err == nil {
@@ -267,6 +278,13 @@ func (r *Relay) append(ctx context.Context, tenant string, m Message) (seq int64
 			return err
 		}
 		items = append(items, store.Put(conv, store.Always))
+		// The ring commits with the message it announces: one job per
+		// (inbox, seq) by construction — the head's condition lets one
+		// transaction number seq — and none for a resent id (dup above).
+		if ring, err = r.ringOps(ctx, tenant, m.Party, m.Seq); err != nil {
+			return err
+		}
+		items = append(items, ring.Ops()...)
 		if err := r.st.Write(ctx, items...); err != nil {
 			return err
 		}
@@ -275,6 +293,9 @@ func (r *Relay) append(ctx context.Context, tenant string, m Message) (seq int64
 	})
 	if err == nil && !dup {
 		r.bell.ring(tenant+"/"+m.Party, seq)
+		if r.jobs != nil {
+			r.jobs.RunInline(ctx, ring)
+		}
 	}
 	return seq, dup, err
 }
