@@ -31,6 +31,7 @@ type RefusedPairing struct {
 	Device      string `json:"device"`
 	Fingerprint string `json:"fingerprint,omitempty"`
 	StartedAt   int64  `json:"startedAt"`
+	ListVersion uint64 `json:"listVersion,omitempty"` // the person's device list it came with
 	Reason      string `json:"reason"`
 	At          int64  `json:"at"`
 }
@@ -86,25 +87,33 @@ func (b *Bridge) syncPairing(p relay.PairingView) bool {
 		return b.showPending(p, d, fp, pi)
 	}
 	cur, pinned := b.st.Pins.Lists[l.Party]
-	if pinned && cur.Version >= l.Version {
-		if _, has := cur.Find(d.ID); has {
-			if pi >= 0 { // pinned already: nothing is pending any more
-				b.st.PendingPairings = slices.Delete(b.st.PendingPairings, pi, pi+1)
-				return true
-			}
-			return false
+	if pd, has := cur.Find(d.ID); pinned && has && seal.Fingerprint(pd) == fp {
+		// Paired already. A newer list is a device added by a pinned one:
+		// Pins.Update takes it only when a pinned device signed it.
+		changed := false
+		if pi >= 0 {
+			b.st.PendingPairings = slices.Delete(b.st.PendingPairings, pi, pi+1)
+			changed = true
 		}
+		if cur.Version >= l.Version || b.refusedAlready(p, fp, l.Version) {
+			return changed
+		}
+		if err := b.st.Pins.Update(l); err != nil {
+			return b.refuse(p, fp, l.Version, "device list v"+fmt.Sprint(l.Version)+" refused: "+err.Error(), -1) || changed
+		}
+		b.log.Info("pacerelle: the person's device list was updated by one of their paired devices", "person", p.Person, "version", l.Version)
+		return true
 	}
-	if b.refusedAlready(p, fp) {
+	if b.refusedAlready(p, fp, l.Version) {
 		return false
 	}
 	switch {
 	case pi < 0 || b.st.PendingPairings[pi].Device != d.ID:
-		return b.refuse(p, fp, refusedNotShown, pi)
+		return b.refuse(p, fp, l.Version, refusedNotShown, pi)
 	case b.st.PendingPairings[pi].Fingerprint != fp:
-		return b.refuse(p, fp, refusedKeyChanged, pi)
+		return b.refuse(p, fp, l.Version, refusedKeyChanged, pi)
 	case !d.Verify("pairing", seal.Transcript(b.me.Device, d), p.Confirmation):
-		return b.refuse(p, fp, refusedBadSig, pi)
+		return b.refuse(p, fp, l.Version, refusedBadSig, pi)
 	}
 	var err error
 	switch {
@@ -116,7 +125,7 @@ func (b *Bridge) syncPairing(p relay.PairingView) bool {
 		err = b.st.Pins.Pin(l)
 	}
 	if err != nil {
-		return b.refuse(p, fp, err.Error(), pi)
+		return b.refuse(p, fp, l.Version, err.Error(), pi)
 	}
 	code := seal.Code(b.me.Device, d)
 	b.st.PendingPairings = slices.Delete(b.st.PendingPairings, pi, pi+1)
@@ -138,7 +147,7 @@ func (b *Bridge) showPending(p relay.PairingView, d seal.Device, fp string, pi i
 			return false
 		}
 		if x.StartedAt == p.CreatedAt {
-			return b.refuse(p, fp, refusedKeyChanged, pi)
+			return b.refuse(p, fp, 0, refusedKeyChanged, pi)
 		}
 		b.st.PendingPairings = slices.Delete(b.st.PendingPairings, pi, pi+1) // a new start replaces it
 	}
@@ -149,19 +158,19 @@ func (b *Bridge) showPending(p relay.PairingView, d seal.Device, fp string, pi i
 	return true
 }
 
-func (b *Bridge) refusedAlready(p relay.PairingView, fp string) bool {
+func (b *Bridge) refusedAlready(p relay.PairingView, fp string, version uint64) bool {
 	return slices.ContainsFunc(b.st.RefusedPairings, func(x RefusedPairing) bool {
-		return x.Person == p.Person && x.Device == p.PersonDevice && x.Fingerprint == fp && x.StartedAt == p.CreatedAt
+		return x.Person == p.Person && x.Device == p.PersonDevice && x.Fingerprint == fp && x.StartedAt == p.CreatedAt && x.ListVersion == version
 	})
 }
 
 // refuse records a refused pairing once, loudly, and drops its pending
 // entry: only a new start shows a code again.
-func (b *Bridge) refuse(p relay.PairingView, fp, reason string, pi int) bool {
+func (b *Bridge) refuse(p relay.PairingView, fp string, version uint64, reason string, pi int) bool {
 	if pi >= 0 {
 		b.st.PendingPairings = slices.Delete(b.st.PendingPairings, pi, pi+1)
 	}
-	b.st.RefusedPairings = append(b.st.RefusedPairings, RefusedPairing{Person: p.Person, Device: p.PersonDevice, Fingerprint: fp, StartedAt: p.CreatedAt, Reason: reason, At: b.now().UnixMilli()})
+	b.st.RefusedPairings = append(b.st.RefusedPairings, RefusedPairing{Person: p.Person, Device: p.PersonDevice, Fingerprint: fp, StartedAt: p.CreatedAt, ListVersion: version, Reason: reason, At: b.now().UnixMilli()})
 	if n := len(b.st.RefusedPairings); n > RefusedKeep {
 		b.st.RefusedPairings = slices.Delete(b.st.RefusedPairings, 0, n-RefusedKeep)
 	}
