@@ -45,6 +45,7 @@ type world struct {
 	done     chan struct{}
 	mcp      *mcp.ClientSession
 	person   *requester.Device
+	code     string // the code the person's device showed when pairing
 	extra    Config
 }
 
@@ -83,10 +84,10 @@ func newWorldWith(t testing.TB, extra Config) *world {
 	dir := t.TempDir()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		d, _, err := requester.Pair(ctx, requester.PairOptions{Dir: dir, BaseURL: w.srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
+		d, code, err := requester.Pair(ctx, requester.PairOptions{Dir: dir, BaseURL: w.srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
 			Confirm: func(code, _ string) bool { return w.waitPending(relay.PersonParty("ann"), code) }})
 		if err == nil {
-			w.person = d
+			w.person, w.code = d, code
 			break
 		}
 		if time.Now().After(deadline) {

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+)
+
+// TestPairingCodeShownPendingThenPinned: the normal flow — the bridge
+// shows the started pairing with the code the person's device shows
+// (newWorld's person confirms only once the bridge's pending code equals
+// its own), then pins that device with the same code and shows nothing
+// pending.
+func TestPairingCodeShownPendingThenPinned(t *testing.T) {
+	w := newWorld(t)
+	deadline := time.Now().Add(10 * time.Second)
+	var st map[string]any
+	for {
+		st = w.ok(t, "get_status", nil)
+		if len(st["pairings"].([]any)) == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ps := st["pairings"].([]any)
+	if len(ps) != 1 || len(st["pending_pairings"].([]any)) != 0 || len(st["refused_pairings"].([]any)) != 0 {
+		t.Fatalf("status: %v", st)
+	}
+	if p := ps[0].(map[string]any); p["code"] != w.code || p["person"] != "person:ann" || w.code == "" {
+		t.Fatalf("pinned %v; the person's device showed %q", p, w.code)
+	}
+}
+
+// TestPairingKeySubstitution runs against a relay that lies to the bridge
+// (the test's HTTP wrapper rewrites its GET pairings answer, which is the
+// documented wire format): it swaps eve's device key for its own, signing
+// a confirmation with it. Whether it swaps before the codes are compared
+// or between the comparison and the confirmation, nothing is pinned.
+func TestPairingKeySubstitution(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		swapFirst bool // substitute from the start: the codes differ
+	}{{"between pending and confirm", false}, {"from the start", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			ctx := context.Background()
+			eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+			fake, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+			swap := func(body []byte) []byte {
+				var out struct {
+					Pairings []relay.PairingView `json:"pairings"`
+				}
+				if err := json.Unmarshal(body, &out); err != nil {
+					return body
+				}
+				for i, p := range out.Pairings {
+					if p.Person != "person:eve" {
+						continue
+					}
+					out.Pairings[i].PersonList, _ = json.Marshal(seal.SignList(fake, 1, []seal.Device{fake.Device}))
+					if len(p.Confirmation) > 0 {
+						out.Pairings[i].Confirmation = fake.Sign("pairing", seal.Transcript(w.bridge.me.Device, fake.Device))
+					}
+				}
+				b, _ := json.Marshal(out)
+				return b
+			}
+			if c.swapFirst {
+				w.tamper.Store(&swap)
+			}
+			started, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, seal.SignList(eve, 1, []seal.Device{eve.Device}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var agentList seal.DeviceList
+			_ = json.Unmarshal(started.AgentList, &agentList)
+			evesCode := seal.Code(agentList.Devices[0], eve.Device)
+			var shown PendingPairing
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				p, ok := w.pending("person:eve")
+				if ok {
+					shown = p
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the bridge never showed eve's pairing as pending")
+				}
+			}
+			if (shown.Code == evesCode) == c.swapFirst {
+				t.Fatalf("the bridge shows code %s, eve's device %s (substituted from the start: %v)", shown.Code, evesCode, c.swapFirst)
+			}
+			if c.swapFirst {
+				return // eve sees two codes and does not confirm; nothing else happens
+			}
+			w.tamper.Store(&swap)
+			dev := &relay.Client{BaseURL: w.srv.URL, Token: started.Credential}
+			if err := dev.Confirm(ctx, started.Agent, eve.Sign("pairing", seal.Transcript(agentList.Devices[0], eve.Device))); err != nil {
+				t.Fatal(err)
+			}
+			var st map[string]any
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				st = w.ok(t, "get_status", nil)
+				if len(st["refused_pairings"].([]any)) > 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			refused := st["refused_pairings"].([]any)
+			if len(refused) != 1 || len(st["pairings"].([]any)) != 1 || len(st["pending_pairings"].([]any)) != 0 {
+				t.Fatalf("status: %v", st)
+			}
+			r := refused[0].(map[string]any)
+			if r["person"] != "person:eve" || r["fingerprint"] != seal.Fingerprint(fake.Device) || !strings.Contains(r["reason"].(string), "key changed") {
+				t.Fatalf("refused %v", r)
+			}
+			// The fake key's envelopes are refused: it was never pinned.
+			body, _ := json.Marshal(map[string]string{"kind": "request", "text": "hi"})
+			env, _ := seal.Seal(fake, seal.Header{Suite: seal.SuiteHPKE, To: []string{started.Agent}, Conversation: "c9", MessageID: "fake-1", ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, agentList.Devices, body)
+			if _, err := dev.Send(ctx, relay.SendBody{ID: "fake-1", Conversation: "c9", To: env.To, Envelope: env.Encode()}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.person.Send(ctx, "c1", "req-1", "hello"); err != nil {
+				t.Fatal(err)
+			}
+			got := messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000, "limit": 50}))
+			if len(got) != 1 || got[0]["id"] != "req-1" {
+				t.Fatalf("the model saw %v", got)
+			}
+			// Synced again and again, the refusal is recorded once.
+			if err := w.bridge.syncPairings(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if st := w.ok(t, "get_status", nil); len(st["refused_pairings"].([]any)) != 1 {
+				t.Fatalf("refused after a resync: %v", st["refused_pairings"])
+			}
+		})
+	}
+}
+
+// TestConfirmationNeverShownPending: a pairing started and confirmed while
+// the bridge was not running was never shown, so nobody compared its
+// code: it is refused, and a new start while the bridge runs pairs.
+func TestConfirmationNeverShownPending(t *testing.T) {
+	w := newWorld(t)
+	w.stop()
+	ctx := context.Background()
+	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	list := seal.SignList(eve, 1, []seal.Device{eve.Device})
+	started, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agentList seal.DeviceList
+	_ = json.Unmarshal(started.AgentList, &agentList)
+	sig := eve.Sign("pairing", seal.Transcript(agentList.Devices[0], eve.Device))
+	if err := (&relay.Client{BaseURL: w.srv.URL, Token: started.Credential}).Confirm(ctx, started.Agent, sig); err != nil {
+		t.Fatal(err)
+	}
+	w.start(t)
+	var st map[string]any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st = w.ok(t, "get_status", nil)
+		if len(st["refused_pairings"].([]any)) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if r := st["refused_pairings"].([]any); len(r) != 1 || !strings.Contains(r[0].(map[string]any)["reason"].(string), "never shown as pending") {
+		t.Fatalf("status: %v", st)
+	}
+	// Started again while the bridge runs: shown, compared, pinned.
+	time.Sleep(2 * time.Millisecond) // a new start has a new startedAt
+	started, err = (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.waitPending("person:eve", seal.Code(agentList.Devices[0], eve.Device)) {
+		t.Fatal("the new start is not shown with eve's code")
+	}
+	if err := (&relay.Client{BaseURL: w.srv.URL, Token: started.Credential}).Confirm(ctx, started.Agent, sig); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st = w.ok(t, "get_status", nil)
+		if len(st["pairings"].([]any)) == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(st["pairings"].([]any)) != 2 || len(st["pending_pairings"].([]any)) != 0 {
+		t.Fatalf("status after the new start: %v", st)
+	}
+}
