@@ -85,7 +85,10 @@ func Open(cfg Config, log *slog.Logger) (*Bridge, error) {
 			return nil, err
 		}
 		b.st.Identity, _ = b.me.Bytes()
-		b.st.ListVersion = 1
+		// A new identity's list must be newer than any list of a previous
+		// bridge of this agent the relay keeps (it keeps the newest), or
+		// the person re-pairing would be shown the old key.
+		b.st.ListVersion = uint64(b.now().UnixMilli())
 		if err := b.saveLocked(); err != nil {
 			_ = file.Close()
 			return nil, err

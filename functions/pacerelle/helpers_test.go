@@ -38,7 +38,7 @@ type world struct {
 	dropSend atomic.Bool // answer sends by cutting the connection after the relay applied them: a lost ack
 	// tamper rewrites the relay's answer to the bridge's GET pairings: a
 	// relay that substitutes keys toward the bridge.
-	tamper atomic.Pointer[func([]byte) []byte]
+	tamper   atomic.Pointer[func([]byte) []byte]
 	storeDir string
 	bridge   *Bridge
 	cancel   context.CancelFunc
