@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/requester"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 )
 
@@ -191,5 +194,65 @@ func TestConfirmationNeverShownPending(t *testing.T) {
 	}
 	if len(st["pairings"].([]any)) != 2 || len(st["pending_pairings"].([]any)) != 0 {
 		t.Fatalf("status after the new start: %v", st)
+	}
+}
+
+// TestBridgeResetNeedsNewPairing: the bridge loses its state and comes
+// back with a new key under the same agent id. The person's old device
+// refuses its replies (requester.ErrAgentNotPinned) and the new bridge
+// knows nobody; the person pairs again, compares the NEW key's code (the
+// bridge shows it pending), and both ends pin each other's new keys.
+func TestBridgeResetNeedsNewPairing(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	oldKey := w.bridge.me.ID
+	w.stop()
+	if err := os.RemoveAll(w.storeDir); err != nil {
+		t.Fatal(err)
+	}
+	w.start(t)
+	if w.bridge.me.ID == oldKey {
+		t.Fatal("the reset bridge kept its key")
+	}
+	if r := w.call(t, "send_message", map[string]any{"text": "hi", "to": "person:ann", "conversationId": "c1"}); !r.isError || !strings.Contains(r.text, "pair") {
+		t.Fatalf("the reset bridge sent to an unpaired person: %s", r.text)
+	}
+	var d *requester.Device
+	var code string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		// Another device name: the relay gives a re-used name a new
+		// credential, and the old device is to keep reading here.
+		d, code, err = requester.Pair(ctx, requester.PairOptions{Dir: t.TempDir(), BaseURL: w.srv.URL, Token: "person-tok", Agent: "bot", Person: "ann", DeviceName: "laptop",
+			Confirm: func(code, _ string) bool { return w.waitPending(relay.PersonParty("ann"), code) }})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("re-pairing: %v", err)
+		}
+	}
+	defer d.Close()
+	if code == w.code || d.AgentDevices()[0].ID != w.bridge.me.ID {
+		t.Fatalf("re-paired with code %s (first pairing %s), agent devices %v", code, w.code, d.AgentDevices())
+	}
+	var st map[string]any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st = w.ok(t, "get_status", nil)
+		if len(st["pairings"].([]any)) == 1 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if ps := st["pairings"].([]any); len(ps) != 1 || ps[0].(map[string]any)["code"] != code {
+		t.Fatalf("status: %v", st)
+	}
+	w.ok(t, "send_message", map[string]any{"text": "hi again", "to": "person:ann", "conversationId": "c1"})
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if rs, err := d.Wait(wctx, func(r []requester.Reply) bool { return len(r) > 0 }); err != nil || rs[0].Text != "hi again" {
+		t.Fatalf("the re-paired device: %v %v", rs, err)
+	}
+	if rs, refused, err := w.person.Fetch(ctx); !errors.Is(err, requester.ErrAgentNotPinned) {
+		t.Fatalf("the old device: %v refused %d, %v", rs, refused, err)
 	}
 }

@@ -131,7 +131,10 @@ func Pair(ctx context.Context, o PairOptions) (*Device, string, error) {
 		_ = f.Close()
 		return nil, "", err
 	}
-	list := seal.SignList(d.me, 1, []seal.Device{d.me.Device})
+	// The first version comes from the clock: the relay keeps a party's
+	// newest list, so a re-pairing (a new state folder) must be newer than
+	// the last one, or the agent would be shown the old device key.
+	list := seal.SignList(d.me, uint64(time.Now().UnixMilli()), []seal.Device{d.me.Device})
 	started, err := c.StartPairing(ctx, o.Agent, person, d.me.Device, list)
 	if err != nil {
 		_ = f.Close()
