@@ -178,12 +178,19 @@ func messagesOf(m map[string]any) []map[string]any {
 // for the bridge to show a pending pairing of person and reports whether
 // its code is code.
 func (w *world) waitPending(person, code string) bool {
+	p, ok := w.waitShown(person)
+	return ok && p.Code == code
+}
+
+// waitShown waits up to 10 s for the bridge to show a pending pairing of
+// person.
+func (w *world) waitShown(person string) (PendingPairing, bool) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if p, ok := w.pending(person); ok {
-			return p.Code == code
+			return p, true
 		}
 	}
-	return false
+	return PendingPairing{}, false
 }
 
 func (w *world) pending(person string) (PendingPairing, bool) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
@@ -12,6 +13,11 @@ import (
 
 // RefusedKeep bounds the refused pairings kept for get_status.
 const RefusedKeep = 20
+
+// PendingTTL is how long a started pairing is shown: one the person did
+// not confirm by then (they said the codes differ, or left) expires, and
+// a late confirmation of it is refused like one never shown.
+const PendingTTL = time.Hour
 
 // PendingPairing is a pairing a person started and has not confirmed
 // yet, with the code of the device key the relay showed this bridge: the
@@ -40,6 +46,7 @@ type RefusedPairing struct {
 const (
 	refusedNotShown   = "this pairing was never shown as pending here, so nobody could compare its code: start the pairing again while the agent's bridge is running"
 	refusedKeyChanged = "the device key changed since its code was shown as pending (was a key substituted?): start the pairing again and compare the new code"
+	refusedExpired    = "the pairing was not confirmed within an hour of its start: start it again"
 	refusedBadSig     = "the confirmation does not verify against this bridge's key (was the agent's key substituted toward the person?)"
 )
 
@@ -141,6 +148,16 @@ func (b *Bridge) showPending(p relay.PairingView, d seal.Device, fp string, pi i
 	if slices.ContainsFunc(b.st.RefusedPairings, func(x RefusedPairing) bool { return x.Person == p.Person && x.StartedAt == p.CreatedAt }) {
 		return false // this start was refused: it never shows a code again
 	}
+	if b.now().Sub(time.UnixMilli(p.CreatedAt)) > PendingTTL {
+		if pi >= 0 {
+			b.st.PendingPairings = slices.Delete(b.st.PendingPairings, pi, pi+1)
+		}
+		b.st.RefusedPairings = append(b.st.RefusedPairings, RefusedPairing{Person: p.Person, Device: p.PersonDevice, Fingerprint: fp, StartedAt: p.CreatedAt,
+			Reason: refusedExpired, At: b.now().UnixMilli()})
+		b.trimRefused()
+		b.log.Warn("pacerelle: pairing expired unconfirmed", "person", p.Person, "device", d.ID)
+		return true
+	}
 	if pi >= 0 {
 		x := b.st.PendingPairings[pi]
 		if x.Device == d.ID && x.Fingerprint == fp && x.StartedAt == p.CreatedAt {
@@ -171,9 +188,13 @@ func (b *Bridge) refuse(p relay.PairingView, fp string, version uint64, reason s
 		b.st.PendingPairings = slices.Delete(b.st.PendingPairings, pi, pi+1)
 	}
 	b.st.RefusedPairings = append(b.st.RefusedPairings, RefusedPairing{Person: p.Person, Device: p.PersonDevice, Fingerprint: fp, StartedAt: p.CreatedAt, ListVersion: version, Reason: reason, At: b.now().UnixMilli()})
+	b.trimRefused()
+	b.log.Error("pacerelle: PAIRING REFUSED: the device is not trusted", "person", p.Person, "device", p.PersonDevice, "fingerprint", fp, "reason", reason)
+	return true
+}
+
+func (b *Bridge) trimRefused() {
 	if n := len(b.st.RefusedPairings); n > RefusedKeep {
 		b.st.RefusedPairings = slices.Delete(b.st.RefusedPairings, 0, n-RefusedKeep)
 	}
-	b.log.Error("pacerelle: PAIRING REFUSED: the device is not trusted", "person", p.Person, "device", p.PersonDevice, "fingerprint", fp, "reason", reason)
-	return true
 }

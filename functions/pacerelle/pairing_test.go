@@ -83,16 +83,9 @@ func TestPairingKeySubstitution(t *testing.T) {
 			var agentList seal.DeviceList
 			_ = json.Unmarshal(started.AgentList, &agentList)
 			evesCode := seal.Code(agentList.Devices[0], eve.Device)
-			var shown PendingPairing
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				p, ok := w.pending("person:eve")
-				if ok {
-					shown = p
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the bridge never showed eve's pairing as pending")
-				}
+			shown, ok := w.waitShown("person:eve")
+			if !ok {
+				t.Fatal("the bridge never showed eve's pairing as pending")
 			}
 			if (shown.Code == evesCode) == c.swapFirst {
 				t.Fatalf("the bridge shows code %s, eve's device %s (substituted from the start: %v)", shown.Code, evesCode, c.swapFirst)
@@ -254,5 +247,32 @@ func TestBridgeResetNeedsNewPairing(t *testing.T) {
 	}
 	if rs, refused, err := w.person.Fetch(ctx); !errors.Is(err, requester.ErrAgentNotPinned) {
 		t.Fatalf("the old device: %v refused %d, %v", rs, refused, err)
+	}
+}
+
+// TestPendingPairingExpires: a started pairing nobody confirmed is shown
+// for PendingTTL, then listed as refused once (not again at each sync).
+func TestPendingPairingExpires(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	if _, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, seal.SignList(eve, 1, []seal.Device{eve.Device})); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.waitShown("person:eve"); !ok {
+		t.Fatal("the started pairing is not shown")
+	}
+	w.bridge.mu.Lock()
+	w.bridge.now = func() time.Time { return time.Now().Add(PendingTTL + time.Minute) }
+	w.bridge.mu.Unlock()
+	for range 2 {
+		if err := w.bridge.syncPairings(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := w.ok(t, "get_status", nil)
+	refused := st["refused_pairings"].([]any)
+	if len(st["pending_pairings"].([]any)) != 0 || len(refused) != 1 || !strings.Contains(refused[0].(map[string]any)["reason"].(string), "within an hour") {
+		t.Fatalf("status: %v", st)
 	}
 }
