@@ -85,7 +85,10 @@ func Open(cfg Config, log *slog.Logger) (*Bridge, error) {
 			return nil, err
 		}
 		b.st.Identity, _ = b.me.Bytes()
-		b.st.ListVersion = 1
+		// A new identity's list must be newer than any list of a previous
+		// bridge of this agent the relay keeps (it keeps the newest), or
+		// the person re-pairing would be shown the old key.
+		b.st.ListVersion = uint64(b.now().UnixMilli())
 		if err := b.saveLocked(); err != nil {
 			_ = file.Close()
 			return nil, err
@@ -192,67 +195,24 @@ func (b *Bridge) session(ctx context.Context) error {
 		case err := <-bell:
 			return fmt.Errorf("doorbell: %w", err)
 		case <-b.kick:
+			// A ring is a new message or a pairing started or confirmed
+			// (the relay rings the agent for both).
+			if err := b.syncPairings(ctx); err != nil {
+				return err
+			}
 			if err := b.fetchAll(ctx); err != nil {
 				return err
 			}
 		case <-poll.C:
 			b.flush(ctx)
+			if err := b.syncPairings(ctx); err != nil {
+				return err
+			}
 			if err := b.fetchAll(ctx); err != nil {
 				return err
 			}
 		}
 	}
-}
-
-// syncPairings pins every person device whose confirmation verifies
-// against this bridge's own key: a relay that showed the person another
-// agent key cannot produce it.
-func (b *Bridge) syncPairings(ctx context.Context) error {
-	ps, err := b.client.Pairings(ctx)
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	changed := false
-	for _, p := range ps {
-		if len(p.Confirmation) == 0 || len(p.PersonList) == 0 {
-			continue
-		}
-		var l seal.DeviceList
-		if json.Unmarshal(p.PersonList, &l) != nil || l.Party != p.Person {
-			continue
-		}
-		d, ok := l.Find(p.PersonDevice)
-		if !ok || !d.Verify("pairing", seal.Transcript(b.me.Device, d), p.Confirmation) {
-			b.log.Warn("pacerelle: pairing refused: the confirmation does not match this bridge's key (was a key substituted?)", "person", p.Person, "device", p.PersonDevice)
-			continue
-		}
-		cur, pinned := b.st.Pins.Lists[l.Party]
-		switch {
-		case pinned && cur.Version >= l.Version:
-			if _, has := cur.Find(d.ID); has {
-				continue
-			}
-			err = fmt.Errorf("device %s is not in the pinned list", d.ID)
-		case pinned:
-			err = b.st.Pins.Update(l)
-		default:
-			err = b.st.Pins.Pin(l)
-		}
-		if err != nil {
-			b.log.Warn("pacerelle: pairing refused", "person", p.Person, "err", err)
-			continue
-		}
-		code := seal.Code(b.me.Device, d)
-		b.st.Pairings = append(b.st.Pairings, PairingInfo{Person: p.Person, Device: d.ID, Code: code, Fingerprint: seal.Fingerprint(d), PinnedAt: b.now().UnixMilli()})
-		b.log.Info("pacerelle: paired; the person's device must show the same code", "person", p.Person, "device", d.ID, "code", code)
-		changed = true
-	}
-	if changed {
-		return b.saveLocked()
-	}
-	return nil
 }
 
 // fetchAll reads the inbox from the cursor until it is empty. Each page is

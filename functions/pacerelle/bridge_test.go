@@ -221,7 +221,7 @@ func TestSubstitutedAgentKeyNotPinned(t *testing.T) {
 		t.Fatalf("the model saw %v", got)
 	}
 	st := w.ok(t, "get_status", nil)
-	if st["refused_envelopes"] != 1.0 || len(st["pairings"].([]any)) != 1 {
+	if st["refused_envelopes"] != 1.0 || len(st["pairings"].([]any)) != 1 || len(st["refused_pairings"].([]any)) != 1 {
 		t.Fatalf("status: %v", st)
 	}
 }

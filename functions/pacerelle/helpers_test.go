@@ -36,12 +36,16 @@ func (t tokens) Resolve(_ context.Context, secret string) (vp.Principal, error) 
 type world struct {
 	srv      *httptest.Server
 	dropSend atomic.Bool // answer sends by cutting the connection after the relay applied them: a lost ack
+	// tamper rewrites the relay's answer to the bridge's GET pairings: a
+	// relay that substitutes keys toward the bridge.
+	tamper   atomic.Pointer[func([]byte) []byte]
 	storeDir string
 	bridge   *Bridge
 	cancel   context.CancelFunc
 	done     chan struct{}
 	mcp      *mcp.ClientSession
 	person   *requester.Device
+	code     string // the code the person's device showed when pairing
 	extra    Config
 }
 
@@ -65,6 +69,13 @@ func newWorldWith(t testing.TB, extra Config) *world {
 			_ = conn.Close()
 			return
 		}
+		if f := w.tamper.Load(); f != nil && r.Method == http.MethodGet && r.URL.Path == "/pacerelle/v1/pairings" && r.Header.Get(relay.AgentHeader) != "" {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			rw.WriteHeader(rec.Code)
+			_, _ = rw.Write((*f)(rec.Body.Bytes()))
+			return
+		}
 		h.ServeHTTP(rw, r)
 	}))
 	t.Cleanup(w.srv.Close)
@@ -73,10 +84,10 @@ func newWorldWith(t testing.TB, extra Config) *world {
 	dir := t.TempDir()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		d, _, err := requester.Pair(ctx, requester.PairOptions{Dir: dir, BaseURL: w.srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
-			Confirm: func(string, string) bool { return true }})
+		d, code, err := requester.Pair(ctx, requester.PairOptions{Dir: dir, BaseURL: w.srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
+			Confirm: func(code, _ string) bool { return w.waitPending(relay.PersonParty("ann"), code) }})
 		if err == nil {
-			w.person = d
+			w.person, w.code = d, code
 			break
 		}
 		if time.Now().After(deadline) {
@@ -161,4 +172,34 @@ func messagesOf(m map[string]any) []map[string]any {
 		out = append(out, x.(map[string]any))
 	}
 	return out
+}
+
+// waitPending is the person comparing codes before confirming: it waits
+// for the bridge to show a pending pairing of person and reports whether
+// its code is code.
+func (w *world) waitPending(person, code string) bool {
+	p, ok := w.waitShown(person)
+	return ok && p.Code == code
+}
+
+// waitShown waits up to 10 s for the bridge to show a pending pairing of
+// person.
+func (w *world) waitShown(person string) (PendingPairing, bool) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if p, ok := w.pending(person); ok {
+			return p, true
+		}
+	}
+	return PendingPairing{}, false
+}
+
+func (w *world) pending(person string) (PendingPairing, bool) {
+	w.bridge.mu.Lock()
+	defer w.bridge.mu.Unlock()
+	for _, p := range w.bridge.st.PendingPairings {
+		if p.Person == person {
+			return p, true
+		}
+	}
+	return PendingPairing{}, false
 }

@@ -99,7 +99,11 @@ type State struct {
 	Replies     []Reply       `json:"replies"`
 	Checkpoints []Checkpoint  `json:"checkpoints"`
 	Pairings    []PairingInfo `json:"pairings"`
-	Current     *Current      `json:"current,omitempty"`
+	// PendingPairings and RefusedPairings are started pairings whose code
+	// is shown, and confirmations that were not pinned (pairing.go).
+	PendingPairings []PendingPairing `json:"pendingPairings,omitempty"`
+	RefusedPairings []RefusedPairing `json:"refusedPairings,omitempty"`
+	Current         *Current         `json:"current,omitempty"`
 }
 
 func (s *State) request(id string) *Request {

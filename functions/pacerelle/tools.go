@@ -34,7 +34,7 @@ func newServer(b *Bridge) *mcp.Server {
 			})
 	}
 	conv := strProp("only this conversation", vp.MaxNameBytes)
-	add("get_status", "Connection state (connecting, connected, reconnecting, disconnected or stopped), the number of pending requests, and uncertain_sends: replies whose delivery could not be confirmed.",
+	add("get_status", "Connection state (connecting, connected, reconnecting, disconnected or stopped), the number of pending requests, uncertain_sends: replies whose delivery could not be confirmed, pairings (pinned person devices), pending_pairings (started, not confirmed: show the person each one's 6-digit code; they confirm on their device only if it shows the same code) and refused_pairings (confirmations not trusted, with the reason).",
 		schema(map[string]any{}), true, b.getStatus)
 	add("wait_for_messages", "Returns pending requests, or waits for new ones. Waiting never marks a request as processed. Omit afterCursor when resuming: a cursor skips earlier requests, including unfinished ones.",
 		schema(map[string]any{
@@ -105,7 +105,8 @@ func newServer(b *Bridge) *mcp.Server {
 const startPrompt = `You are connected to Pacerelle, an end-to-end-encrypted inbox of requests from people.
 1. Call get_status, then get_checkpoints: resume any active checkpoint first.
 2. Loop continuously: call wait_for_messages WITHOUT afterCursor (so unfinished requests come back); for each request, do the work, answer with send_message (pass sourceMessageId) or send_widget, save_checkpoint for long work, and call mark_processed when done — only mark_processed marks a request as processed.
-3. If get_status lists uncertain_sends, those replies may not have arrived; they are retried automatically with the same id.`
+3. If get_status lists uncertain_sends, those replies may not have arrived; they are retried automatically with the same id.
+4. If get_status lists pending_pairings, a person is pairing a new device: tell them its code (e.g. "pairing ann's device phone: code 123456") and that they must confirm on their device ONLY if it shows the same code. Check get_status again while waiting: a pairing is trusted once it moves to pairings. Report any refused_pairings to the person with the reason; never ask them to confirm a code you did not show.`
 
 func jsonResource(uri string, v any) (*mcp.ReadResourceResult, error) {
 	b, err := json.Marshal(v)
@@ -142,6 +143,7 @@ func (b *Bridge) getStatus(_ context.Context, raw json.RawMessage) (any, error) 
 	return map[string]any{
 		"connection": b.conn, "agent_id": b.cfg.AgentID, "device": b.me.ID, "fingerprint": b.fingerprint(),
 		"pending": b.st.pending(), "uncertain_sends": un, "pairings": append([]PairingInfo{}, b.st.Pairings...),
+		"pending_pairings": append([]PendingPairing{}, b.st.PendingPairings...), "refused_pairings": append([]RefusedPairing{}, b.st.RefusedPairings...),
 		"e2ee": !b.cfg.NoE2EE, "last_error": b.lastErr, "refused_envelopes": b.refused,
 	}, nil
 }

@@ -67,7 +67,7 @@ func pacerelleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 				case *yes:
 					return true
 				}
-				fmt.Fprint(stderr, "does the agent show the same code? [y/N] ")
+				fmt.Fprint(stderr, "compare it with the code the AGENT shows for this pairing now (get_status pending_pairings, or its log \"pairing requested by ...\"); confirm only if they are the same. Same code? [y/N] ")
 				line, _ := bufio.NewReader(stdin).ReadString('\n')
 				return strings.EqualFold(strings.TrimSpace(line), "y")
 			}})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -319,9 +320,14 @@ func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller)
 	if err != nil {
 		return err
 	}
-	if err := r.st.Write(req.Context(), store.Put(it, store.Always)); err != nil {
+	ring, err := r.ringPairing(req.Context(), c.tenant, agent)
+	if err != nil {
+		return err
+	}
+	if err := r.st.Write(req.Context(), append([]store.Op{store.Put(it, store.Always)}, ring.Ops()...)...); err != nil {
 		return records.Err(op, err)
 	}
+	r.rangPairing(req.Context(), c.tenant, agent, ring)
 	writeJSON(w, http.StatusOK, PairingStarted{Party: party, Agent: agent, Credential: cred, AgentList: agentList})
 	return nil
 }
@@ -382,13 +388,17 @@ func (r *Relay) confirmPairing(w http.ResponseWriter, req *http.Request, c calle
 		return err
 	}
 	k := pairings.KeyOf(c.tenant, table.Values{"agent": b.Agent, "person": c.party})
+	var ring outbox.Pending
 	_, _, err := pairings.Update(req.Context(), r.st, op, c.tenant, "agent", b.Agent, k, func(p *Pairing, _ store.Item) ([]store.Op, error) {
 		p.Confirmation, p.PersonDevice = b.Sig, c.device
-		return nil, nil
+		var err error
+		ring, err = r.ringPairing(req.Context(), c.tenant, b.Agent)
+		return ring.Ops(), err
 	})
 	if err != nil {
 		return err
 	}
+	r.rangPairing(req.Context(), c.tenant, b.Agent, ring)
 	writeJSON(w, http.StatusOK, map[string]any{"confirmed": true})
 	return nil
 }

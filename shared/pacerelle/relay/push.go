@@ -106,6 +106,30 @@ func (r *Relay) ringOps(ctx context.Context, tenant, party string, seq int64) (o
 	return r.jobs.EnqueueInline(ctx, tenant, TopicRing, b)
 }
 
+// ringPairing returns the ring committed with a pairing started or
+// confirmed: the agent's bridge syncs its pairings on a ring, so it shows
+// a started pairing's code while the person compares it. The ring says
+// the inbox head, which fetches nothing new.
+func (r *Relay) ringPairing(ctx context.Context, tenant, agent string) (outbox.Pending, error) {
+	head, err := r.head(ctx, tenant, agent)
+	if err != nil {
+		return outbox.Pending{}, err
+	}
+	return r.ringOps(ctx, tenant, agent, head)
+}
+
+// rangPairing rings the agent's doorbells once the pairing committed.
+func (r *Relay) rangPairing(ctx context.Context, tenant, agent string, ring outbox.Pending) {
+	head, err := r.head(ctx, tenant, agent)
+	if err != nil {
+		return // the committed job, or the bridge's poll, still rings
+	}
+	r.bell.ring(tenant+"/"+agent, head)
+	if r.jobs != nil {
+		r.jobs.RunInline(ctx, ring)
+	}
+}
+
 // RingJob pushes {"seq":N} to every connection of the inbox. Rings are
 // idempotent — a client fetches after its own cursor, so a second ring of
 // the same N fetches nothing — which is why a retry may ring again the

@@ -478,3 +478,46 @@ func TestConversations(t *testing.T) {
 		}
 	}
 }
+
+// TestDoorbellRingsOnPairing: a pairing started and one confirmed ring the
+// agent's doorbell with its unchanged head, so that its bridge shows the
+// started pairing's code while the person compares it.
+func TestDoorbellRingsOnPairing(t *testing.T) {
+	f := newFixture(t)
+	f.request(t, "r1", "c1", "x")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rings := make(chan int64, 10)
+	connected := make(chan struct{})
+	go func() {
+		_ = f.ac.Doorbell(ctx, func() { close(connected) }, func(s int64) { rings <- s })
+	}()
+	<-connected
+	if s := <-rings; s != 1 {
+		t.Fatalf("first ring %d, want 1", s)
+	}
+	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	started, err := (&Client{BaseURL: f.srv.URL, Token: "other-tok"}).StartPairing(ctx, "bot", "", zed.Device, seal.SignList(zed, 1, []seal.Device{zed.Device}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirm := func() error {
+		return (&Client{BaseURL: f.srv.URL, Token: started.Credential}).Confirm(ctx, started.Agent, zed.Sign("pairing", seal.Transcript(f.agent.Device, zed.Device)))
+	}
+	for _, step := range []struct {
+		name string
+		do   func() error
+	}{{"start", func() error { return nil }}, {"confirm", confirm}} {
+		if err := step.do(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case s := <-rings:
+			if s != 1 {
+				t.Fatalf("%s: ring %d, want the head 1", step.name, s)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no ring after the pairing's %s", step.name)
+		}
+	}
+}

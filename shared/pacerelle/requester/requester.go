@@ -95,8 +95,10 @@ type PairOptions struct {
 	Agent        string // the agent id
 	Person       string // the person id; "" = the token's identity
 	DeviceName   string
-	// Confirm is shown the pairing code; it returns true when the agent
-	// shows the same code (get_status.pairings).
+	// Confirm is shown the pairing code BEFORE anything is confirmed; it
+	// returns true only when the agent shows the same code for this
+	// pending pairing (get_status.pending_pairings, or the bridge's log
+	// line "pairing requested by ...").
 	Confirm func(code, fingerprint string) bool
 }
 
@@ -129,7 +131,10 @@ func Pair(ctx context.Context, o PairOptions) (*Device, string, error) {
 		_ = f.Close()
 		return nil, "", err
 	}
-	list := seal.SignList(d.me, 1, []seal.Device{d.me.Device})
+	// The first version comes from the clock: the relay keeps a party's
+	// newest list, so a re-pairing (a new state folder) must be newer than
+	// the last one, or the agent would be shown the old device key.
+	list := seal.SignList(d.me, uint64(time.Now().UnixMilli()), []seal.Device{d.me.Device})
 	started, err := c.StartPairing(ctx, o.Agent, person, d.me.Device, list)
 	if err != nil {
 		_ = f.Close()
@@ -261,12 +266,20 @@ type Reply struct {
 	Seq          int64           `json:"seq"`
 }
 
+// ErrAgentNotPinned is Fetch's error when the agent sent from a device
+// this device never paired with (its bridge lost its state and made a new
+// key, or the relay slipped in a key of its own): those envelopes are
+// refused until the person pairs again and compares the new code.
+var ErrAgentNotPinned = errors.New("pacerelle: a message came from an agent device key this device did not pair with")
+
 // Fetch reads every new reply after the device's cursor, once: envelopes
 // that do not open (altered, replayed, not for this device) are skipped
-// and counted.
+// and counted. Envelopes from an unpinned agent device are refused too,
+// and Fetch then also returns ErrAgentNotPinned, saying what to do.
 func (d *Device) Fetch(ctx context.Context) ([]Reply, int, error) {
 	var out []Reply
 	refused := 0
+	var unpinned error
 	for {
 		page, err := d.client.Inbox(ctx, d.st.Cursor, 50)
 		if err != nil {
@@ -281,6 +294,9 @@ func (d *Device) Fetch(ctx context.Context) ([]Reply, int, error) {
 			if err != nil {
 				if !errors.Is(err, seal.ErrReplay) {
 					refused++
+				}
+				if (errors.Is(err, seal.ErrUnknownSender) || errors.Is(err, seal.ErrStaleList)) && env.FromParty == d.st.Agent && unpinned == nil {
+					unpinned = fmt.Errorf("%w (device %q): its messages are refused; if the agent's bridge was reset, pair again (pacerelle pair with a new --state-dir) and confirm only if the code equals the one the agent shows", ErrAgentNotPinned, env.FromDevice)
 				}
 				continue
 			}
@@ -300,7 +316,7 @@ func (d *Device) Fetch(ctx context.Context) ([]Reply, int, error) {
 			_ = d.client.Ack(ctx, page.Cursor)
 		}
 		if !page.HasMore {
-			return out, refused, nil
+			return out, refused, unpinned
 		}
 	}
 }
@@ -331,6 +347,9 @@ func (d *Device) Wait(ctx context.Context, done func([]Reply) bool) ([]Reply, er
 		all = append(all, got...)
 		if err == nil && done(all) {
 			return all, nil
+		}
+		if errors.Is(err, ErrAgentNotPinned) {
+			return all, err
 		}
 		select {
 		case <-ctx.Done():

@@ -92,7 +92,9 @@ function pairPage() {
     status(T.js_pairing);
     try {
       const me = await pcr.newIdentity("person:" + normalize(person), deviceId);
-      const list = await pcr.signList(me, 1, [me.device]);
+      // The first version comes from the clock: the relay keeps a party's
+      // newest list, so a re-pairing must be newer than the last one.
+      const list = await pcr.signList(me, Date.now(), [me.device]);
       const started = await api(token, "POST", "/pairings", { agent: agentId, person, device: me.device, list });
       $("pc-token").value = "";
       const agentList = started.agentList;

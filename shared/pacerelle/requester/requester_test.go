@@ -1,0 +1,122 @@
+package requester
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
+	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+type tokens map[string]vp.Principal
+
+func (t tokens) Resolve(_ context.Context, secret string) (vp.Principal, error) {
+	p, ok := t[secret]
+	if !ok {
+		return vp.Principal{}, auth.ErrInvalidToken
+	}
+	return p, nil
+}
+
+// agentDevice is a bridge's identity registered with the relay (what
+// functions/pacerelle does on start): version is its list's.
+func agentDevice(t *testing.T, url string, version uint64) (*seal.Identity, *relay.Client) {
+	t.Helper()
+	me, err := seal.NewIdentity(relay.AgentParty("bot"), "bridge-"+strings.Repeat("x", int(version%7)+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &relay.Client{BaseURL: url, Token: "agent-tok", Agent: "bot"}
+	if err := c.RegisterAgent(context.Background(), me.Device, seal.SignList(me, version, []seal.Device{me.Device})); err != nil {
+		t.Fatal(err)
+	}
+	return me, c
+}
+
+func reply(t *testing.T, me *seal.Identity, c *relay.Client, to seal.Device, version uint64, id string) {
+	t.Helper()
+	body := []byte(`{"kind":"` + wire.KindReply + `","text":"` + id + `"}`)
+	env, err := seal.Seal(me, seal.Header{Suite: seal.SuiteHPKE, To: []string{to.Party}, Conversation: "c1", MessageID: id, ListVersion: version, SentAtMs: time.Now().UnixMilli()}, []seal.Device{to}, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(context.Background(), relay.SendBody{ID: id, Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNewAgentKeyRefusedUntilRepaired: the agent's bridge loses its state
+// and comes back with a new key under the same agent id. The person's
+// device refuses its envelopes, with an error saying to pair again; a new
+// pairing (in a new state folder) shows the new key's code and then
+// accepts it.
+func TestNewAgentKeyRefusedUntilRepaired(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "relay.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	srv := httptest.NewServer(relay.New(relay.Options{Store: st, Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann")}}).Handler())
+	t.Cleanup(srv.Close)
+
+	old, oc := agentDevice(t, srv.URL, 1)
+	pair := func(want *seal.Identity) *Device {
+		t.Helper()
+		d, _, err := Pair(ctx, PairOptions{Dir: t.TempDir(), BaseURL: srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
+			Confirm: func(code, _ string) bool { return code != "" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Close() })
+		if got := d.AgentDevices(); len(got) != 1 || got[0].ID != want.ID {
+			t.Fatalf("pinned agent devices %v, want %s", got, want.ID)
+		}
+		return d
+	}
+	d := pair(old)
+	reply(t, old, oc, d.me.Device, 1, "r-old")
+	if rs, refused, err := d.Fetch(ctx); err != nil || refused != 0 || len(rs) != 1 {
+		t.Fatalf("from the paired key: %v refused %d, %v", rs, refused, err)
+	}
+
+	// The bridge is re-created: a new key, a newer list (bridge.go makes
+	// its first version from the clock).
+	fresh, fc := agentDevice(t, srv.URL, 2)
+	reply(t, fresh, fc, d.me.Device, 2, "r-new")
+	rs, refused, err := d.Fetch(ctx)
+	if !errors.Is(err, ErrAgentNotPinned) || refused != 1 || len(rs) != 0 {
+		t.Fatalf("from the new key: %v refused %d, %v", rs, refused, err)
+	}
+	for _, want := range []string{fresh.ID, "pair again", "--state-dir", "code"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	reply(t, fresh, fc, d.me.Device, 2, "r-new-b") // Wait ends on it, not at its deadline
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := d.Wait(wctx, func(r []Reply) bool { return len(r) > 0 }); !errors.Is(err, ErrAgentNotPinned) {
+		t.Fatalf("Wait: %v", err)
+	}
+
+	// Paired again: the new key is pinned, its code computed from it.
+	d2 := pair(fresh)
+	reply(t, fresh, fc, d2.me.Device, 2, "r-new-2")
+	// The new device reads the person's inbox from its start: the old
+	// key's reply is now the unpinned one.
+	rs, _, err = d2.Fetch(ctx)
+	if len(rs) != 1 || rs[0].ID != "r-new-2" || !errors.Is(err, ErrAgentNotPinned) || !strings.Contains(err.Error(), `"`+old.ID+`"`) {
+		t.Fatalf("after re-pairing: %v, %v", rs, err)
+	}
+}
