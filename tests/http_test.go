@@ -19,6 +19,13 @@ import (
 func TestBadHTTP(t *testing.T) {
 	whoami := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
 
+	t.Run("the scheme is case-insensitive (RFC 7235)", func(t *testing.T) {
+		for _, scheme := range []string{"bearer", "BEARER", "bEaReR"} {
+			if resp, body := post(t, "", whoami, map[string]string{"Authorization": scheme + " " + masterToken}); resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: HTTP %d, want 200: %s", scheme, resp.StatusCode, body)
+			}
+		}
+	})
 	t.Run("no or bad token: 401 invalid_token with resource_metadata", func(t *testing.T) {
 		for _, tc := range []struct{ name, authorization string }{
 			{"none", ""},
@@ -26,7 +33,6 @@ func TestBadHTTP(t *testing.T) {
 			{"short token", "Bearer abc"},
 			{"empty bearer", "Bearer "},
 			{"basic scheme", "Basic " + masterToken},
-			{"lower-case scheme", "bearer " + masterToken},
 		} {
 			resp, body := post(t, "", whoami, map[string]string{"Authorization": tc.authorization})
 			if resp.StatusCode != http.StatusUnauthorized {
