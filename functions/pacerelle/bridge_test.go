@@ -394,3 +394,47 @@ func TestNoE2EEWarns(t *testing.T) {
 		t.Fatal("the token is logged")
 	}
 }
+
+// TestHistoryListsWhatWasSeeded: get_history returns every request and
+// reply seeded in a conversation, only that conversation's, and limit
+// keeps the latest of each, oldest first.
+func TestHistoryListsWhatWasSeeded(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	const inC1, inC2 = 7, 3
+	for i := range inC1 + inC2 {
+		conv := "c1"
+		if i >= inC1 {
+			conv = "c2"
+		}
+		if _, err := w.person.Send(ctx, conv, fmt.Sprintf("req-%02d", i), "question"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := 0
+	for deadline := time.Now().Add(20 * time.Second); seen < inC1+inC2 && time.Now().Before(deadline); {
+		seen += len(messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 2000, "limit": 50, "afterCursor": ""})))
+		if seen < inC1+inC2 {
+			seen = 0 // waiting never marks processed: each call returns every pending request
+		}
+	}
+	for i := range inC1 {
+		w.ok(t, "send_message", map[string]any{"text": "answer", "sourceMessageId": fmt.Sprintf("req-%02d", i)})
+	}
+	count := func(h map[string]any) (int, int) { return len(h["requests"].([]any)), len(h["replies"].([]any)) }
+	if q, r := count(w.ok(t, "get_history", map[string]any{"conversationId": "c1", "limit": 50})); q != inC1 || r != inC1 {
+		t.Fatalf("c1 history: %d requests, %d replies; want %d and %d", q, r, inC1, inC1)
+	}
+	if q, r := count(w.ok(t, "get_history", map[string]any{"conversationId": "c2", "limit": 50})); q != inC2 || r != 0 {
+		t.Fatalf("c2 history: %d requests, %d replies; want %d and 0", q, r, inC2)
+	}
+	h := w.ok(t, "get_history", map[string]any{"limit": 5})
+	if q, r := count(h); q != 5 || r != 5 {
+		t.Fatalf("limit 5: %d requests, %d replies", q, r)
+	}
+	for i, x := range h["requests"].([]any) {
+		if id, want := x.(map[string]any)["id"], fmt.Sprintf("req-%02d", inC1+inC2-5+i); id != want {
+			t.Fatalf("limit 5: request %d is %v, want %s (the latest five, oldest first)", i, id, want)
+		}
+	}
+}
