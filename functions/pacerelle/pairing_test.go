@@ -54,6 +54,9 @@ func TestPairingKeySubstitution(t *testing.T) {
 			ctx := context.Background()
 			eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
 			fake, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+			// Read once: the lying relay may still answer a late fetch while
+			// the world stops and clears w.bridge.
+			agent := w.bridge.me.Device
 			swap := func(body []byte) []byte {
 				var out struct {
 					Pairings []relay.PairingView `json:"pairings"`
@@ -67,7 +70,7 @@ func TestPairingKeySubstitution(t *testing.T) {
 					}
 					out.Pairings[i].PersonList, _ = json.Marshal(seal.SignList(fake, 1, []seal.Device{fake.Device}))
 					if len(p.Confirmation) > 0 {
-						out.Pairings[i].Confirmation = fake.Sign("pairing", seal.Transcript(w.bridge.me.Device, fake.Device))
+						out.Pairings[i].Confirmation = fake.Sign("pairing", seal.Transcript(agent, fake.Device))
 					}
 				}
 				b, _ := json.Marshal(out)
