@@ -242,8 +242,8 @@ func TestReadRefuses(t *testing.T) {
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
 		tw := tar.NewWriter(zw)
-		// 32 MiB of zeros is about 32 KB compressed: a thousand times the
-		// 1 MiB limit below is bomb enough, and cheap under -race.
+		// 32 MiB of zeros, about 32 KB compressed: 32 times the 1 MiB limit
+		// below from a thirty-second of it is bomb enough, and cheap under -race.
 		_ = tw.WriteHeader(&tar.Header{Name: "big.md", Size: 32 << 20, Mode: 0o644, Typeflag: tar.TypeReg})
 		zero := make([]byte, 1<<20)
 		for range 32 {
