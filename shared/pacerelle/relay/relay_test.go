@@ -50,7 +50,8 @@ func (s *syncBuf) Write(p []byte) (int, error) {
 }
 
 type fixture struct {
-	st     *sqlite.Store
+	st     store.Store
+	db     *sqlite.Store // st, when the fixture runs on SQLite (newFixture)
 	dbPath string
 	srv    *httptest.Server
 	logs   *syncBuf
@@ -64,12 +65,22 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{dbPath: filepath.Join(t.TempDir(), "relay.db"), logs: &syncBuf{}}
-	var err error
-	if f.st, err = sqlite.Open(ctx, sqlite.Options{Path: f.dbPath}); err != nil {
+	dbPath := filepath.Join(t.TempDir(), "relay.db")
+	db, err := sqlite.Open(ctx, sqlite.Options{Path: dbPath})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = f.st.Close() })
+	t.Cleanup(func() { _ = db.Close() })
+	f := newFixtureOn(t, db)
+	f.db, f.dbPath = db, dbPath
+	return f
+}
+
+// newFixtureOn is a relay on st with an agent and a paired person device.
+func newFixtureOn(t *testing.T, st store.Store) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{st: st, logs: &syncBuf{}}
 	r := New(Options{Store: f.st, Logger: slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "other-tok": domaintest.As("acme", "zed")}})
 	f.srv = httptest.NewServer(r.Handler())
@@ -252,7 +263,7 @@ func TestOnlyCiphertextStored(t *testing.T) {
 	if _, err := f.ac.Inbox(context.Background(), 0, 50); err != nil {
 		t.Fatal(err)
 	}
-	_ = f.st.Close() // checkpoints the WAL into the file
+	_ = f.db.Close() // checkpoints the WAL into the file
 	for _, p := range []string{f.dbPath, f.dbPath + "-wal"} {
 		b, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) {
