@@ -13,23 +13,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/requester"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
-
-type tokens map[string]vp.Principal
-
-func (t tokens) Resolve(_ context.Context, secret string) (vp.Principal, error) {
-	p, ok := t[secret]
-	if !ok {
-		return vp.Principal{}, auth.ErrInvalidToken
-	}
-	return p, nil
-}
 
 // world is an in-process relay (the real handler on SQLite), one bridge
 // and a paired person device.
@@ -61,7 +49,7 @@ func newWorldWith(t testing.TB, extra Config) *world {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	w := &world{storeDir: filepath.Join(t.TempDir(), "mcp"), extra: extra}
-	h := relay.New(relay.Options{Store: st, Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "eve-tok": domaintest.As("acme", "eve")}}).Handler()
+	h := relay.New(relay.Options{Store: st, Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "eve-tok": domaintest.As("acme", "eve")}}).Handler()
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if w.dropSend.Load() && r.Method == http.MethodPost && r.URL.Path == "/pacerelle/v1/messages" && r.Header.Get(relay.AgentHeader) != "" {
 			h.ServeHTTP(httptest.NewRecorder(), r)

@@ -10,9 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
+
+// Tokens is a token resolver for tests: secret -> principal; any other
+// secret is auth.ErrInvalidToken, as the real resolver says.
+type Tokens map[string]vp.Principal
+
+// Resolve returns the principal of secret.
+func (t Tokens) Resolve(_ context.Context, secret string) (vp.Principal, error) {
+	p, ok := t[secret]
+	if !ok {
+		return vp.Principal{}, auth.ErrInvalidToken
+	}
+	return p, nil
+}
 
 // As is a principal of tenant that may act as orchs and read and write
 // every namespace.

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/coder/websocket"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -18,25 +17,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/coder/websocket"
+
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
-
-// tokens is a fake token resolver: secret -> principal.
-type tokens map[string]vp.Principal
-
-func (t tokens) Resolve(_ context.Context, secret string) (vp.Principal, error) {
-	p, ok := t[secret]
-	if !ok {
-		return vp.Principal{}, auth.ErrInvalidToken
-	}
-	return p, nil
-}
 
 type syncBuf struct {
 	mu sync.Mutex
@@ -82,7 +70,7 @@ func newFixtureOn(t *testing.T, st store.Store) *fixture {
 	ctx := context.Background()
 	f := &fixture{st: st, logs: &syncBuf{}}
 	r := New(Options{Store: f.st, Logger: slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "other-tok": domaintest.As("acme", "zed")}})
+		Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "other-tok": domaintest.As("acme", "zed")}})
 	f.srv = httptest.NewServer(r.Handler())
 	t.Cleanup(f.srv.Close)
 	f.agent, _ = seal.NewIdentity(AgentParty("bot"), "bridge-1")

@@ -9,24 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
-
-type tokens map[string]vp.Principal
-
-func (t tokens) Resolve(_ context.Context, secret string) (vp.Principal, error) {
-	p, ok := t[secret]
-	if !ok {
-		return vp.Principal{}, auth.ErrInvalidToken
-	}
-	return p, nil
-}
 
 // agentDevice is a bridge's identity registered with the relay (what
 // functions/pacerelle does on start): version is its list's.
@@ -67,7 +55,7 @@ func TestNewAgentKeyRefusedUntilRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	srv := httptest.NewServer(relay.New(relay.Options{Store: st, Tokens: tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann")}}).Handler())
+	srv := httptest.NewServer(relay.New(relay.Options{Store: st, Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann")}}).Handler())
 	t.Cleanup(srv.Close)
 
 	old, oc := agentDevice(t, srv.URL, 1)
