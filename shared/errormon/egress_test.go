@@ -12,6 +12,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex/convexfake"
+	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -163,5 +165,33 @@ func TestScanRefusesANameThatResolvesToLoopbackAgainstFakeConvex(t *testing.T) {
 	}
 	if n := len(e.convex.Requests()); n != 0 {
 		t.Fatalf("the listener got %d requests", n)
+	}
+}
+
+// A lastError stored before the egress policy quoted the remote's answer:
+// list_errors shows its status only.
+func TestListErrorsCutsALegacyQuotedAnswer(t *testing.T) {
+	e := newEnv(t)
+	e.addDeployment(t, "app")
+	const op = "test"
+	cur, it, err := errormon.Deployments.Get(ctx(), e.st, op, "name", "app", errormon.Deployments.KeyOf(tenant, table.Values{"name": "app"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.LastError = `errormon.convex: deployKeyEnvVar: deployment "app" refused its deploy key (HTTP 401: {"message":"CANARY secret page"}): check the environment variable`
+	cur.Failures = 1
+	next, err := errormon.Deployments.Item(op, tenant, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.Write(ctx(), store.Put(next, store.IfVersion(it.Version))); err != nil {
+		t.Fatal(err)
+	}
+	list, err := e.mon.ListErrors(ctx(), admin(tenant), errormon.ListInput{})
+	if err != nil || len(list.Deployments) != 1 {
+		t.Fatalf("%+v %v", list, err)
+	}
+	if got := list.Deployments[0].LastError; strings.Contains(got, "CANARY") || !strings.Contains(got, "HTTP 401") {
+		t.Fatalf("lastError %q", got)
 	}
 }
