@@ -55,7 +55,7 @@ type Options struct {
 	// ConnectTimeout bounds a dial, the lookup included (default 5 s);
 	// TLSTimeout the TLS handshake (default 5 s); Timeout a whole request,
 	// its body read included (default 30 s); MaxBody an answer's body
-	// (default 1 MiB). A Client may narrow the last two.
+	// (default 1 MiB). A Client may set its own last two.
 	ConnectTimeout, TLSTimeout, Timeout time.Duration
 	MaxBody                             int64
 	// TLSConfig is the TLS client configuration (nil: the system's roots);
