@@ -25,7 +25,7 @@ import (
 //	VP_CLERK_AUDIENCE                        the JWT audience (default convex)
 func newOAuth(a *app, log *slog.Logger) *oauth.Server {
 	return oauth.New(oauth.Options{
-		Store: a.store, Tokens: a.tokens, Logger: log, BaseURL: publicBaseURL(),
+		Store: a.store, Tokens: a.tokens, Logger: log, BaseURL: publicBaseURL(), Egress: a.egress,
 		Clerk: oauth.ClerkOptions{
 			Issuer: os.Getenv("CLERK_JWT_ISSUER_DOMAIN"), Audience: os.Getenv("VP_CLERK_AUDIENCE"), AllowedExtIDs: split(os.Getenv("VP_ALLOWED_EXT_IDS")),
 		},

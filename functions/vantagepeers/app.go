@@ -19,6 +19,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/digest"
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/github"
@@ -73,6 +74,9 @@ type app struct {
 	webhooks webhooks.Options
 	errors   *errormon.Service
 	log      *slog.Logger
+	// egress is the policy of requests to URLs a tenant, an agent or a
+	// client names (VP_EGRESS_ALLOW_HOSTS).
+	egress *egress.Policy
 	// okfLinks signs the download URLs of bundles too large for a tool
 	// result; set by serve, which knows the server's URL.
 	okfLinks *okfsvc.Links
@@ -151,7 +155,12 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		_ = st.Close()
 		return nil, err
 	}
-	monitor, err := openErrors(ctx, ws, signer, log, gh, issues, ob)
+	eg, err := egressFromEnv()
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	monitor, err := openErrors(ctx, ws, signer, log, gh, issues, ob, eg)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -183,6 +192,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		iframes:   iframe.New(iframe.Options{Store: ws, Logger: log}),
 		mandates:  mandate.New(mandate.Options{Store: ws, Cursors: signer, Logger: log}),
 		log:       log,
+		egress:    eg,
 		newMaster: created,
 		fresh:     errors.Is(statErr, fs.ErrNotExist),
 	}, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex"
@@ -31,14 +32,14 @@ func (envKeys) Key(_ context.Context, _ string, d errormon.Deployment) (string, 
 // with the machine's AWS credentials (environment or shared config;
 // nothing is read until a cloudwatch deployment is scanned).
 func openErrors(ctx context.Context, ws store.Store, signer *listing.Signer, log *slog.Logger, gh github.ForTenants,
-	issues *issue.Service, ob *outbox.Outbox) (*errormon.Service, error) {
-	sources := map[string]source.Source{errormon.SourceConvex: convex.New(convex.Options{})}
+	issues *issue.Service, ob *outbox.Outbox, eg *egress.Policy) (*errormon.Service, error) {
+	sources := map[string]source.Source{errormon.SourceConvex: convex.New(convex.Options{Egress: eg})}
 	if cfg, err := config.LoadDefaultConfig(ctx); err == nil {
 		sources[errormon.SourceCloudWatch] = cloudwatch.New(cloudwatch.Options{Client: cloudwatchlogs.NewFromConfig(cfg)})
 	} else {
 		log.Warn("no AWS configuration: cloudwatch deployments cannot be scanned", "err", err)
 	}
 	mon := errormon.New(errormon.Options{Store: ws, Cursors: signer, Logger: log, Sources: sources, Keys: envKeys{},
-		GitHub: gh, Issues: issues, Jobs: ob})
+		GitHub: gh, Issues: issues, Jobs: ob, Egress: eg})
 	return mon, mon.Wire(ob)
 }

@@ -65,6 +65,8 @@ func TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub(t *testing.T) {
 		"VP_GITHUB_API_URL": gh.URL(),
 		"VP_GITHUB_TOKEN":   token,
 		errCrashKeyEnv:      errCrashKey,
+		// The fake Convex listens on http://127.0.0.1.
+		"VP_EGRESS_ALLOW_HOSTS": "127.0.0.1",
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub$")

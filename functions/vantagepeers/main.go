@@ -48,7 +48,9 @@ VP_LOG_LEVEL (debug|info|warn|error), VP_MASTER_TOKEN (64 hex; overrides the sto
 master token), VP_TOKEN (stdio: act with this token instead of as the local owner),
 VP_TOOL_PROFILE (core|full: the tools advertised by default; full unless set),
 VP_PUBLIC_BASE_URL (the public URL: OAuth issuer and endpoints; default: the request's host),
-CLERK_JWT_ISSUER_DOMAIN, VP_ALLOWED_EXT_IDS, VP_CLERK_AUDIENCE (the Clerk JWT exchange).
+CLERK_JWT_ISSUER_DOMAIN, VP_ALLOWED_EXT_IDS, VP_CLERK_AUDIENCE (the Clerk JWT exchange),
+VP_EGRESS_ALLOW_HOSTS (comma-separated hosts, IPs or CIDRs that a deploymentUrl or a client
+metadata URL may reach although not public, over http too; default: public https only).
 `
 
 func main() {

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 )
 
 // Config is what a function needs to build its clients and services.
@@ -62,6 +63,9 @@ type Config struct {
 	DeployKeySecretPrefix string
 
 	PacerelleConnections string // the WebSocket API's management endpoint
+
+	// EgressAllow is the egress policy's allow-list (EnvEgressAllowHosts).
+	EgressAllow egress.Allow
 }
 
 // ConfigFromEnv reads the configuration; getenv is os.Getenv in the
@@ -151,6 +155,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.CursorKey != "" && !isHex32(c.CursorKey) {
 		bad(awsenv.EnvCursorKey, "must be 32 random bytes as 64 hex characters")
+	}
+	var err error
+	if c.EgressAllow, err = egress.ParseAllow(get(awsenv.EnvEgressAllowHosts)); err != nil {
+		errs = append(errs, err)
 	}
 	if u := c.PacerelleConnections; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 		bad(awsenv.EnvPacerelleConnections, "must be the WebSocket API's https:// management endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage})")

@@ -44,7 +44,8 @@ func (a *App) OAuthHandler() http.Handler {
 	c := a.Config
 	srv := oauth.New(oauth.Options{
 		Store: a.Store, Tokens: a.Tokens, Logger: a.Log, BaseURL: c.PublicBaseURL,
-		Clerk: oauth.ClerkOptions{Issuer: c.ClerkIssuer, Audience: c.ClerkAudience, AllowedExtIDs: c.AllowedExtIDs},
+		Clerk:  oauth.ClerkOptions{Issuer: c.ClerkIssuer, Audience: c.ClerkAudience, AllowedExtIDs: c.AllowedExtIDs},
+		Egress: a.Egress(),
 	})
 	api := httpapi.New(httpapi.Options{Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: c.PublicBaseURL, OAuth: srv})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex"
@@ -42,7 +43,8 @@ func (a *App) buildIssues(signer *listing.Signer, secrets Secrets, now func() ti
 	a.Webhooks = webhooks.Options{Secrets: github.WebhookSecrets{Credentials: creds}, Dispatcher: a.Issues,
 		Logger: a.Log, DefaultTenant: vp.DefaultTenant, Now: now}
 	a.Errors = errormon.New(errormon.Options{Store: a.Store, Cursors: signer, Now: now, Logger: a.Log, Sources: a.errorSources(),
-		Keys: &DeployKeys{Secrets: secrets, Prefix: a.Config.DeployKeySecretPrefix}, GitHub: gh, Issues: a.Issues, Jobs: a.Outbox})
+		Keys: &DeployKeys{Secrets: secrets, Prefix: a.Config.DeployKeySecretPrefix}, GitHub: gh, Issues: a.Issues, Jobs: a.Outbox,
+		Egress: a.Egress()})
 	return errors.Join(a.Issues.Wire(a.Outbox, a.Tasks), a.Errors.Wire(a.Outbox))
 }
 
@@ -53,9 +55,16 @@ func (a *App) errorSources() map[string]source.Source {
 		return nil
 	}
 	return map[string]source.Source{
-		errormon.SourceConvex:     convex.New(convex.Options{}),
+		errormon.SourceConvex:     convex.New(convex.Options{Egress: a.Egress()}),
 		errormon.SourceCloudWatch: cloudwatch.New(cloudwatch.Options{Client: cloudwatchlogs.NewFromConfig(a.AWS)}),
 	}
+}
+
+// Egress is the policy of every request to a URL that a tenant, an agent
+// or an OAuth client names, with the operator's allow-list
+// (EnvEgressAllowHosts).
+func (a *App) Egress() *egress.Policy {
+	return egress.New(egress.Options{Allow: a.Config.EgressAllow})
 }
 
 // DeployKeys reads a Convex deployment's deploy key from the Secrets

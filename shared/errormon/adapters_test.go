@@ -113,9 +113,12 @@ func newRealEnv(t testing.TB, ro realOpts) *realEnv {
 	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
 	messages := message.New(message.Options{Store: st, Cursors: signer, Directory: profiles})
 	e.issues = issue.New(issue.Options{Store: st, Cursors: signer, Logger: log, Missions: e.missions, Notices: messages, Jobs: e.outbox, GitHub: gh})
-	o := errormon.Options{Store: st, Cursors: signer, Logger: log, Now: e.clock.Now,
+	// The fake Convex listens on http://127.0.0.1: allowed as an operator
+	// would allow a local deployment.
+	loopback := loopbackPolicy(t)
+	o := errormon.Options{Store: st, Cursors: signer, Logger: log, Now: e.clock.Now, Egress: loopback,
 		Sources: map[string]source.Source{
-			errormon.SourceConvex:     convex.New(convex.Options{}),
+			errormon.SourceConvex:     convex.New(convex.Options{Egress: loopback}),
 			errormon.SourceCloudWatch: cloudwatch.New(cloudwatch.Options{Client: e.cwAPI, Interval: time.Millisecond}),
 		},
 		Keys: ro.keys, GitHub: gh, Issues: e.issues, Jobs: e.outbox}

@@ -2,11 +2,11 @@ package errormon
 
 import (
 	"context"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -33,7 +33,7 @@ var (
 
 const maxLogGroups = 20
 
-func (in *DeploymentInput) check(op string) vp.Errs {
+func (in *DeploymentInput) check(op string, pol *egress.Policy) vp.Errs {
 	var errs vp.Errs
 	in.Name = strings.TrimSpace(in.Name)
 	errs.Add(vp.CheckKeyText(op, "name", in.Name, vp.MaxNameBytes, true))
@@ -48,9 +48,7 @@ func (in *DeploymentInput) check(op string) vp.Errs {
 	errs.Add(vp.CheckName(op, "orchestrator", in.Orchestrator, true))
 	switch in.Source {
 	case SourceConvex:
-		if u, err := url.Parse(in.DeploymentURL); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-			errs.Add(vp.Errorf(op, vp.KindInvalid, "deploymentUrl", "is required for a convex source: the deployment's URL, e.g. https://happy-otter-123.convex.cloud; got %q", in.DeploymentURL))
-		}
+		errs.Add(checkDeploymentURL(op, pol, in.DeploymentURL))
 		if !envVarName.MatchString(in.DeployKeyEnvVar) {
 			errs.Add(vp.Errorf(op, vp.KindInvalid, "deployKeyEnvVar", "is required for a convex source: the name of the environment variable holding the deploy key (letters, digits, _), e.g. DEPLOY_KEY_MYAPP; got %q", in.DeployKeyEnvVar))
 		}
@@ -82,7 +80,7 @@ func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in Deployme
 	if err != nil {
 		return Deployment{}, err
 	}
-	if err := in.check(op).First(); err != nil {
+	if err := in.check(op, s.o.Egress).First(); err != nil {
 		return Deployment{}, err
 	}
 	caller, _ := p.ActAs(op, "createdBy", "")

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
@@ -198,6 +199,9 @@ type Options struct {
 	// ScanBudget bounds one deployment's scan (default 30 s: a Lambda's
 	// scheduler run has 55).
 	ScanBudget time.Duration
+	// Egress checks a deploymentUrl when it is added (its source checks it
+	// again when it dials); nil: the default policy, public https only.
+	Egress *egress.Policy
 }
 
 // Service is the error monitor.
@@ -222,6 +226,9 @@ func New(o Options) *Service {
 	}
 	if o.ScanBudget <= 0 {
 		o.ScanBudget = 30 * time.Second
+	}
+	if o.Egress == nil {
+		o.Egress = egress.New(egress.Options{})
 	}
 	return &Service{o: o, log: o.Logger}
 }

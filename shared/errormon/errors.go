@@ -88,7 +88,7 @@ func (s *Service) ListErrors(ctx context.Context, p vp.Principal, in ListInput) 
 }
 
 func statusOf(d Deployment) DeploymentStatus {
-	st := DeploymentStatus{Name: d.Name, Source: d.Source, Active: d.Active, LastScanAt: d.LastScanAt, LastError: d.LastError,
+	st := DeploymentStatus{Name: d.Name, Source: d.Source, Active: d.Active, LastScanAt: d.LastScanAt, LastError: withoutRemoteText(d.LastError),
 		Failures: d.Failures, NextScanAt: d.NextScanAt, EventsScanned: d.EventsScanned}
 	switch {
 	case !d.Active:

@@ -229,7 +229,7 @@ func TestDefaultFetcherRefusesPrivateAddresses(t *testing.T) {
 	e := sqliteEnv(t, nil)
 	c := client{ID: ts.URL + "/client.json", Redirect: "https://app.example.com/cb"}
 	r := e.do(http.MethodGet, "/oauth/authorize?"+authzParams(c, newPKCE(), "s").Encode(), nil, nil)
-	if r.status != 400 || !strings.Contains(string(r.body), "not a public address") {
+	if r.status != 400 || !strings.Contains(string(r.body), "refused by egress policy: loopback") {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 }

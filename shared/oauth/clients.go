@@ -8,16 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -329,21 +328,29 @@ func (s *Server) clientForAuthorize(ctx context.Context, id string) (Client, err
 	return fresh, nil
 }
 
+// fetchClientDocument fetches and checks the document a URL client id
+// names. Whoever sends an authorization request names that URL, so what
+// it is told carries a classification of the failure, never the bytes
+// of the document or of the answer: not its values, not the decoder's
+// quote of it.
 func (s *Server) fetchClientDocument(ctx context.Context, id string) (Client, error) {
 	const op = "oauth.client_metadata"
 	u, err := url.Parse(id)
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" || u.Fragment != "" || u.User != nil {
 		return Client{}, vp.E(op, vp.KindInvalid, "client_id", "a URL client id must be an https URL with a path and no fragment")
 	}
+	if _, err := s.egress.CheckURL(id); err != nil {
+		return Client{}, vp.Errorf(op, vp.KindInvalid, "client_id", "the client metadata document's URL is %s", egress.Classify(err))
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	raw, err := s.fetch(ctx, id)
 	if err != nil {
-		return Client{}, vp.Errorf(op, vp.KindInvalid, "client_id", "could not fetch the client metadata document: %v", err)
+		return Client{}, vp.Errorf(op, vp.KindInvalid, "client_id", "could not fetch the client metadata document: %s", egress.Classify(err))
 	}
 	var doc cimdDocument
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return Client{}, vp.Errorf(op, vp.KindInvalid, "client_id", "the client metadata document is not JSON: %v", err)
+		return Client{}, vp.E(op, vp.KindInvalid, "client_id", "the client metadata document is not a JSON object of client metadata")
 	}
 	if doc.ClientID != id {
 		return Client{}, vp.E(op, vp.KindInvalid, "client_id", "the metadata document's client_id must equal its URL")
@@ -353,7 +360,7 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (Client, er
 		method = authNone
 	}
 	if method != authNone {
-		return Client{}, vp.Errorf(op, vp.KindInvalid, "token_endpoint_auth_method", "%q: a metadata-document client is public (none)", method)
+		return Client{}, vp.E(op, vp.KindInvalid, "token_endpoint_auth_method", "a metadata-document client is public: its token_endpoint_auth_method must be none")
 	}
 	grants := doc.GrantTypes
 	if len(grants) == 0 {
@@ -361,11 +368,11 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (Client, er
 	}
 	for _, g := range grants {
 		if g != grantCode && g != grantRefresh {
-			return Client{}, vp.Errorf(op, vp.KindInvalid, "grant_types", "%q is not allowed for a metadata-document client", g)
+			return Client{}, vp.E(op, vp.KindInvalid, "grant_types", "a metadata-document client may only use authorization_code and refresh_token")
 		}
 	}
 	if err := checkRedirectURIs(op, doc.RedirectURIs, true); err != nil {
-		return Client{}, err
+		return Client{}, vp.Errorf(op, vp.KindInvalid, "redirect_uris", "the metadata document's redirect_uris must be 1 to %d absolute https URLs (or http on a loopback host), without fragment or user info", MaxRedirectURIs)
 	}
 	name := strings.TrimSpace(doc.ClientName)
 	if name == "" {
@@ -379,46 +386,27 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (Client, er
 		ScopeProfile: ProfileGeneric, Tenant: vp.DefaultTenant, MetadataDocument: true, FetchedAt: now, CreatedAt: now}, nil
 }
 
-// defaultFetch GETs a metadata document over https, refusing redirects,
-// non-public addresses and bodies over 64 KiB.
-func defaultFetch(ctx context.Context, u string) ([]byte, error) {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
-		host, _, err := net.SplitHostPort(address)
+// defaultFetch GETs metadata documents through the egress policy (https,
+// public addresses or the operator's allow-list, checked at dial time; no
+// redirects; 10 s; 64 KiB).
+func defaultFetch(pol *egress.Policy) func(ctx context.Context, u string) ([]byte, error) {
+	hc := pol.Client(egress.ClientOptions{Timeout: 10 * time.Second, MaxBody: cimdMaxBytes})
+	return func(ctx context.Context, u string) ([]byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		a, err := netip.ParseAddr(host)
-		if err != nil || !a.IsGlobalUnicast() || a.IsPrivate() {
-			return fmt.Errorf("refusing to fetch from %s (not a public address)", host)
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	}}
-	hc := &http.Client{
-		Timeout:       10 * time.Second,
-		Transport:     &http.Transport{DialContext: dialer.DialContext, TLSHandshakeTimeout: 5 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return errors.New("redirects are not followed") },
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, &egress.StatusError{Code: resp.StatusCode}
+		}
+		return io.ReadAll(resp.Body)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, cimdMaxBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > cimdMaxBytes {
-		return nil, fmt.Errorf("larger than %d bytes", cimdMaxBytes)
-	}
-	return b, nil
 }
 
 // ---- admin ----

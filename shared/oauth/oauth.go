@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -57,6 +58,10 @@ type Options struct {
 	FetchClientMetadata func(ctx context.Context, url string) ([]byte, error)
 	// Clerk configures POST /issueBearerFromClerk.
 	Clerk ClerkOptions
+	// Egress is the policy client ID metadata documents are fetched
+	// through (the operator's allow-list included); nil: the default
+	// policy, public https only.
+	Egress *egress.Policy
 }
 
 // Server is the authorization server. It is an http.Handler for
@@ -70,6 +75,7 @@ type Server struct {
 	ids    *vp.IDs
 	ttl    struct{ access, refresh, code time.Duration }
 	fetch  func(ctx context.Context, url string) ([]byte, error)
+	egress *egress.Policy
 	clerk  *clerk
 	mux    *http.ServeMux
 }
@@ -84,9 +90,13 @@ func New(o Options) *Server {
 	}
 	s := &Server{st: o.Store, tokens: o.Tokens, base: strings.TrimSuffix(o.BaseURL, "/"), now: o.Now, log: o.Logger, ids: vp.NewIDs(o.Now)}
 	s.ttl.access, s.ttl.refresh, s.ttl.code = or(o.AccessTTL, DefaultAccessTTL), or(o.RefreshTTL, DefaultRefreshTTL), or(o.CodeTTL, DefaultCodeTTL)
+	s.egress = o.Egress
+	if s.egress == nil {
+		s.egress = egress.New(egress.Options{})
+	}
 	s.fetch = o.FetchClientMetadata
 	if s.fetch == nil {
-		s.fetch = defaultFetch
+		s.fetch = defaultFetch(s.egress)
 	}
 	s.clerk = newClerk(o.Clerk, o.Now)
 	s.mux = s.routes()

@@ -87,6 +87,13 @@ const EnvSecretsManagerEndpoint = "VP_SECRETSMANAGER_ENDPOINT"
 // WebSocket API; clients then poll).
 const EnvPacerelleConnections = "VP_PACERELLE_CONNECTIONS_URL"
 
+// EnvEgressAllowHosts is the operator's allow-list of the egress policy
+// (shared/egress, whose EnvAllowHosts it equals): comma-separated host
+// names, IPs or CIDRs that a tenant's deploymentUrl or a client metadata
+// URL may reach although not public, over http too. Unset: public https
+// only.
+const EnvEgressAllowHosts = "VP_EGRESS_ALLOW_HOSTS"
+
 // DefaultTenant is the tenant of a single-tenant deployment, whose GitHub
 // deliveries come to /webhooks/github (vp.DefaultTenant).
 const DefaultTenant = "default"

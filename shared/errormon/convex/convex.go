@@ -15,6 +15,11 @@
 // overlap at the same ms), and when a Read stopped at max events before
 // the end of Convex's answer, it stays at the same Convex cursor and the
 // next Read resumes after the last id it returned.
+//
+// The deployment's URL is a tenant's: every request goes through the
+// egress policy (shared/egress), and no byte of an answer other than the
+// log itself reaches an error text; a refusal keeps its status and a
+// classification only.
 package convex
 
 import (
@@ -29,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/internal/errtext"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -51,13 +57,16 @@ const (
 	// maxBody bounds an answer: Convex's log is an in-memory buffer, so an
 	// answer larger than this is not one.
 	maxBody = 64 << 20
+	// requestTimeout bounds a request whole: longer than any long poll
+	// (MaxWait is cut to the Read's deadline, which the scan budget bounds).
+	requestTimeout = 2 * time.Minute
 )
 
 // Options configure a Source.
 type Options struct {
-	// HTTPClient sends the requests; nil: a client with no overall timeout
-	// (each request is bounded by its context).
-	HTTPClient *http.Client
+	// Egress is the policy the requests go through (the operator's
+	// allow-list included); nil: the default policy (public https only).
+	Egress *egress.Policy
 	// Now is the clock (the start of a first read when since is zero).
 	Now func() time.Time
 	// MaxWait is the longest long poll per request (default DefaultMaxWait);
@@ -68,6 +77,7 @@ type Options struct {
 // Source reads Convex deployments. It keeps no state between Reads: all
 // of it is in the cursor.
 type Source struct {
+	policy  *egress.Policy
 	hc      *http.Client
 	now     func() time.Time
 	maxWait time.Duration
@@ -77,10 +87,11 @@ var _ source.Source = (*Source)(nil)
 
 // New returns a Source.
 func New(o Options) *Source {
-	s := &Source{hc: o.HTTPClient, now: o.Now, maxWait: o.MaxWait}
-	if s.hc == nil {
-		s.hc = &http.Client{}
+	s := &Source{policy: o.Egress, now: o.Now, maxWait: o.MaxWait}
+	if s.policy == nil {
+		s.policy = egress.New(egress.Options{})
 	}
+	s.hc = s.policy.Client(egress.ClientOptions{Timeout: requestTimeout, MaxBody: maxBody})
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -92,7 +103,7 @@ func New(o Options) *Source {
 
 // Read implements source.Source.
 func (s *Source) Read(ctx context.Context, t source.Target, cursor string, since time.Time, max int) (source.Page, error) {
-	endpoint, err := logsURL(t)
+	endpoint, err := s.logsURL(t)
 	if err != nil {
 		return source.Page{}, err
 	}
@@ -126,7 +137,8 @@ func (s *Source) Read(ctx context.Context, t source.Target, cursor string, since
 	}
 	var ans answer
 	if err := json.Unmarshal(body, &ans); err != nil {
-		return source.Page{}, vp.Unavailable(op, fmt.Errorf("deployment %q answered stream_function_logs with something that is not its JSON: %w", t.Name, err))
+		// The decoder's error may quote the answer: it is not kept.
+		return source.Page{}, vp.Unavailable(op, fmt.Errorf("deployment %q answered stream_function_logs with something that is not its JSON", t.Name))
 	}
 	return s.page(cur, ans, max), nil
 }
@@ -169,10 +181,7 @@ func (s *Source) get(ctx context.Context, wait time.Duration, endpoint, cursor s
 	if err == nil {
 		defer func() { _ = resp.Body.Close() }()
 		if resp.StatusCode == http.StatusOK {
-			body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-			if err == nil && len(body) > maxBody {
-				return nil, false, vp.Unavailable(op, fmt.Errorf("deployment %q answered more than %d bytes", t.Name, maxBody))
-			}
+			body, err = io.ReadAll(resp.Body)
 		}
 	}
 	if err != nil {
@@ -183,9 +192,7 @@ func (s *Source) get(ctx context.Context, wait time.Duration, endpoint, cursor s
 		if errors.Is(rctx.Err(), context.DeadlineExceeded) && !errors.Is(ctx.Err(), context.Canceled) {
 			return nil, true, nil
 		}
-		// The error text of a failed request names the URL, never the key
-		// (it travels in a header).
-		return nil, false, vp.Unavailable(op, fmt.Errorf("reading the logs of deployment %q: %w", t.Name, err))
+		return nil, false, requestError(t, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, false, statusError(resp, t)
@@ -193,18 +200,30 @@ func (s *Source) get(ctx context.Context, wait time.Duration, endpoint, cursor s
 	return body, false, nil
 }
 
-// statusError maps a refusal to its kind. The body's start is quoted,
-// with the key blanked should a proxy echo it.
+// requestError is a failed request in words of its class only: the
+// failure's own text may carry the remote's bytes (a certificate's names,
+// a redirect's target) or what its address resolved to.
+func requestError(t source.Target, err error) error {
+	class := egress.Classify(err)
+	var refused *egress.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		msg := fmt.Sprintf("deployment %q: %s", t.Name, class)
+		if refused.Allowable {
+			msg += "; an operator may allow the host with " + egress.EnvAllowHosts
+		}
+		return &vp.Error{Op: op, Kind: vp.KindForbidden, Field: "deploymentUrl", Msg: msg}
+	case class == "body over limit":
+		return vp.Unavailable(op, fmt.Errorf("deployment %q answered more than %d bytes (%s)", t.Name, maxBody, class))
+	}
+	return vp.Unavailable(op, fmt.Errorf("reading the logs of deployment %q: %s", t.Name, class))
+}
+
+// statusError maps a refusal to its kind, by its status alone: the body
+// is the remote's, and a remote a tenant named is never echoed to it.
 func statusError(resp *http.Response, t source.Target) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	snippet := strings.TrimSpace(errtext.Clip(string(b), 200))
-	if t.Key != "" {
-		snippet = strings.ReplaceAll(snippet, t.Key, "[redacted]")
-	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // lets the connection be reused
 	status := fmt.Sprintf("HTTP %d", resp.StatusCode)
-	if snippet != "" {
-		status += ": " + snippet
-	}
 	switch code := resp.StatusCode; {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return &vp.Error{Op: op, Kind: vp.KindUnauthorized, Field: "deployKeyEnvVar",
@@ -236,14 +255,14 @@ func retryAfter(h string) time.Duration {
 	return 0
 }
 
-func logsURL(t source.Target) (string, error) {
+func (s *Source) logsURL(t source.Target) (string, error) {
 	raw := strings.TrimSpace(t.DeploymentURL)
 	if raw == "" {
 		return "", vp.Errorf(op, vp.KindInvalid, "deploymentUrl", "deployment %q has no deployment URL", t.Name)
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "", vp.Errorf(op, vp.KindInvalid, "deploymentUrl", "deployment %q: %q is not an http(s) URL", t.Name, raw)
+	u, err := s.policy.CheckURL(raw)
+	if err != nil {
+		return "", vp.Errorf(op, vp.KindInvalid, "deploymentUrl", "deployment %q: %v", t.Name, err)
 	}
 	u.RawQuery, u.Fragment = "", ""
 	return strings.TrimRight(u.String(), "/") + "/api/stream_function_logs", nil

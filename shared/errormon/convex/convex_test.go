@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex/convexfake"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
@@ -26,7 +27,18 @@ func setup(t *testing.T, o convexfake.Options) (*convexfake.Server, *convex.Sour
 		o.Key = key
 	}
 	f := convexfake.New(t, o)
-	return f, convex.New(convex.Options{}), source.Target{Tenant: "acme", Name: "prod", DeploymentURL: f.URL(), Key: key}
+	return f, newSource(convex.Options{}), source.Target{Tenant: "acme", Name: "prod", DeploymentURL: f.URL(), Key: key}
+}
+
+// newSource is a Source whose policy allows the fakes' loopback address
+// (they listen on http://127.0.0.1), as an operator's allow-list would.
+func newSource(o convex.Options) *convex.Source {
+	allow, err := egress.ParseAllow("127.0.0.1")
+	if err != nil {
+		panic(err)
+	}
+	o.Egress = egress.New(egress.Options{Allow: allow})
+	return convex.New(o)
 }
 
 func read(t *testing.T, s *convex.Source, tg source.Target, cursor string, since time.Time, max int) source.Page {
@@ -101,7 +113,7 @@ func TestFirstReadAgainstFakeConvexStartsAtSince(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := convexfake.New(t, convexfake.Options{Key: key})
-			s := convex.New(convex.Options{Now: func() time.Time { return now }})
+			s := newSource(convex.Options{Now: func() time.Time { return now }})
 			tg := source.Target{Name: "prod", DeploymentURL: f.URL(), Key: key}
 			f.Append(
 				convexfake.Entry{Identifier: "a:old", ExecutionID: "ancient", Error: "Error: old", Time: now.Add(-3 * time.Hour)},
@@ -211,7 +223,7 @@ func TestLongPollAgainstFakeConvexIsBoundedByTheDeadline(t *testing.T) {
 	}
 
 	// MaxWait bounds it without a deadline, too.
-	s2 := convex.New(convex.Options{MaxWait: 300 * time.Millisecond})
+	s2 := newSource(convex.Options{MaxWait: 300 * time.Millisecond})
 	start = time.Now()
 	if p, err := s2.Read(context.Background(), tg, "1700000000000", time.Time{}, 10); err != nil || len(p.Events) != 0 {
 		t.Fatalf("Read = %+v, %v", p, err)
@@ -248,7 +260,7 @@ func captureLogs(t *testing.T) *bytes.Buffer {
 func TestUnauthorizedAgainstFakeConvex(t *testing.T) {
 	logs := captureLogs(t)
 	f := convexfake.New(t, convexfake.Options{Key: "the-right-key"})
-	s := convex.New(convex.Options{})
+	s := newSource(convex.Options{})
 	tests := []struct {
 		name   string
 		key    string
@@ -338,7 +350,7 @@ func TestErrorsAgainstFakeConvex(t *testing.T) {
 }
 
 func TestInvalidTargets(t *testing.T) {
-	s := convex.New(convex.Options{})
+	s := newSource(convex.Options{})
 	tests := []struct {
 		name   string
 		tg     source.Target
