@@ -36,6 +36,10 @@ const (
 	// flight at once in this process; more are refused 429 with
 	// Retry-After.
 	DefaultMaxConcurrentPerToken = 16
+	// DefaultMaxDrainBytes is four times the request limit: a body up to
+	// that size gets its 413 read by the client; a larger one may see the
+	// connection reset instead.
+	DefaultMaxDrainBytes = 4 * MaxRequestBytes
 )
 
 // Resolver turns a bearer secret into a principal.
@@ -74,6 +78,10 @@ type Options struct {
 	// MaxConcurrentPerToken bounds one token's requests in flight
 	// (DefaultMaxConcurrentPerToken when zero).
 	MaxConcurrentPerToken int
+	// MaxDrainBytes bounds what is read and discarded of a body the
+	// handler refused unread, so that its client reads the answer
+	// (DefaultMaxDrainBytes when zero).
+	MaxDrainBytes int64
 }
 
 // TenantHeader lets the master token act in a tenant other than the default.
@@ -90,6 +98,9 @@ func New(o Options) http.Handler {
 	}
 	if o.MaxConcurrentPerToken <= 0 {
 		o.MaxConcurrentPerToken = DefaultMaxConcurrentPerToken
+	}
+	if o.MaxDrainBytes <= 0 {
+		o.MaxDrainBytes = DefaultMaxDrainBytes
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: mcpserver.SDKLogger(o.Logger)})
@@ -113,7 +124,7 @@ func New(o Options) http.Handler {
 			mux.Handle(p, h)
 		}
 	}
-	return logRequests(o.Logger, bodyDeadline(o.BodyReadTimeout, mux))
+	return logRequests(o.Logger, bodyDeadline(o.BodyReadTimeout, drainBody(o.MaxDrainBytes, mux)))
 }
 
 type principalKey struct{}
