@@ -113,7 +113,7 @@ func New(o Options) http.Handler {
 		}
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	authed := bearer(o, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler)))
+	authed := privateNoStore(bearer(o, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler))))
 	mux := http.NewServeMux()
 	for _, r := range Routes() {
 		h := r.handler(o, authed)
@@ -128,6 +128,49 @@ func New(o Options) http.Handler {
 }
 
 type principalKey struct{}
+
+// CacheControlMCP is the Cache-Control of every answer of /mcp: each
+// depends on the caller's token (its tenant, grants and tool profile), so
+// no shared cache may keep one and no client should reuse it.
+const CacheControlMCP = "private, no-store"
+
+// privateNoStore sets CacheControlMCP on every answer of next, over what
+// the SDK sets (no-cache, no-transform), when the status is written.
+func privateNoStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&noStoreWriter{ResponseWriter: w}, r)
+	})
+}
+
+type noStoreWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (n *noStoreWriter) WriteHeader(code int) {
+	if !n.wrote {
+		n.wrote = true
+		n.Header().Set("Cache-Control", CacheControlMCP)
+	}
+	n.ResponseWriter.WriteHeader(code)
+}
+
+func (n *noStoreWriter) Write(b []byte) (int, error) {
+	if !n.wrote {
+		n.WriteHeader(http.StatusOK)
+	}
+	return n.ResponseWriter.Write(b)
+}
+
+func (n *noStoreWriter) Flush() {
+	if !n.wrote {
+		n.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(n.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (n *noStoreWriter) Unwrap() http.ResponseWriter { return n.ResponseWriter }
 
 // bearer authenticates the request and answers 401 with the JSON body and
 // WWW-Authenticate header MCP clients expect.
