@@ -18,6 +18,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -78,6 +79,11 @@ type Options struct {
 	// MaxConcurrentPerToken bounds one token's requests in flight
 	// (DefaultMaxConcurrentPerToken when zero).
 	MaxConcurrentPerToken int
+	// Limiter bounds the requests of one source address to the routes
+	// open to all that this package serves (/health, the OKF download);
+	// the OAuth server limits its own routes. Nil: counted in this
+	// process only, with the default rules.
+	Limiter *ratelimit.Limiter
 	// MaxDrainBytes bounds what is read and discarded of a body the
 	// handler refused unread, so that its client reads the answer
 	// (DefaultMaxDrainBytes when zero).
@@ -114,11 +120,19 @@ func New(o Options) http.Handler {
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	authed := privateNoStore(bearer(o, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler))))
+	lim := o.Limiter
+	if lim == nil {
+		lim = ratelimit.New(ratelimit.Options{Logger: o.Logger})
+	}
 	mux := http.NewServeMux()
 	for _, r := range Routes() {
 		h := r.handler(o, authed)
 		if h == nil {
 			continue // OAuth or webhooks not configured here: their routes are not served
+		}
+		if r.limit != nil {
+			rule, what := r.limit(lim.Rules())
+			h = lim.Wrap(rule, what, h)
 		}
 		for _, p := range r.MuxPatterns() {
 			mux.Handle(p, h)
