@@ -181,3 +181,21 @@ func TestEveryUnauthenticatedOAuthEndpointIsRateLimited(t *testing.T) {
 		e.clock.Add(time.Minute) // the next endpoint starts afresh, also where two share a rule
 	}
 }
+
+// TestOversizeBodiesGet413: a body over an OAuth endpoint's limit is
+// answered 413 naming the limit, not a 400 about its content.
+func TestOversizeBodiesGet413(t *testing.T) {
+	e := sqliteEnv(t, nil)
+	big := strings.Repeat("a", 65<<10)
+	for _, c := range []struct{ path, ct, body string }{
+		{"/oauth/register", "application/json", `{"client_name":"` + big + `"}`},
+		{"/oauth/token", "application/x-www-form-urlencoded", "grant_type=x&pad=" + big},
+		{"/oauth/revoke", "application/x-www-form-urlencoded", "token=x&pad=" + big},
+		{"/oauth/authorize", "application/x-www-form-urlencoded", "client_id=x&pad=" + big},
+	} {
+		r := e.do(http.MethodPost, c.path, strings.NewReader(c.body), map[string]string{"Content-Type": c.ct})
+		if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(string(r.body), "65536 bytes") {
+			t.Errorf("%s with %d bytes: HTTP %d %.200s, want 413 naming the limit", c.path, len(c.body), r.status, r.body)
+		}
+	}
+}

@@ -128,6 +128,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if tooLarge(w, err) {
+			return false
+		}
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "the body must be a JSON object: " + err.Error()})
 		return false
 	}

@@ -132,6 +132,9 @@ func (s *Server) authorizeGet(w http.ResponseWriter, r *http.Request) {
 func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 	limitBody(w, r, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
+		if tooLarge(w, err) {
+			return
+		}
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}

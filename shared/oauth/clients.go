@@ -129,6 +129,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var req registrationRequest
 	dec := json.NewDecoder(r.Body)
 	if err := dec.Decode(&req); err != nil {
+		if tooLarge(w, err) {
+			return
+		}
 		writeError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON object of client metadata (RFC 7591): "+err.Error())
 		return
 	}

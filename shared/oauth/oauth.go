@@ -17,6 +17,7 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -230,6 +231,17 @@ func (s *Server) clientIP(r *http.Request) string {
 		return a.String()
 	}
 	return r.RemoteAddr
+}
+
+// tooLarge answers 413 naming the limit when err is a body over it, and
+// reports whether it did.
+func tooLarge(w http.ResponseWriter, err error) bool {
+	var mbe *http.MaxBytesError
+	if !errors.As(err, &mbe) {
+		return false
+	}
+	writeError(w, http.StatusRequestEntityTooLarge, "invalid_request", fmt.Sprintf("the request body is over the limit of %d bytes", mbe.Limit))
+	return true
 }
 
 // limitBody bounds a request body.

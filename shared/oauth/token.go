@@ -121,6 +121,9 @@ func writeTokenError(w http.ResponseWriter, err error) {
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	limitBody(w, r, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
+		if tooLarge(w, err) {
+			return
+		}
 		writeError(w, http.StatusBadRequest, "invalid_request", "send application/x-www-form-urlencoded parameters")
 		return
 	}
@@ -460,6 +463,9 @@ func (s *Server) revokeFamily(ctx context.Context, id string, a Actor, reason st
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	limitBody(w, r, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
+		if tooLarge(w, err) {
+			return
+		}
 		writeError(w, http.StatusBadRequest, "invalid_request", "send application/x-www-form-urlencoded parameters")
 		return
 	}
