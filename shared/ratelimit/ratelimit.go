@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -33,9 +34,17 @@ import (
 
 // Rule is one limit: at most PerMinute requests a minute from one address.
 // Name keys its counters; rules with the same name share them.
+//
+// Shards spreads the count of one address over that many counter items,
+// so that many concurrent requests from one address (a hosted client
+// refreshing its users' tokens) do not all contend for one conditional
+// write; the price is that concurrent requests may overshoot the limit by
+// up to Shards-1. Zero or one: a single counter, exact under any
+// concurrency — the setting of the limits that guard something.
 type Rule struct {
 	Name      string
 	PerMinute int
+	Shards    int
 }
 
 // Rules are the limits of the unauthenticated endpoints. Registration and
@@ -51,12 +60,12 @@ func DefaultRules() Rules {
 	return Rules{
 		Register:  Rule{Name: "register", PerMinute: 10},
 		Consent:   Rule{Name: "consent", PerMinute: 10},
-		Authorize: Rule{Name: "authorize", PerMinute: 60},
-		Token:     Rule{Name: "token", PerMinute: 300},
+		Authorize: Rule{Name: "authorize", PerMinute: 60, Shards: 4},
+		Token:     Rule{Name: "token", PerMinute: 300, Shards: 8},
 		Clerk:     Rule{Name: "clerk", PerMinute: 30},
-		Discovery: Rule{Name: "discovery", PerMinute: 120},
-		Health:    Rule{Name: "health", PerMinute: 120},
-		Download:  Rule{Name: "download", PerMinute: 60},
+		Discovery: Rule{Name: "discovery", PerMinute: 120, Shards: 8},
+		Health:    Rule{Name: "health", PerMinute: 120, Shards: 8},
+		Download:  Rule{Name: "download", PerMinute: 60, Shards: 4},
 	}
 }
 
@@ -70,6 +79,9 @@ func (r Rules) withDefaults() Rules {
 		}
 		if p.got.PerMinute <= 0 {
 			p.got.PerMinute = p.def.PerMinute
+		}
+		if p.got.Shards <= 0 {
+			p.got.Shards = p.def.Shards
 		}
 	}
 	return r
@@ -153,22 +165,32 @@ func (l *Limiter) Allow(ctx context.Context, rule Rule, addr string) (Decision, 
 		d.Allowed = l.mem.incr(key, start, d.Limit)
 		return d, nil
 	}
-	for try := 0; try < 8; try++ {
-		c := counter{Rule: rule.Name, Addr: addr, Minute: start.Unix(), expires: start.Add(2 * window).Unix()}
-		cond := store.IfNotExists
-		it, err := l.st.Get(ctx, counters.KeyOf("", c.values()))
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(it.Data, &c.N); err != nil {
-				return d, vp.Wrap("ratelimit", vp.KindInternal, err)
-			}
-			cond = store.IfVersion(it.Version)
-		case !errors.Is(err, store.ErrNotFound):
+	shards := max(1, rule.Shards)
+	pk := counters.PK("", store.Primary, table.Values{"rule": rule.Name, "addr": addr})
+	minute := strconv.FormatInt(start.Unix(), 10)
+	for try := 0; try < maxAttempts; try++ {
+		rows, err := l.st.Query(ctx, store.Query{PK: pk, SKPrefix: minute + "#", Limit: shards + 1})
+		if err != nil {
 			return d, vp.Wrap("ratelimit", vp.KindUnavailable, err)
 		}
-		if c.N >= d.Limit {
+		total, held := 0, make(map[string]store.Item, len(rows))
+		for _, it := range rows {
+			var n int
+			if err := json.Unmarshal(it.Data, &n); err != nil {
+				return d, vp.Wrap("ratelimit", vp.KindInternal, err)
+			}
+			total += n
+			held[it.Key.SK] = it
+		}
+		if total >= d.Limit {
 			d.Allowed = false
 			return d, nil
+		}
+		c := counter{Rule: rule.Name, Addr: addr, Minute: start.Unix(), Shard: rand.IntN(shards), expires: start.Add(2 * window).Unix()}
+		cond := store.IfNotExists
+		if it, ok := held[c.values()["slot"]]; ok {
+			_ = json.Unmarshal(it.Data, &c.N)
+			cond = store.IfVersion(it.Version)
 		}
 		c.N++
 		item, err := counters.Item("ratelimit", "", c)
@@ -176,18 +198,27 @@ func (l *Limiter) Allow(ctx context.Context, rule Rule, addr string) (Decision, 
 			return d, err
 		}
 		err = l.st.Write(ctx, store.Put(item, cond))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue // another request of the same address counted meanwhile
+		if err == nil {
+			return d, nil
 		}
-		if err != nil {
+		if !errors.Is(err, store.ErrConditionFailed) {
 			return d, vp.Wrap("ratelimit", vp.KindUnavailable, err)
 		}
-		return d, nil
+		// Another request of the same address counted meanwhile: wait a
+		// little, longer each time, at random so that the losers spread.
+		select {
+		case <-ctx.Done():
+			return d, ctx.Err()
+		case <-time.After(time.Duration(1+rand.IntN(2<<min(try, 5))) * time.Millisecond):
+		}
 	}
 	// A counter this contended is a flood from one address.
 	d.Allowed = false
 	return d, nil
 }
+
+// maxAttempts bounds the conditional writes one request tries.
+const maxAttempts = 24
 
 // Check is Allow for an HTTP request: the rule, counted against the
 // request's source. A store failure is logged and allowed.
@@ -305,22 +336,24 @@ func (l *Limiter) Wrap(rule Rule, what string, next http.Handler) http.Handler {
 
 // ---- counters ----
 
-// counter is one rule's count for one address and minute.
+// counter is one shard of a rule's count for one address and minute.
 type counter struct {
 	Rule, Addr string
 	Minute     int64
+	Shard      int
 	N          int
 	expires    int64
 }
 
 func (c counter) values() table.Values {
-	return table.Values{"rule": c.Rule, "addr": c.Addr, "minute": strconv.FormatInt(c.Minute, 10)}
+	return table.Values{"rule": c.Rule, "addr": c.Addr, "slot": strconv.FormatInt(c.Minute, 10) + "#" + strconv.Itoa(c.Shard)}
 }
 
 var counters = table.Declare(table.Schema[counter]{
-	Entity:  "rate-limit counter",
-	Global:  true,
-	Primary: table.Key{PK: "RATE#{rule}#{addr}", SK: "{minute}", Pattern: "requests of one source address in one minute", Note: "conditional counter; TTL 2 minutes"},
+	Entity: "rate-limit counter",
+	Global: true,
+	Primary: table.Key{PK: "RATE#{rule}#{addr}", SK: "{slot}", Pattern: "requests of one source address in one minute",
+		Note: "conditional counter; `<slot>` is `<unix minute start>#<shard>` (one shard for the strict rules); TTL 2 minutes"},
 	Fields:  func(c counter) table.Values { return c.values() },
 	Encode:  func(c counter) ([]byte, error) { return json.Marshal(c.N) },
 	Expires: func(c counter) int64 { return c.expires },

@@ -161,3 +161,54 @@ func TestWrapRefusesWith429(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestShardedRules: a sharded rule admits exactly its limit to sequential
+// requests, overshoots by less than its shards under concurrency, and
+// under a limit not reached admits every one of 40 concurrent requests of
+// one address (none is refused for contention alone).
+func TestShardedRules(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		c := &clock{t: time.Date(2026, 7, 28, 10, 0, 5, 0, time.UTC)}
+		st := b.Open(t, c.Now)
+		l := ratelimit.New(ratelimit.Options{Store: st, Now: c.Now})
+		ctx := context.Background()
+		rule := ratelimit.Rule{Name: "token", PerMinute: 10, Shards: 4}
+		ok := 0
+		for range 30 {
+			if d, err := l.Allow(ctx, rule, "192.0.2.7"); err != nil {
+				t.Fatal(err)
+			} else if d.Allowed {
+				ok++
+			}
+		}
+		if ok != 10 {
+			t.Errorf("sequential: %d admitted, want 10", ok)
+		}
+		concurrent := func(rule ratelimit.Rule, addr string, n int) int32 {
+			var admitted atomic.Int32
+			var wg sync.WaitGroup
+			for range n {
+				wg.Go(func() {
+					d, err := l.Allow(ctx, rule, addr)
+					if err != nil {
+						t.Error(err)
+					}
+					if d.Allowed {
+						admitted.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			return admitted.Load()
+		}
+		if n := concurrent(rule, "192.0.2.8", 50); n < 1 || n > 13 {
+			t.Errorf("50 concurrent: %d admitted, want 1..13", n)
+		}
+		for _, shards := range []int{1, 8} {
+			if n := concurrent(ratelimit.Rule{Name: "roomy", PerMinute: 1000, Shards: shards}, "192.0.2.9", 40); n != 40 {
+				t.Errorf("%d shards, 40 concurrent under the limit: %d admitted", shards, n)
+			}
+			c.Add(time.Minute)
+		}
+	})
+}
