@@ -9,11 +9,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 )
 
 // newOAuth builds the OAuth authorization server (and the Clerk exchange)
@@ -23,13 +26,51 @@ import (
 //	CLERK_JWT_ISSUER_DOMAIN                  Clerk issuer (JWKS at /.well-known/jwks.json)
 //	VP_ALLOWED_EXT_IDS                       comma-separated extension ids (unset: none allowed)
 //	VP_CLERK_AUDIENCE                        the JWT audience (default convex)
-func newOAuth(a *app, log *slog.Logger) *oauth.Server {
-	return oauth.New(oauth.Options{
+//
+// and its abuse limits (abuseLimits); lim nil: the defaults.
+func newOAuth(a *app, log *slog.Logger, lim *limits) *oauth.Server {
+	o := oauth.Options{
 		Store: a.store, Tokens: a.tokens, Logger: log, BaseURL: publicBaseURL(), Egress: a.egress,
 		Clerk: oauth.ClerkOptions{
 			Issuer: os.Getenv("CLERK_JWT_ISSUER_DOMAIN"), Audience: os.Getenv("VP_CLERK_AUDIENCE"), AllowedExtIDs: split(os.Getenv("VP_ALLOWED_EXT_IDS")),
 		},
-	})
+	}
+	if lim != nil {
+		o.Limiter, o.MaxPendingClients = lim.limiter, lim.maxPending
+	}
+	return oauth.New(o)
+}
+
+// limits are the abuse limits of the endpoints open to all.
+type limits struct {
+	limiter    *ratelimit.Limiter
+	maxPending int
+}
+
+// abuseLimits reads the abuse limits from the environment, as the Lambda
+// functions do (shared/awsapp/awsenv):
+//
+//	VP_TRUSTED_PROXIES            CIDRs of the proxies in front whose X-Forwarded-For is believed (default: none)
+//	VP_OAUTH_REGISTER_PER_MINUTE  client registrations per source address and minute (default 10)
+//	VP_OAUTH_MAX_PENDING_CLIENTS  clients that have completed no authorization, at most (default 1000)
+func abuseLimits(a *app, log *slog.Logger) (*limits, error) {
+	trusted, err := ratelimit.ParsePrefixes(os.Getenv(awsenv.EnvTrustedProxies))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", awsenv.EnvTrustedProxies, err)
+	}
+	var perMinute, maxPending int
+	for _, n := range []struct {
+		env string
+		to  *int
+	}{{awsenv.EnvOAuthRegisterPerMinute, &perMinute}, {awsenv.EnvOAuthMaxPendingClients, &maxPending}} {
+		if v := strings.TrimSpace(os.Getenv(n.env)); v != "" {
+			if *n.to, err = strconv.Atoi(v); err != nil || *n.to < 1 || *n.to > 1_000_000 {
+				return nil, fmt.Errorf("%s: %q is not a number from 1 to 1000000", n.env, v)
+			}
+		}
+	}
+	return &limits{maxPending: maxPending, limiter: ratelimit.New(ratelimit.Options{Store: a.store, Logger: log, TrustedProxies: trusted,
+		Rules: ratelimit.Rules{Register: ratelimit.Rule{PerMinute: perMinute}}})}, nil
 }
 
 func publicBaseURL() string {
@@ -98,7 +139,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	s := newOAuth(a, log)
+	s := newOAuth(a, log, nil)
 	actor := oauth.Actor{ID: "cli", UserAgent: "vantagepeers admin " + cmd}
 	if u := os.Getenv("USER"); u != "" {
 		actor.ID = "cli:" + u

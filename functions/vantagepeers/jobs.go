@@ -47,5 +47,43 @@ func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 		}
 		log.Info("search index warm", "ms", time.Since(began).Milliseconds())
 	})
+	// SQLite keeps expired items (rate-limit counters, unused OAuth
+	// clients, used codes) until they are purged; reads already hide them.
+	wg.Go(func() { purgeExpired(ctx, a.store, purgeEvery, log) })
 	return func() { cancel(); wg.Wait() }
+}
+
+// purgeEvery is how often the embedded server deletes expired items.
+const purgeEvery = 10 * time.Minute
+
+// purger deletes expired items (sqlite.Store).
+type purger interface {
+	PurgeExpired(ctx context.Context, limit int) (int64, error)
+}
+
+// purgeExpired deletes expired items now and then every interval until ctx
+// ends, in batches so that no write holds the database long.
+func purgeExpired(ctx context.Context, st purger, every time.Duration, log *slog.Logger) {
+	for {
+		for {
+			n, err := st.PurgeExpired(ctx, 5000)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn("purging expired items", "err", err)
+				}
+				break
+			}
+			if n > 0 {
+				log.Debug("purged expired items", "n", n)
+			}
+			if n < 5000 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
 }

@@ -45,6 +45,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
+	lim, err := abuseLimits(a, log)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		// The master token of a first start exists only now: show it even
@@ -77,7 +81,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Handler: httpapi.New(httpapi.Options{
 			MCP:    a.mcpServer(nil),
 			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
-			OAuth: newOAuth(a, log), BasePath: publicBaseURL(), Webhooks: webhooks.New(a.webhooks), OKFDownload: okfDownload,
+			OAuth: newOAuth(a, log, lim), BasePath: publicBaseURL(), Webhooks: webhooks.New(a.webhooks), OKFDownload: okfDownload,
+			Limiter:      lim.limiter,
 			Pacerelle:    relay.New(relay.Options{Store: a.store, Tokens: a.tokens, Logger: log}).Handler(),
 			PacerelleApp: webapp.Handler(log),
 		}),

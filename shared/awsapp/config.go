@@ -15,11 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/egress"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 )
 
 // Config is what a function needs to build its clients and services.
@@ -66,6 +68,11 @@ type Config struct {
 
 	// EgressAllow is the egress policy's allow-list (EnvEgressAllowHosts).
 	EgressAllow egress.Allow
+	// Abuse limits (VP_TRUSTED_PROXIES, VP_OAUTH_REGISTER_PER_MINUTE,
+	// VP_OAUTH_MAX_PENDING_CLIENTS); zero: the defaults.
+	TrustedProxies    []netip.Prefix
+	RegisterPerMinute int
+	MaxPendingClients int
 }
 
 // ConfigFromEnv reads the configuration; getenv is os.Getenv in the
@@ -116,6 +123,25 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if lvl := get(awsenv.EnvLogLevel); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			bad(awsenv.EnvLogLevel, fmt.Sprintf("%q is not one of debug, info, warn, error", lvl))
+		}
+	}
+	if v := get(awsenv.EnvTrustedProxies); v != "" {
+		ps, err := ratelimit.ParsePrefixes(v)
+		if err != nil {
+			bad(awsenv.EnvTrustedProxies, err.Error())
+		}
+		c.TrustedProxies = ps
+	}
+	for _, n := range []struct {
+		env string
+		to  *int
+	}{{awsenv.EnvOAuthRegisterPerMinute, &c.RegisterPerMinute}, {awsenv.EnvOAuthMaxPendingClients, &c.MaxPendingClients}} {
+		if v := get(n.env); v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil || i < 1 || i > 1_000_000 {
+				bad(n.env, fmt.Sprintf("%q is not a number from 1 to 1000000", v))
+			}
+			*n.to = i
 		}
 	}
 	c.SearchReplicas = 1

@@ -13,6 +13,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 )
 
 // HTTPFunc is the handler of an API Gateway HTTP API (payload format 2.0)
@@ -32,8 +33,18 @@ func (a *App) MCPHandler() http.Handler {
 			OKF: a.OKF, OKFLinks: links, EMF: emf.FromLambdaEnv()}),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, OKFDownload: download,
-		Pacerelle: a.Relay.Handler(),
+		Pacerelle: a.Relay.Handler(), Limiter: a.limiter(),
 	})
+}
+
+// limiter counts the requests of each source address in the table, so
+// that its limits hold across instances. Behind API Gateway the source is
+// the SourceIP of the event (aws-lambda-go-api-proxy's RemoteAddr), never
+// an X-Forwarded-For a client wrote, unless VP_TRUSTED_PROXIES names the
+// proxies in front (a CloudFront distribution, say).
+func (a *App) limiter() *ratelimit.Limiter {
+	return ratelimit.New(ratelimit.Options{Store: a.Store, Logger: a.Log, TrustedProxies: a.Config.TrustedProxies,
+		Rules: ratelimit.Rules{Register: ratelimit.Rule{PerMinute: a.Config.RegisterPerMinute}}})
 }
 
 // OAuthHandler is the oauth function's HTTP handler: its routes of the
@@ -42,13 +53,15 @@ func (a *App) MCPHandler() http.Handler {
 // serves next to /mcp.
 func (a *App) OAuthHandler() http.Handler {
 	c := a.Config
+	lim := a.limiter()
 	srv := oauth.New(oauth.Options{
 		Store: a.Store, Tokens: a.Tokens, Logger: a.Log, BaseURL: c.PublicBaseURL,
-		Clerk:  oauth.ClerkOptions{Issuer: c.ClerkIssuer, Audience: c.ClerkAudience, AllowedExtIDs: c.AllowedExtIDs},
+		Clerk:   oauth.ClerkOptions{Issuer: c.ClerkIssuer, Audience: c.ClerkAudience, AllowedExtIDs: c.AllowedExtIDs},
+		Limiter: lim, MaxPendingClients: c.MaxPendingClients,
 		Egress: a.Egress(),
 	})
 	api := httpapi.New(httpapi.Options{Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
-		Storage: "dynamodb", BasePath: c.PublicBaseURL, OAuth: srv})
+		Storage: "dynamodb", BasePath: c.PublicBaseURL, OAuth: srv, Limiter: lim})
 	return OnlyRoutesOf(FuncOAuth, api)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -36,6 +37,10 @@ const (
 	// flight at once in this process; more are refused 429 with
 	// Retry-After.
 	DefaultMaxConcurrentPerToken = 16
+	// DefaultMaxDrainBytes is four times the request limit: a body up to
+	// that size gets its 413 read by the client; a larger one may see the
+	// connection reset instead.
+	DefaultMaxDrainBytes = 4 * MaxRequestBytes
 )
 
 // Resolver turns a bearer secret into a principal.
@@ -74,6 +79,15 @@ type Options struct {
 	// MaxConcurrentPerToken bounds one token's requests in flight
 	// (DefaultMaxConcurrentPerToken when zero).
 	MaxConcurrentPerToken int
+	// Limiter bounds the requests of one source address to the routes
+	// open to all that this package serves (/health, the OKF download);
+	// the OAuth server limits its own routes. Nil: counted in this
+	// process only, with the default rules.
+	Limiter *ratelimit.Limiter
+	// MaxDrainBytes bounds what is read and discarded of a body the
+	// handler refused unread, so that its client reads the answer
+	// (DefaultMaxDrainBytes when zero).
+	MaxDrainBytes int64
 }
 
 // TenantHeader lets the master token act in a tenant other than the default.
@@ -91,6 +105,9 @@ func New(o Options) http.Handler {
 	if o.MaxConcurrentPerToken <= 0 {
 		o.MaxConcurrentPerToken = DefaultMaxConcurrentPerToken
 	}
+	if o.MaxDrainBytes <= 0 {
+		o.MaxDrainBytes = DefaultMaxDrainBytes
+	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: mcpserver.SDKLogger(o.Logger)})
 	// The SDK puts TokenInfo on each tool request; the principal resolved by
@@ -102,21 +119,72 @@ func New(o Options) http.Handler {
 		}
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	authed := bearer(o, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler)))
+	authed := privateNoStore(bearer(o, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler))))
+	lim := o.Limiter
+	if lim == nil {
+		lim = ratelimit.New(ratelimit.Options{Logger: o.Logger})
+	}
 	mux := http.NewServeMux()
 	for _, r := range Routes() {
 		h := r.handler(o, authed)
 		if h == nil {
 			continue // OAuth or webhooks not configured here: their routes are not served
 		}
+		if r.limit != nil {
+			rule, what := r.limit(lim.Rules())
+			h = lim.Wrap(rule, what, h)
+		}
 		for _, p := range r.MuxPatterns() {
 			mux.Handle(p, h)
 		}
 	}
-	return logRequests(o.Logger, bodyDeadline(o.BodyReadTimeout, mux))
+	return logRequests(o.Logger, bodyDeadline(o.BodyReadTimeout, drainBody(o.MaxDrainBytes, mux)))
 }
 
 type principalKey struct{}
+
+// CacheControlMCP is the Cache-Control of every answer of /mcp: each
+// depends on the caller's token (its tenant, grants and tool profile), so
+// no shared cache may keep one and no client should reuse it.
+const CacheControlMCP = "private, no-store"
+
+// privateNoStore sets CacheControlMCP on every answer of next, over what
+// the SDK sets (no-cache, no-transform), when the status is written.
+func privateNoStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&noStoreWriter{ResponseWriter: w}, r)
+	})
+}
+
+type noStoreWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (n *noStoreWriter) WriteHeader(code int) {
+	if !n.wrote {
+		n.wrote = true
+		n.Header().Set("Cache-Control", CacheControlMCP)
+	}
+	n.ResponseWriter.WriteHeader(code)
+}
+
+func (n *noStoreWriter) Write(b []byte) (int, error) {
+	if !n.wrote {
+		n.WriteHeader(http.StatusOK)
+	}
+	return n.ResponseWriter.Write(b)
+}
+
+func (n *noStoreWriter) Flush() {
+	if !n.wrote {
+		n.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(n.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (n *noStoreWriter) Unwrap() http.ResponseWriter { return n.ResponseWriter }
 
 // bearer authenticates the request and answers 401 with the JSON body and
 // WWW-Authenticate header MCP clients expect.

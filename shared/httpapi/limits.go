@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -21,6 +23,31 @@ func bodyDeadline(d time.Duration, next http.Handler) http.Handler {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d)) // ErrNotSupported: nothing to bound here
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// drainBody reads and discards what the handler left of the request body,
+// up to max bytes, after flushing its answer. A body refused unread (over
+// the limit: 413; without a token: 401) would otherwise still be on its
+// way when the server closes the connection: the close resets it, and a
+// client still writing gets that reset instead of the answer (most
+// clients give up on a failed write and never read the 413). Past max the
+// connection is closed as before; the body read deadline (bodyDeadline)
+// bounds the time spent. A client that asked for 100-continue has sent
+// nothing yet and sends nothing after a final answer: it is not waited for.
+func drainBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := r.Body
+		next.ServeHTTP(w, r)
+		if body == nil || body == http.NoBody || strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+			return
+		}
+		var one [1]byte
+		if n, _ := body.Read(one[:]); n == 0 {
+			return // read to the end (or closed) by the handler: nothing left
+		}
+		_ = http.NewResponseController(w).Flush()
+		_, _ = io.CopyN(io.Discard, body, max-1)
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 )
 
 // Auth says what a caller of a route must present.
@@ -40,6 +41,10 @@ type Route struct {
 	Function string
 
 	handler func(o Options, mcp http.Handler) http.Handler
+	// limit is the per-address rate limit this package puts in front of
+	// an open route; nil where the handler limits itself (OAuth) or the
+	// caller authenticates.
+	limit func(ratelimit.Rules) (ratelimit.Rule, string)
 }
 
 // Routes returns the HTTP routes, in a fixed order. Each call returns
@@ -54,7 +59,8 @@ func Routes() []Route {
 		{Path: "/mcp", Auth: AuthBearer, Function: awsenv.FuncMCP,
 			handler: func(_ Options, mcp http.Handler) http.Handler { return mcp }},
 		{Path: "/health", Methods: []string{http.MethodGet}, Auth: AuthNone, Function: awsenv.FuncOAuth,
-			handler: func(o Options, _ http.Handler) http.Handler { return health(o) }},
+			handler: func(o Options, _ http.Handler) http.Handler { return health(o) },
+			limit:   func(r ratelimit.Rules) (ratelimit.Rule, string) { return r.Health, "health checks" }},
 		{Path: "/.well-known/{proxy+}", Auth: AuthNone, Function: awsenv.FuncOAuth, handler: oauth},
 		{Path: "/oauth/{proxy+}", Auth: AuthNone, Function: awsenv.FuncOAuth, handler: oauth},
 		{Path: "/admin/{proxy+}", Auth: AuthBearer, Function: awsenv.FuncOAuth, handler: oauth},
@@ -64,7 +70,8 @@ func Routes() []Route {
 		{Path: "/webhooks/github/{tenant}", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
 		// Large OKF exports: the URL is signed (HMAC, tenant, expiry), no token.
 		{Path: okfsvc.DownloadPath, Methods: []string{http.MethodGet}, Auth: AuthNone, Function: awsenv.FuncMCP,
-			handler: func(o Options, _ http.Handler) http.Handler { return o.OKFDownload }},
+			handler: func(o Options, _ http.Handler) http.Handler { return o.OKFDownload },
+			limit:   func(r ratelimit.Rules) (ratelimit.Rule, string) { return r.Download, "downloads" }},
 		// The Pacerelle relay (shared/pacerelle/relay): agent tokens and
 		// person-device credentials, both as bearers, checked by the relay.
 		// On AWS the doorbell is the WebSocket API (functions/doorbell).

@@ -18,6 +18,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/webapp"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
@@ -165,6 +166,66 @@ func TestWebhookRoutes(t *testing.T) {
 		bare.ServeHTTP(rec, webhookstest.Request(p, "s1", "issues", "d1", body))
 		if rec.Code != http.StatusNotFound {
 			t.Errorf("%s without a webhooks handler: %d", p, rec.Code)
+		}
+	}
+}
+
+// TestEveryOpenRouteIsRateLimited: each route open to all (AuthNone)
+// refuses one source address past its limit with a 429 and Retry-After;
+// another address is still served. The Pacerelle web app (static pages
+// of another subsystem) is the one exception, listed here.
+func TestEveryOpenRouteIsRateLimited(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	toks := auth.New(auth.Options{Store: st, MasterHash: auth.Hash(auth.NewSecret())})
+	two := ratelimit.Rule{PerMinute: 2}
+	lim := ratelimit.New(ratelimit.Options{Store: st, Rules: ratelimit.Rules{Register: two, Consent: two, Authorize: two, Token: two, Clerk: two, Discovery: two, Health: two, Download: two}})
+	h := httpapi.New(httpapi.Options{
+		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite", Limiter: lim,
+		OAuth:        oauth.New(oauth.Options{Store: st, Tokens: toks, Limiter: lim}),
+		PacerelleApp: webapp.Handler(nil),
+		OKFDownload:  okfsvc.NewLinks([]byte("k"), "", 0).Handler(nil),
+	})
+	probe := map[string]string{
+		"/health":               "GET /health",
+		"/.well-known/{proxy+}": "GET /.well-known/oauth-authorization-server",
+		"/oauth/{proxy+}":       "POST /oauth/register",
+		"/issueBearerFromClerk": "POST /issueBearerFromClerk",
+		"/okf/download":         "GET /okf/download?t=acme&ns=x&sha=y&exp=1&sig=z",
+	}
+	exempt := map[string]bool{"/pacerelle/app/{proxy+}": true}
+	send := func(req, addr string) *httptest.ResponseRecorder {
+		method, path, _ := strings.Cut(req, " ")
+		r := httptest.NewRequest(method, path, strings.NewReader(`{}`))
+		r.RemoteAddr = addr
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	for _, r := range httpapi.Routes() {
+		if r.Auth != httpapi.AuthNone || exempt[r.Path] {
+			continue
+		}
+		req, ok := probe[r.Path]
+		if !ok {
+			t.Errorf("%s is open to all: add a probe for it to this test", r.Path)
+			continue
+		}
+		for i := range 2 {
+			if rec := send(req, "203.0.113.1:1000"); rec.Code == http.StatusTooManyRequests {
+				t.Fatalf("%s: request %d of 2 refused", req, i+1)
+			}
+		}
+		rec := send(req, "203.0.113.1:1001")
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "limit is 2 a minute") {
+			t.Errorf("%s: 3rd request from one address: %d %s, want 429", req, rec.Code, rec.Body.String())
+		}
+		if rec := send(req, "198.51.100.1:1000"); rec.Code == http.StatusTooManyRequests {
+			t.Errorf("%s: another address was refused", req)
 		}
 	}
 }

@@ -95,6 +95,9 @@ type Options struct {
 	inferSchemas bool
 }
 
+// CacheScopePrivate is the cacheScope of every result that has one.
+const CacheScopePrivate = "private"
+
 // PrincipalKey is the TokenInfo.Extra key under which HTTP middleware
 // stores the caller's vp.Principal.
 const PrincipalKey = "vp.principal"
@@ -133,6 +136,14 @@ func build(o Options) (*server, *mcp.Server) {
 		Capabilities: serverCapabilities(),
 		// One page: clients get every advertised tool from one tools/list.
 		PageSize: 1000,
+		// Every list and read depends on the caller (tools/list on the
+		// token's tool profile, a view on its tenant and grants): on the
+		// 2026-07-28 wire, no cache but the caller's may keep one, and it
+		// is stale at once. (Tool results carry no cache fields; the HTTP
+		// layer sends Cache-Control: private, no-store.)
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.CacheScope, c.TTLMs = CacheScopePrivate, 0
+		},
 	})
 	m.AddReceivingMiddleware(s.filterToolList)
 	// tools: one line per capability

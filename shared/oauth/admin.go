@@ -92,7 +92,7 @@ func (s *Server) adminRoutes(m *http.ServeMux) {
 // admin authenticates the master token.
 func (s *Server) admin(h func(http.ResponseWriter, *http.Request, Actor)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		a := Actor{IP: clientIP(r), UserAgent: r.UserAgent()}
+		a := Actor{IP: s.clientIP(r), UserAgent: r.UserAgent()}
 		secret, ok := auth.ParseBearer(r.Header.Get("Authorization")) // the scheme is case-insensitive (RFC 7235)
 		if !ok {
 			s.audit(r.Context(), AuditRecord{Action: "admin.call", Outcome: "refused", Detail: r.Method + " " + r.URL.Path + ": no bearer token", IP: a.IP, UserAgent: a.UserAgent})
@@ -128,6 +128,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if tooLarge(w, err) {
+			return false
+		}
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "the body must be a JSON object: " + err.Error()})
 		return false
 	}

@@ -57,6 +57,9 @@ func (s *Server) checkAuthz(ctx context.Context, r *http.Request, q authzRequest
 	if vp.IsKind(err, vp.KindInvalid) {
 		return Client{}, &authzFailure{code: "invalid_client", msg: t.BadClientDocument + " " + err.Error()}
 	}
+	if vp.IsKind(err, vp.KindRateLimited) { // the cap of pending clients
+		return Client{}, &authzFailure{code: "temporarily_unavailable", msg: err.Error()}
+	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "loading a client for authorization", "err", err)
 		return Client{}, &authzFailure{code: "server_error", msg: t.ServerError}
@@ -129,6 +132,9 @@ func (s *Server) authorizeGet(w http.ResponseWriter, r *http.Request) {
 func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 	limitBody(w, r, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
+		if tooLarge(w, err) {
+			return
+		}
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
@@ -140,7 +146,7 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 		s.authzFail(w, r, q, t, fail)
 		return
 	}
-	a := Actor{IP: clientIP(r), UserAgent: r.UserAgent()}
+	a := Actor{IP: s.clientIP(r), UserAgent: r.UserAgent()}
 	switch r.PostForm.Get("action") {
 	case "deny":
 		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", ClientID: c.ClientID, Detail: "denied by the user", IP: a.IP, UserAgent: a.UserAgent})
@@ -167,8 +173,19 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 	ac := authCode{ClientID: c.ClientID, RedirectURI: q.RedirectURI, Challenge: q.Challenge, Scope: q.Scope, Resource: q.Resource,
 		Tenant: p.Tenant, Approver: approverOf(p), CreatedAt: now, ExpiresAt: now + s.ttl.code.Milliseconds()}
 	it := itemOf(codes, secretRecord[authCode]{hash: auth.HashHex(code), v: ac})
-	err = s.st.Write(ctx, store.Put(it, store.IfNotExists),
-		s.auditOp(AuditRecord{Action: "oauth.authorize", Actor: p.TokenID, ClientID: c.ClientID, Tenant: p.Tenant, Profile: c.ScopeProfile, Detail: "authorization code issued", IP: a.IP, UserAgent: a.UserAgent}))
+	// A person approved: the client is no longer pending (no TTL, off the
+	// cap), in the transaction that issues the code.
+	for try := 0; try < 5; try++ {
+		var settle []store.Op
+		if settle, err = s.settleOps(ctx, c.ClientID); err != nil {
+			break
+		}
+		err = s.st.Write(ctx, append(settle, store.Put(it, store.IfNotExists),
+			s.auditOp(AuditRecord{Action: "oauth.authorize", Actor: p.TokenID, ClientID: c.ClientID, Tenant: p.Tenant, Profile: c.ScopeProfile, Detail: "authorization code issued", IP: a.IP, UserAgent: a.UserAgent}))...)
+		if !errors.Is(err, store.ErrConditionFailed) || len(settle) == 0 {
+			break
+		}
+	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "storing an authorization code", "err", err)
 		s.renderConsent(w, r, http.StatusServiceUnavailable, q, c, t, t.ServerError)

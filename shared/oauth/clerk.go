@@ -281,7 +281,7 @@ func (s *Server) issueBearerFromClerk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !slices.Contains(s.clerk.opts.AllowedExtIDs, req.ExtID) {
-		s.audit(ctx, AuditRecord{Action: "clerk.issue", Outcome: "refused", ClerkUserID: claims.Sub, ExtID: truncate(req.ExtID, 200), Detail: "extension not authorized", IP: clientIP(r), UserAgent: r.UserAgent()})
+		s.audit(ctx, AuditRecord{Action: "clerk.issue", Outcome: "refused", ClerkUserID: claims.Sub, ExtID: truncate(req.ExtID, 200), Detail: "extension not authorized", IP: s.clientIP(r), UserAgent: r.UserAgent()})
 		clerkError(w, http.StatusForbidden, "Extension not authorized")
 		return
 	}
@@ -315,7 +315,7 @@ func (s *Server) issueBearerFromClerk(w http.ResponseWriter, r *http.Request) {
 	now := s.nowMS()
 	err = s.st.Write(ctx, op, s.auditOp(AuditRecord{
 		Action: "clerk.issue", ClerkUserID: claims.Sub, WorkspaceID: claims.Sub, Tenant: tenant, TokenID: tok.ID,
-		ExtID: truncate(req.ExtID, 200), ExtVersion: truncate(req.ExtVersion, 100), IssuedAt: now, IP: clientIP(r), UserAgent: r.UserAgent(),
+		ExtID: truncate(req.ExtID, 200), ExtVersion: truncate(req.ExtVersion, 100), IssuedAt: now, IP: s.clientIP(r), UserAgent: r.UserAgent(),
 	}))
 	if err != nil {
 		s.log.ErrorContext(ctx, "clerk exchange: storing the token", "err", err)

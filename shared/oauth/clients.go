@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,12 @@ type Client struct {
 	CreatedAt        int64 `json:"createdAt"`
 	UpdatedAt        int64 `json:"updatedAt,omitempty"`
 	RevokedAt        int64 `json:"revokedAt,omitempty"`
+	// PendingUntil (ms) is when a client that has completed no
+	// authorization disappears (its item's TTL); zero once a person
+	// approved an authorization for it or an admin elevated it.
+	PendingUntil int64 `json:"pendingUntil,omitempty"`
+	// AuthorizedAt is when a person first approved an authorization.
+	AuthorizedAt int64 `json:"authorizedAt,omitempty"`
 }
 
 func (c Client) confidential() bool { return c.TokenEndpointAuthMethod != authNone }
@@ -121,6 +128,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var req registrationRequest
 	dec := json.NewDecoder(r.Body)
 	if err := dec.Decode(&req); err != nil {
+		if tooLarge(w, err) {
+			return
+		}
 		writeError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON object of client metadata (RFC 7591): "+err.Error())
 		return
 	}
@@ -133,7 +143,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		}
 		if errors.As(err, &e) && e.Field == "scope_profile" {
 			code = ErrScopeViolation
-			s.audit(r.Context(), AuditRecord{Action: "oauth.client.register", Outcome: "refused", Detail: e.Msg, IP: clientIP(r), UserAgent: r.UserAgent()})
+			s.audit(r.Context(), AuditRecord{Action: "oauth.client.register", Outcome: "refused", Detail: e.Msg, IP: s.clientIP(r), UserAgent: r.UserAgent()})
 		}
 		writeError(w, http.StatusBadRequest, code, err.Error())
 		return
@@ -143,9 +153,13 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		secret = auth.NewSecret()
 		c.SecretHash = auth.HashHex(secret)
 	}
-	err = s.st.Write(r.Context(), store.Put(s.clientItem(c), store.IfNotExists),
-		s.auditOp(AuditRecord{Action: "oauth.client.register", ClientID: c.ClientID, Profile: c.ScopeProfile, Detail: c.Name, IP: clientIP(r), UserAgent: r.UserAgent()}))
-	if err != nil {
+	if err := s.storeNewClient(r, &c); err != nil {
+		if vp.IsKind(err, vp.KindRateLimited) {
+			s.log.WarnContext(r.Context(), "oauth registration refused: pending clients at the cap", "max", s.pending.max)
+			w.Header().Set("Retry-After", strconv.Itoa(secondsToNextHour(s.now())))
+			writeError(w, http.StatusServiceUnavailable, "temporarily_unavailable", err.Error())
+			return
+		}
 		s.log.ErrorContext(r.Context(), "registering a client", "err", err)
 		writeError(w, http.StatusInternalServerError, "server_error", "could not store the client; retry")
 		return
@@ -162,6 +176,31 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		resp.ClientSecretExpiresAt = &zero
 	}
 	writeJSON(w, http.StatusCreated, resp)
+}
+
+// storeNewClient stores a registered client as pending, counted against
+// the cap, with its audit record.
+func (s *Server) storeNewClient(r *http.Request, c *Client) error {
+	const op = "oauth.register"
+	for try := 0; try < 8; try++ {
+		count, err := s.admitPending(r.Context(), op, c)
+		if err != nil {
+			return err
+		}
+		err = s.st.Write(r.Context(), store.Put(s.clientItem(*c), store.IfNotExists), count,
+			s.auditOp(AuditRecord{Action: "oauth.client.register", ClientID: c.ClientID, Profile: c.ScopeProfile, Detail: c.Name, IP: s.clientIP(r), UserAgent: r.UserAgent()}))
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return err
+		}
+		// Another registration counted meanwhile: count again.
+	}
+	return vp.E(op, vp.KindUnavailable, "", "too many concurrent registrations; retry")
+}
+
+// secondsToNextHour is when the count of pending clients next drops by a
+// whole hour's registrations.
+func secondsToNextHour(now time.Time) int {
+	return max(1, int(now.Truncate(time.Hour).Add(time.Hour).Sub(now)/time.Second))
 }
 
 // newClient validates a registration. Self-registration always gets the
@@ -314,13 +353,17 @@ func (s *Server) clientForAuthorize(ctx context.Context, id string) (Client, err
 		return Client{}, ferr
 	}
 	cond := store.IfNotExists
-	if err == nil { // keep what an admin assigned
+	var count store.Op
+	if err == nil { // keep what an admin assigned, and whether it is still pending
 		fresh.ScopeProfile, fresh.Tenant, fresh.CreatedAt, fresh.UpdatedAt = c.ScopeProfile, c.Tenant, c.CreatedAt, s.nowMS()
+		fresh.PendingUntil, fresh.AuthorizedAt = c.PendingUntil, c.AuthorizedAt
 		cond = store.IfVersion(it.Version)
+	} else if count, err = s.admitPending(ctx, "oauth.client_metadata", &fresh); err != nil {
+		return Client{}, err
 	}
 	ops := []store.Op{store.Put(s.clientItem(fresh), cond)}
-	if err != nil {
-		ops = append(ops, s.auditOp(AuditRecord{Action: "oauth.client.register", ClientID: id, Profile: fresh.ScopeProfile, Detail: "client ID metadata document: " + fresh.Name}))
+	if cond == store.IfNotExists {
+		ops = append(ops, count, s.auditOp(AuditRecord{Action: "oauth.client.register", ClientID: id, Profile: fresh.ScopeProfile, Detail: "client ID metadata document: " + fresh.Name}))
 	}
 	if werr := s.st.Write(ctx, ops...); werr != nil && !errors.Is(werr, store.ErrConditionFailed) {
 		return Client{}, vp.Wrap("oauth.client", vp.KindInternal, werr)
@@ -452,8 +495,12 @@ func (s *Server) Elevate(ctx context.Context, a Actor, clientID, profile, tenant
 			c.Tenant = tenant
 		}
 		c.UpdatedAt = s.nowMS()
-		err = s.st.Write(ctx, store.Put(s.clientItem(c), store.IfVersion(it.Version)),
-			s.auditOp(AuditRecord{Action: "oauth.client.elevate", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, ClientID: clientID, Profile: profile, Tenant: c.Tenant, Detail: "from " + from}))
+		settle, err := s.leavePending(ctx, &c) // an admin chose to keep it
+		if err != nil {
+			return Client{}, vp.Wrap(op, vp.KindInternal, err)
+		}
+		err = s.st.Write(ctx, append(settle, store.Put(s.clientItem(c), store.IfVersion(it.Version)),
+			s.auditOp(AuditRecord{Action: "oauth.client.elevate", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, ClientID: clientID, Profile: profile, Tenant: c.Tenant, Detail: "from " + from}))...)
 		if errors.Is(err, store.ErrConditionFailed) {
 			continue
 		}
@@ -492,6 +539,10 @@ func (s *Server) DeleteClient(ctx context.Context, a Actor, clientID string) (De
 			return DeleteResult{}, err
 		}
 		c.RevokedAt = now
+		settle, err := s.leavePending(ctx, &c)
+		if err != nil {
+			return DeleteResult{}, vp.Wrap(op, vp.KindInternal, err)
+		}
 		tomb := itemOf(deletedClients, c)
 		res := DeleteResult{RevokedClient: true, RevokedTokens: len(tokOps), RevokedRefresh: len(famOps)}
 		ops := []store.Op{
@@ -500,6 +551,7 @@ func (s *Server) DeleteClient(ctx context.Context, a Actor, clientID string) (De
 			s.auditOp(AuditRecord{Action: "oauth.client.delete", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, ClientID: clientID, Profile: c.ScopeProfile,
 				Counts: map[string]int{"revokedTokens": res.RevokedTokens, "revokedRefresh": res.RevokedRefresh}}),
 		}
+		ops = append(ops, settle...)
 		rest := append(tokOps, famOps...)
 		n := min(len(rest), store.MaxTransactOps-len(ops))
 		ops = append(ops, rest[:n]...)

@@ -33,13 +33,15 @@ var clients = table.Declare(table.Schema[Client]{
 	Entity: "OAuth client",
 	Global: true,
 	Primary: table.Key{PK: "OAUTHCLIENT#{clientRef}", SK: "CLIENT", Pattern: "OAuth client by id",
-		Note: "every token of the client requires it: deleting it revokes them all; `<clientRef>` is the id, or `U<sha256>` of an https id"},
+		Note: "every token of the client requires it: deleting it revokes them all; `<clientRef>` is the id, or `U<sha256>` of an https id; TTL (24 h) until a person approves an authorization for it or an admin elevates it"},
 	Indexes: []table.Key{clientsList,
 		{Index: store.GSI2, PK: "OAUTHCLIENTPROF#{profileId}", SK: "{clientId}", Pattern: "clients of a scope profile", Note: "a profile in use is not deleted"},
 	},
 	Fields: func(c Client) table.Values {
 		return table.Values{"clientRef": clientRef(c.ClientID), "clientId": c.ClientID, "profileId": c.ScopeProfile}
 	},
+	// A client nobody authorized yet lives PendingClientTTL.
+	Expires: func(c Client) int64 { return c.PendingUntil / 1000 },
 })
 
 // A deleted client's record stays in its partition for audit, listed (as
@@ -168,5 +170,5 @@ func itemOf[T any](t *table.Table[T], v T) store.Item {
 // Tables describes this package's keys for KEYS.md.
 func Tables() []table.Doc {
 	return []table.Doc{clients.Doc(), deletedClients.Doc(), profiles.Doc(), codes.Doc(), refreshTokens.Doc(),
-		families.Doc(), auditLog.Doc(), clerkUsers.Doc(), clerkWindows.Doc()}
+		families.Doc(), auditLog.Doc(), clerkUsers.Doc(), clerkWindows.Doc(), pendingHours.Doc()}
 }

@@ -17,15 +17,16 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/egress"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -62,6 +63,19 @@ type Options struct {
 	// through (the operator's allow-list included); nil: the default
 	// policy, public https only.
 	Egress *egress.Policy
+	// Limiter bounds the requests of one source address to every
+	// endpoint but /admin/ (ratelimit.Rules; registration: 10 a minute).
+	// Nil: one over Store with the default rules. The source address is
+	// the connection's peer, or behind the proxies the Limiter trusts,
+	// the address they report; it is also what the audit log records.
+	Limiter *ratelimit.Limiter
+	// MaxPendingClients caps the clients that have not completed an
+	// authorization (DefaultMaxPendingClients when zero); past it,
+	// registration is refused.
+	MaxPendingClients int
+	// PendingClientTTL is how long such a client lives
+	// (DefaultPendingClientTTL when zero).
+	PendingClientTTL time.Duration
 }
 
 // Server is the authorization server. It is an http.Handler for
@@ -78,6 +92,12 @@ type Server struct {
 	egress *egress.Policy
 	clerk  *clerk
 	mux    *http.ServeMux
+	lim    *ratelimit.Limiter
+	// pending: the cap and lifetime of clients not yet authorized.
+	pending struct {
+		max int
+		ttl time.Duration
+	}
 }
 
 // New returns a Server.
@@ -99,6 +119,14 @@ func New(o Options) *Server {
 		s.fetch = defaultFetch(s.egress)
 	}
 	s.clerk = newClerk(o.Clerk, o.Now)
+	s.lim = o.Limiter
+	if s.lim == nil {
+		s.lim = ratelimit.New(ratelimit.Options{Store: o.Store, Now: o.Now, Logger: o.Logger})
+	}
+	s.pending.max, s.pending.ttl = o.MaxPendingClients, or(o.PendingClientTTL, DefaultPendingClientTTL)
+	if s.pending.max <= 0 {
+		s.pending.max = DefaultMaxPendingClients
+	}
 	s.mux = s.routes()
 	return s
 }
@@ -140,7 +168,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if rule, what, ok := s.ruleFor(r); ok {
+		if d := s.lim.Check(r, rule); !d.Allowed {
+			ratelimit.Refuse(w, d, "rate_limited", d.Message(what))
+			return
+		}
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// ruleFor is the rate limit of a request: every endpoint an outsider can
+// call. /admin/ needs the master token and is not limited here.
+func (s *Server) ruleFor(r *http.Request) (ratelimit.Rule, string, bool) {
+	rules := s.lim.Rules()
+	switch p := r.URL.Path; {
+	case strings.HasPrefix(p, "/.well-known/"):
+		return rules.Discovery, "discovery requests", true
+	case p == "/oauth/register":
+		return rules.Register, "client registrations", true
+	case p == "/oauth/authorize" && r.Method == http.MethodPost:
+		return rules.Consent, "consent submissions", true
+	case p == "/oauth/authorize":
+		return rules.Authorize, "authorization requests", true
+	case p == "/oauth/token", p == "/oauth/revoke":
+		return rules.Token, "token requests", true
+	case p == "/issueBearerFromClerk":
+		return rules.Clerk, "Clerk exchanges", true
+	case strings.HasPrefix(p, "/oauth/"):
+		return rules.Authorize, "OAuth requests", true
+	}
+	return ratelimit.Rule{}, "", false
 }
 
 // baseURL is the public base URL: configured, or derived from the request.
@@ -176,17 +233,25 @@ func writeError(w http.ResponseWriter, status int, code, desc string) {
 	writeJSON(w, status, oauthError{Code: code, Description: desc})
 }
 
-// clientIP is the first X-Forwarded-For entry, else the peer address.
-func clientIP(r *http.Request) string {
-	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-		first, _, _ := strings.Cut(xff, ",")
-		return strings.TrimSpace(first)
+// clientIP is the request's source address as the limiter sees it: the
+// peer, never an X-Forwarded-For a client wrote, unless the operator
+// trusts the proxy that added it.
+func (s *Server) clientIP(r *http.Request) string {
+	if a := s.lim.Source(r); a.IsValid() {
+		return a.String()
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+	return r.RemoteAddr
+}
+
+// tooLarge answers 413 naming the limit when err is a body over it, and
+// reports whether it did.
+func tooLarge(w http.ResponseWriter, err error) bool {
+	var mbe *http.MaxBytesError
+	if !errors.As(err, &mbe) {
+		return false
 	}
-	return host
+	writeError(w, http.StatusRequestEntityTooLarge, "invalid_request", fmt.Sprintf("the request body is over the limit of %d bytes", mbe.Limit))
+	return true
 }
 
 // limitBody bounds a request body.

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
@@ -92,6 +94,25 @@ func eachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 	})
 }
 
+// roomy is a limiter whose limits the flow tests, all from one address,
+// never reach; the abuse tests use realLimits.
+func roomy(st store.Store, now func() time.Time, trusted []netip.Prefix) *ratelimit.Limiter {
+	r := ratelimit.Rule{PerMinute: 100_000}
+	return ratelimit.New(ratelimit.Options{Store: st, Now: now, TrustedProxies: trusted, Rules: ratelimit.Rules{
+		Register: r, Consent: r, Authorize: r, Token: r, Clerk: r, Discovery: r, Health: r, Download: r}})
+}
+
+// realLimits gives the server its default limiter.
+func realLimits(o *oauth.Options) { o.Limiter = nil }
+
+// eachBackendWith is eachBackend with the server's options tweaked.
+func eachBackendWith(t *testing.T, tweak func(*oauth.Options), fn func(t *testing.T, e *env)) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		c := &clock{t: time.Now().UTC().Truncate(time.Millisecond)}
+		fn(t, newEnv(t, b.Open(t, c.Now), c, tweak))
+	})
+}
+
 func sqliteEnv(t *testing.T, tweak func(*oauth.Options)) *env {
 	c := &clock{t: time.Now().UTC().Truncate(time.Millisecond)}
 	return newEnv(t, teststores.All[0].Open(t, c.Now), c, tweak)
@@ -108,7 +129,7 @@ func newEnv(t *testing.T, st store.Store, c *clock, tweak func(*oauth.Options)) 
 	svc := keyword.New(keyword.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log})
 	profiles := profile.New(profile.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log})
 	messages := message.New(message.Options{Store: st, Cursors: signer, Now: c.Now, Logger: log, Directory: profiles})
-	e.opts = oauth.Options{Store: st, Tokens: e.tokens, Now: c.Now, Logger: log}
+	e.opts = oauth.Options{Store: st, Tokens: e.tokens, Now: c.Now, Logger: log, Limiter: roomy(st, c.Now, nil)}
 	if tweak != nil {
 		tweak(&e.opts)
 	}

@@ -121,6 +121,9 @@ func writeTokenError(w http.ResponseWriter, err error) {
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	limitBody(w, r, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
+		if tooLarge(w, err) {
+			return
+		}
 		writeError(w, http.StatusBadRequest, "invalid_request", "send application/x-www-form-urlencoded parameters")
 		return
 	}
@@ -252,7 +255,7 @@ func (s *Server) redeemCode(r *http.Request, c Client) (tokenResponse, error) {
 		case ac.ClientID != c.ClientID:
 			return tokenResponse{}, invalidGrant("the authorization code was issued to another client")
 		case ac.UsedAt != 0:
-			s.revokeFamily(ctx, ac.FamilyID, Actor{ID: c.ClientID, IP: clientIP(r), UserAgent: r.UserAgent()}, "authorization code replayed")
+			s.revokeFamily(ctx, ac.FamilyID, Actor{ID: c.ClientID, IP: s.clientIP(r), UserAgent: r.UserAgent()}, "authorization code replayed")
 			return tokenResponse{}, invalidGrant("the authorization code was already used; the tokens issued for it are revoked")
 		case ac.ExpiresAt <= now:
 			return tokenResponse{}, invalidGrant("the authorization code has expired; authorize again")
@@ -276,7 +279,7 @@ func (s *Server) redeemCode(r *http.Request, c Client) (tokenResponse, error) {
 		ac.UsedAt, ac.FamilyID = now, f.ID
 		it.Data = mustJSON(ac)
 		ops = append(ops, store.Put(it, store.IfVersion(it.Version)), store.Put(s.familyItem(f), store.IfNotExists),
-			s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: ac.Approver.TokenID, ClientID: c.ClientID, Tenant: g.Tenant, FamilyID: f.ID, Profile: g.Profile, Detail: grantCode, IP: clientIP(r), UserAgent: r.UserAgent()}))
+			s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: ac.Approver.TokenID, ClientID: c.ClientID, Tenant: g.Tenant, FamilyID: f.ID, Profile: g.Profile, Detail: grantCode, IP: s.clientIP(r), UserAgent: r.UserAgent()}))
 		if retry, err := s.commitGrant(ctx, c.ClientID, ops); err != nil {
 			return tokenResponse{}, err
 		} else if retry {
@@ -347,7 +350,7 @@ func (s *Server) refresh(r *http.Request, c Client) (tokenResponse, error) {
 		case f.RevokedAt != 0:
 			return tokenResponse{}, invalidGrant("the grant was revoked; authorize again")
 		case f.RefreshHash != hash:
-			s.revokeFamily(ctx, f.ID, Actor{ID: c.ClientID, IP: clientIP(r), UserAgent: r.UserAgent()}, "rotated refresh token reused")
+			s.revokeFamily(ctx, f.ID, Actor{ID: c.ClientID, IP: s.clientIP(r), UserAgent: r.UserAgent()}, "rotated refresh token reused")
 			return tokenResponse{}, invalidGrant("the refresh token was already used; the whole grant is revoked — authorize again")
 		case rt.ExpiresAt <= now:
 			return tokenResponse{}, invalidGrant("the refresh token has expired; authorize again")
@@ -372,7 +375,7 @@ func (s *Server) refresh(r *http.Request, c Client) (tokenResponse, error) {
 		f.Rotations++
 		f.UpdatedAt, f.ExpiresAt = now, now+s.ttl.refresh.Milliseconds()
 		ops = append(ops, store.Put(s.familyItem(f), store.IfVersion(famIt.Version)),
-			s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: c.ClientID, ClientID: c.ClientID, Tenant: g.Tenant, FamilyID: f.ID, Profile: g.Profile, Detail: grantRefresh, IP: clientIP(r), UserAgent: r.UserAgent()}))
+			s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: c.ClientID, ClientID: c.ClientID, Tenant: g.Tenant, FamilyID: f.ID, Profile: g.Profile, Detail: grantRefresh, IP: s.clientIP(r), UserAgent: r.UserAgent()}))
 		if retry, err := s.commitGrant(ctx, c.ClientID, ops); err != nil {
 			return tokenResponse{}, err
 		} else if retry {
@@ -400,7 +403,7 @@ func (s *Server) clientCredentials(r *http.Request, c Client) (tokenResponse, er
 	if err != nil {
 		return tokenResponse{}, err
 	}
-	ops = append(ops, s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: c.ClientID, ClientID: c.ClientID, Tenant: g.Tenant, Profile: g.Profile, Detail: grantClientCredentials, IP: clientIP(r), UserAgent: r.UserAgent()}))
+	ops = append(ops, s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: c.ClientID, ClientID: c.ClientID, Tenant: g.Tenant, Profile: g.Profile, Detail: grantClientCredentials, IP: s.clientIP(r), UserAgent: r.UserAgent()}))
 	if err := s.st.Write(ctx, ops...); errors.Is(err, store.ErrConditionFailed) {
 		return tokenResponse{}, errClientDeleted
 	} else if err != nil {
@@ -460,6 +463,9 @@ func (s *Server) revokeFamily(ctx context.Context, id string, a Actor, reason st
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	limitBody(w, r, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
+		if tooLarge(w, err) {
+			return
+		}
 		writeError(w, http.StatusBadRequest, "invalid_request", "send application/x-www-form-urlencoded parameters")
 		return
 	}
@@ -474,7 +480,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	a := Actor{ID: c.ClientID, IP: clientIP(r), UserAgent: r.UserAgent()}
+	a := Actor{ID: c.ClientID, IP: s.clientIP(r), UserAgent: r.UserAgent()}
 	hash := auth.HashHex(tok)
 	if it, err := s.st.Get(ctx, refreshKey(hash)); err == nil {
 		var rt refreshToken

@@ -72,6 +72,20 @@ const (
 	EnvDeployKeySecretPrefix = "VP_DEPLOY_KEY_SECRET_PREFIX"
 )
 
+// Abuse limits of the endpoints open to all (the embedded binary reads
+// them as well). EnvTrustedProxies: comma-separated CIDRs or addresses of
+// the proxies in front whose X-Forwarded-For is believed for the source
+// address (unset: none; behind API Gateway alone the source IP it reports
+// is used and nothing needs setting). EnvOAuthRegisterPerMinute: client
+// registrations per source address and minute (default 10).
+// EnvOAuthMaxPendingClients: clients that have not completed an
+// authorization, at most (default 1000); they expire after 24 hours.
+const (
+	EnvTrustedProxies         = "VP_TRUSTED_PROXIES"
+	EnvOAuthRegisterPerMinute = "VP_OAUTH_REGISTER_PER_MINUTE"
+	EnvOAuthMaxPendingClients = "VP_OAUTH_MAX_PENDING_CLIENTS"
+)
+
 // EnvSecretsManagerEndpoint points the functions' Secrets Manager client
 // elsewhere (tests: a fake of its JSON 1.1 protocol), like
 // EnvDynamoDBEndpoint. The SDK's own AWS_ENDPOINT_URL_SECRETS_MANAGER is

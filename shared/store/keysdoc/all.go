@@ -21,6 +21,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/task"
@@ -37,6 +38,7 @@ func All() []table.Doc {
 		memory.Tables(),
 		auth.Tables(),
 		oauth.Tables(),
+		ratelimit.Tables(),
 		storequeue.Tables(),
 		briefing.Tables(),
 		component.Tables(),
