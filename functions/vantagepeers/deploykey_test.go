@@ -216,7 +216,7 @@ func TestDeployKeysAreTheTenants(t *testing.T) {
 		t.Helper()
 		// A fresh add_deployment makes it due again (the cursor is kept).
 		if _, err := a.errors.AddDeployment(ctx, auth.MasterPrincipal(tenant), errormon.DeploymentInput{Name: "app",
-			DeploymentURL: map[string]string{"acme": acmeL.URL, vp.DefaultTenant: defL.URL}[tenant],
+			DeploymentURL:   map[string]string{"acme": acmeL.URL, vp.DefaultTenant: defL.URL}[tenant],
 			DeployKeyEnvVar: name, GitHubRepo: "acme/app", Orchestrator: "alice"}); err != nil {
 			t.Fatal(err)
 		}

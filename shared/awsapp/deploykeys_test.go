@@ -17,10 +17,10 @@ func TestDeployKeysOfTheTenantAgainstFakeSecrets(t *testing.T) {
 	const prefix, name = "vp/dk/", "VP_DEPLOY_KEY_X"
 	ctx := context.Background()
 	secrets := &countingSecrets{StaticSecrets: awsapp.StaticSecrets{
-		prefix + name:               "tenant-less",
-		prefix + "a/" + name:        "of-a",
-		prefix + "b/" + name:        "of-b",
-		prefix + "VP_MASTER_TOKEN":  "master",
+		prefix + name:                "tenant-less",
+		prefix + "a/" + name:         "of-a",
+		prefix + "b/" + name:         "of-b",
+		prefix + "VP_MASTER_TOKEN":   "master",
 		prefix + "b/VP_MASTER_TOKEN": "master-b",
 	}}
 	k := &awsapp.DeployKeys{Secrets: secrets, Prefix: prefix}
