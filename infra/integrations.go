@@ -5,7 +5,9 @@ package main
 // scheduler), each given only to the functions the function table marks.
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -65,29 +67,45 @@ func (s *CustomerStack) wireGitHub(p *CustomerProps, keep awscdk.RemovalPolicy) 
 // wireErrorMonitor: deploy keys and log groups.
 // The functions that run the error-monitor job (awsenv.Function.ErrorMonitor:
 // the scheduler) get the deploy-key prefix and GetSecretValue on the
-// secrets under it; a Convex deployment whose deployKeyEnvVar is
-// DEPLOY_KEY_MYAPP has its key in <prefix>DEPLOY_KEY_MYAPP, which you
-// create:
+// secrets <prefix>*/VP_DEPLOY_KEY_* alone; a Convex deployment of tenant
+// t whose deployKeyEnvVar is VP_DEPLOY_KEY_MYAPP has its key in
+// <prefix>t/VP_DEPLOY_KEY_MYAPP, which you create:
 //
-//	aws secretsmanager create-secret --name <prefix>DEPLOY_KEY_MYAPP --secret-string '<deploy key>'
+//	aws secretsmanager create-secret --name <prefix>t/VP_DEPLOY_KEY_MYAPP --secret-string '<deploy key>'
 //
-// (DeployKeyCommand). They may also FilterLogEvents on each monitored
-// log group, by its ARN with the trailing :* — the form CloudWatch Logs
-// documents for IAM policies of every action but the tagging ones —
-// and, with no monitored log group, on none: no statement at all.
+// (DeployKeyCommand). They may also FilterLogEvents on each log group
+// of TenantLogGroups (all tenants'), by its ARN with the trailing :* —
+// the form CloudWatch Logs documents for IAM policies of every action
+// but the tagging ones — and, with none, on none: no statement at all.
+// The mapping itself goes to them and to the mcp function
+// (awsenv.EnvTenantLogGroups), whose add_deployment and scans refuse a
+// tenant's deployment naming another's group.
 func (s *CustomerStack) wireErrorMonitor(p *CustomerProps) {
 	stack := s.Stack
 	dkPrefix := p.DeployKeySecretPrefix
-	dkSecrets := secretsUnder(stack, dkPrefix)
+	dkSecrets := secretsUnder(stack, dkPrefix+"*/VP_DEPLOY_KEY_")
+	var patterns []string
+	for _, gs := range p.TenantLogGroups {
+		patterns = append(patterns, gs...)
+	}
+	slices.Sort(patterns)
 	var logGroups []string
-	for _, g := range p.MonitoredLogGroups {
+	for _, g := range slices.Compact(patterns) {
 		logGroups = append(logGroups, fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s:*", *stack.Partition(), *stack.Region(), *stack.Account(), g))
 	}
+	mapping := ""
+	if len(p.TenantLogGroups) > 0 {
+		b, _ := json.Marshal(p.TenantLogGroups) // sorted keys: a stable template
+		mapping = string(b)
+	}
 	for _, f := range awsenv.Functions() {
+		fn := s.Functions[f.Name]
+		if mapping != "" && (f.ErrorMonitor || f.Name == awsenv.FuncMCP) {
+			fn.AddEnvironment(jsii.String(awsenv.EnvTenantLogGroups), jsii.String(mapping), nil)
+		}
 		if !f.ErrorMonitor {
 			continue
 		}
-		fn := s.Functions[f.Name]
 		fn.AddEnvironment(jsii.String(awsenv.EnvDeployKeySecretPrefix), jsii.String(dkPrefix), nil)
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid: jsii.String("DeployKeys"), Actions: jsii.Strings("secretsmanager:GetSecretValue"),
@@ -112,7 +130,7 @@ func (s *CustomerStack) integrationOutputs(p *CustomerProps, ghDefault awssecret
 	out("GitHubTokenCommand", "Sets the GitHub token of the tenant "+awsenv.DefaultTenant+" (keep the webhook secret GitHubCredentialsCommand printed)",
 		awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("aws secretsmanager put-secret-value --secret-id "), ghDefault.SecretArn(),
 			jsii.String(` --secret-string '{"webhookSecret":"<as printed>","token":"<a token that may comment on issues and read pull requests>"}'`)}))
-	out("DeployKeySecretPrefix", "A monitored Convex deployment's deploy key is the secret <prefix><deployKeyEnvVar>, its SecretString the key itself", jsii.String(p.DeployKeySecretPrefix))
-	out("DeployKeyCommand", "Stores the deploy key of a Convex deployment whose deployKeyEnvVar is DEPLOY_KEY_MYAPP",
-		jsii.String("aws secretsmanager create-secret --name "+p.DeployKeySecretPrefix+"DEPLOY_KEY_MYAPP --secret-string '<deploy key>'"))
+	out("DeployKeySecretPrefix", "A monitored Convex deployment's deploy key is a secret of its tenant t, <prefix>t/<deployKeyEnvVar> (VP_DEPLOY_KEY_*), its SecretString the key itself", jsii.String(p.DeployKeySecretPrefix))
+	out("DeployKeyCommand", "Stores the deploy key of a Convex deployment of the tenant "+awsenv.DefaultTenant+" whose deployKeyEnvVar is VP_DEPLOY_KEY_MYAPP (tenant t: "+p.DeployKeySecretPrefix+"t/…)",
+		jsii.String("aws secretsmanager create-secret --name "+p.DeployKeySecretPrefix+awsenv.DefaultTenant+"/VP_DEPLOY_KEY_MYAPP --secret-string '<deploy key>'"))
 }

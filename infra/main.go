@@ -15,14 +15,16 @@
 //	alarmEmail        subscribed to the alarm topic
 //	clerkIssuer, clerkAudience, allowedExtIds   the Clerk exchange (POST /issueBearerFromClerk), as for the embedded server
 //	githubSecretPrefix  tenant t's GitHub credentials are the secret <prefix>t (default vantagepeers/VantagePeers-<customer>/github/)
-//	deployKeySecretPrefix  a monitored Convex deployment's deploy key is the secret <prefix><deployKeyEnvVar> (default vantagepeers/VantagePeers-<customer>/deploy-keys/)
-//	monitoredLogGroups  CloudWatch Logs log groups the error monitor may read, comma-separated (default none)
+//	deployKeySecretPrefix  a monitored Convex deployment of tenant t reads its deploy key from the secret <prefix>t/<deployKeyEnvVar> (default vantagepeers/VantagePeers-<customer>/deploy-keys/)
+//	tenantLogGroups   the CloudWatch Logs log groups each tenant may read, JSON {"<tenant>": ["<name>" or "<prefix>*"]} (default none)
+//	monitoredLogGroups  the default tenant's log groups, comma-separated (the former, tenant-less setting)
 //	logRetentionDays  default 30
 //	deletionProtection  default true (table, search domain and secrets are retained on stack deletion either way)
 //	lambdaDir         default <repo>/dist/lambda (make lambdas)
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,6 +87,20 @@ func propsFromContext(app awscdk.App) (*CustomerProps, error) {
 		}
 	default:
 		return nil, fmt.Errorf("monitoredLogGroups: %v is not a comma-separated list of log group names", v)
+	}
+	switch v := app.Node().TryGetContext(jsii.String("tenantLogGroups")).(type) {
+	case nil:
+	case string: // -c tenantLogGroups='{"acme":["/aws/lambda/acme-*"]}'
+		if err := json.Unmarshal([]byte(v), &p.TenantLogGroups); err != nil {
+			return nil, fmt.Errorf(`tenantLogGroups: %q is not JSON {"<tenant>": ["<log group>" or "<prefix>*"]}: %v`, v, err)
+		}
+	case map[string]any: // cdk.json
+		b, _ := json.Marshal(v)
+		if err := json.Unmarshal(b, &p.TenantLogGroups); err != nil {
+			return nil, fmt.Errorf(`tenantLogGroups: %v is not {"<tenant>": ["<log group>" or "<prefix>*"]}: %v`, v, err)
+		}
+	default:
+		return nil, fmt.Errorf(`tenantLogGroups: %v is not JSON {"<tenant>": ["<log group>" or "<prefix>*"]}`, v)
 	}
 	region := firstOf(ctx("region"), os.Getenv("CDK_DEFAULT_REGION"), "us-east-1")
 	account := firstOf(ctx("account"), os.Getenv("CDK_DEFAULT_ACCOUNT"))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -97,18 +99,26 @@ type CustomerProps struct {
 	// every secret under the prefix, and no other.
 	GitHubSecretPrefix string
 	// DeployKeySecretPrefix names the monitored Convex deployments' deploy
-	// keys: the one a deployment names by its deployKeyEnvVar (for example
-	// DEPLOY_KEY_MYAPP) is the Secrets Manager secret
-	// <prefix><deployKeyEnvVar>, whose SecretString is the key itself
-	// (default vantagepeers/<stack name>/deploy-keys/). You create them;
-	// the functions that run the error monitor may read every secret under
-	// the prefix, and no other. It may neither start nor be started by
-	// GitHubSecretPrefix, so that each kind of secret has its own readers.
+	// keys, each a secret of its tenant: the one a deployment of tenant t
+	// names by its deployKeyEnvVar (VP_DEPLOY_KEY_MYAPP) is the Secrets
+	// Manager secret <prefix><t>/VP_DEPLOY_KEY_MYAPP, whose SecretString
+	// is the key itself (default vantagepeers/<stack name>/deploy-keys/).
+	// You create them; the functions that run the error monitor may read
+	// the secrets <prefix>*/VP_DEPLOY_KEY_*, and no other. It may neither
+	// start nor be started by GitHubSecretPrefix, so that each kind of
+	// secret has its own readers.
 	DeployKeySecretPrefix string
-	// MonitoredLogGroups are the CloudWatch Logs log groups, in the stack's
-	// account and region, whose error logs the error monitor may read
-	// (logs:FilterLogEvents on them alone). None by default: then the
-	// functions may read no log group at all.
+	// TenantLogGroups maps each tenant to the CloudWatch Logs log groups,
+	// in the stack's account and region, that its deployments may name:
+	// a group's name, or a prefix followed by '*'. The functions that run
+	// the error monitor may FilterLogEvents on these groups alone (their
+	// union: IAM cannot tell tenants apart inside a function), and the
+	// mapping goes to the functions (awsenv.EnvTenantLogGroups), which
+	// refuse a tenant's deployment naming a group not its own. None by
+	// default: then no role may read any log group.
+	TenantLogGroups map[string][]string
+	// MonitoredLogGroups is the former, tenant-less list: now the groups
+	// of the default tenant, added to TenantLogGroups["default"].
 	MonitoredLogGroups []string
 	// LambdaDir holds <function>.zip (make lambdas).
 	LambdaDir string
@@ -119,15 +129,64 @@ var (
 	// A secret name's characters; the prefix ends with "/" so that its
 	// wildcard cannot reach the secrets of another prefix it starts.
 	secretPrefixRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,200}/$`)
-	// A CloudWatch Logs log group name (CreateLogGroup's pattern): no '*'
-	// or '?', so that an ARN built from one names that group alone.
-	logGroupRE = regexp.MustCompile(`^[A-Za-z0-9_/.#-]{1,512}$`)
+	// A CloudWatch Logs log group name (CreateLogGroup's pattern), or a
+	// non-empty prefix of one followed by '*': no other '*' or '?', so that
+	// an ARN built from one names that group, or the groups of that
+	// prefix, alone.
+	logGroupRE = regexp.MustCompile(`^[A-Za-z0-9_/.#-]{1,512}$|^[A-Za-z0-9_/.#-]{1,511}\*$`)
+	// A tenant id (vp.ValidTenant).
+	tenantRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 )
 
 // validSecretPrefix checks a prefix of secret names.
 func validSecretPrefix(context, prefix, example string) error {
 	if !secretPrefixRE.MatchString(prefix) || strings.Contains(prefix, "//") {
 		return fmt.Errorf("%s %q: use up to 200 letters, digits and /_+=.@-, ending with '/' (for example %s)", context, prefix, example)
+	}
+	return nil
+}
+
+// maxTenantLogGroupsJSON bounds the mapping as the functions receive it:
+// a Lambda function's environment holds 4 KB in all.
+const maxTenantLogGroupsJSON = 2048
+
+// validLogGroups checks TenantLogGroups, folds MonitoredLogGroups into the
+// default tenant's, and drops duplicates.
+func (p *CustomerProps) validLogGroups() error {
+	all := map[string][]string{}
+	add := func(context, tenant string, groups []string) error {
+		if !tenantRE.MatchString(tenant) {
+			return fmt.Errorf("%s: %q is not a tenant id (1-63 lower-case letters, digits, '-' and '_')", context, tenant)
+		}
+		for _, g := range groups {
+			if !logGroupRE.MatchString(g) {
+				return fmt.Errorf("%s: tenant %s: %q is not a CloudWatch Logs log group name (1-512 letters, digits and _/.#-) or such a prefix followed by '*'", context, tenant, g)
+			}
+			if !slices.Contains(all[tenant], g) {
+				all[tenant] = append(all[tenant], g)
+			}
+		}
+		return nil
+	}
+	for _, t := range slices.Sorted(maps.Keys(p.TenantLogGroups)) {
+		if err := add("tenantLogGroups", t, p.TenantLogGroups[t]); err != nil {
+			return err
+		}
+	}
+	if err := add("monitoredLogGroups (the default tenant's)", awsenv.DefaultTenant, p.MonitoredLogGroups); err != nil {
+		return err
+	}
+	for t, gs := range all {
+		if len(gs) == 0 {
+			delete(all, t)
+		}
+	}
+	p.TenantLogGroups, p.MonitoredLogGroups = nil, nil
+	if len(all) > 0 {
+		p.TenantLogGroups = all
+	}
+	if b, _ := json.Marshal(p.TenantLogGroups); len(b) > maxTenantLogGroupsJSON {
+		return fmt.Errorf("tenantLogGroups is %d bytes as JSON; the limit is %d (a function's environment holds 4 KB): use prefixes (/aws/lambda/acme-*)", len(b), maxTenantLogGroupsJSON)
 	}
 	return nil
 }
@@ -176,16 +235,9 @@ func (p *CustomerProps) Validate() error {
 	if strings.HasPrefix(p.DeployKeySecretPrefix, p.GitHubSecretPrefix) || strings.HasPrefix(p.GitHubSecretPrefix, p.DeployKeySecretPrefix) {
 		return fmt.Errorf("deployKeySecretPrefix %q and githubSecretPrefix %q overlap: the readers of one would read the other's secrets", p.DeployKeySecretPrefix, p.GitHubSecretPrefix)
 	}
-	var groups []string
-	for _, g := range p.MonitoredLogGroups {
-		if !logGroupRE.MatchString(g) {
-			return fmt.Errorf("monitoredLogGroups: %q is not a CloudWatch Logs log group name (1-512 letters, digits and _/.#-)", g)
-		}
-		if !slices.Contains(groups, g) {
-			groups = append(groups, g)
-		}
+	if err := p.validLogGroups(); err != nil {
+		return err
 	}
-	p.MonitoredLogGroups = groups
 	if p.LogRetentionDays == 0 {
 		p.LogRetentionDays = 30
 	}

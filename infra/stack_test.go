@@ -289,7 +289,7 @@ func TestFunctionPolicies(t *testing.T) {
 		// The GitHub credentials (TestGitHubCredentials) and, for the
 		// scheduler, the deploy keys (TestErrorMonitor): no secret resource
 		// is named, only the ARNs under the prefixes. Its
-		// logs:FilterLogEvents comes with monitoredLogGroups only.
+		// logs:FilterLogEvents comes with tenants' log groups only.
 		{awsenv.FuncScheduler, sorted(store, SearchIndexerActions, secrets, PushActions), []string{tableID, searchID}},
 		{awsenv.FuncWebhooks, sorted(store, SearchIndexerActions, secrets), []string{tableID, searchID}},
 		// Pacerelle's $connect checks agent tokens and device credentials.
@@ -744,10 +744,17 @@ func TestValidate(t *testing.T) {
 		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "acme/", DeployKeySecretPrefix: "acme/deploy-keys/"},
 		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "acme/github/", DeployKeySecretPrefix: "acme/"},
 		{Customer: "acme", LambdaDir: "d", GitHubSecretPrefix: "acme/", DeployKeySecretPrefix: "acme/"},
-		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/api", "/aws/lambda/*"}},
+		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/api", "*"}},
+		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/a*b"}},
 		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/api:log-stream:x"}},
 		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{""}},
 		{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{strings.Repeat("a", 513)}},
+		{Customer: "acme", LambdaDir: "d", TenantLogGroups: map[string][]string{"acme": {"*"}}},
+		{Customer: "acme", LambdaDir: "d", TenantLogGroups: map[string][]string{"acme": {"/ecs/?"}}},
+		{Customer: "acme", LambdaDir: "d", TenantLogGroups: map[string][]string{"Acme": {"/ecs/api"}}},
+		{Customer: "acme", LambdaDir: "d", TenantLogGroups: map[string][]string{"acme": {strings.Repeat("a", 512) + "*"}}},
+		{Customer: "acme", LambdaDir: "d", TenantLogGroups: map[string][]string{"acme": {strings.Repeat("a", 500)}, "beta": {strings.Repeat("b", 500)},
+			"gamma": {strings.Repeat("c", 500)}, "delta": {strings.Repeat("d", 500)}}}, // over the environment's room
 	}
 	for _, p := range bad {
 		if err := p.Validate(); err == nil {
@@ -760,15 +767,19 @@ func TestValidate(t *testing.T) {
 	}
 	if ok.SearchTier != SearchDomainSmall || ok.Embedding != awsenv.EmbedderBedrock || !*ok.DeletionProtection || ok.LogRetentionDays != 30 ||
 		ok.GitHubSecretPrefix != "vantagepeers/VantagePeers-acme-2/github/" ||
-		ok.DeployKeySecretPrefix != "vantagepeers/VantagePeers-acme-2/deploy-keys/" || ok.MonitoredLogGroups != nil {
+		ok.DeployKeySecretPrefix != "vantagepeers/VantagePeers-acme-2/deploy-keys/" || ok.MonitoredLogGroups != nil || ok.TenantLogGroups != nil {
 		t.Errorf("defaults = %+v", ok)
 	}
-	groups := CustomerProps{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/api", "app.prod#1", "/ecs/api", strings.Repeat("a", 512)}}
+	// monitoredLogGroups, the former tenant-less list, is the default
+	// tenant's: no other tenant may name those groups.
+	groups := CustomerProps{Customer: "acme", LambdaDir: "d", MonitoredLogGroups: []string{"/ecs/api", "app.prod#1", "/ecs/api", strings.Repeat("a", 512)},
+		TenantLogGroups: map[string][]string{"default": {"/ecs/web"}, "acme": {"/aws/lambda/acme-*", "/aws/lambda/acme-*"}, "idle": nil}}
 	if err := groups.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"/ecs/api", "app.prod#1", strings.Repeat("a", 512)}; !slices.Equal(groups.MonitoredLogGroups, want) {
-		t.Errorf("monitored log groups = %v, want %v (deduplicated)", groups.MonitoredLogGroups, want)
+	want := map[string][]string{"default": {"/ecs/web", "/ecs/api", "app.prod#1", strings.Repeat("a", 512)}, "acme": {"/aws/lambda/acme-*"}}
+	if !reflect.DeepEqual(groups.TenantLogGroups, want) || groups.MonitoredLogGroups != nil {
+		t.Errorf("tenant log groups = %v, monitored %v; want %v (deduplicated, monitoredLogGroups the default tenant's)", groups.TenantLogGroups, groups.MonitoredLogGroups, want)
 	}
 }
 
@@ -783,8 +794,22 @@ func TestPropsFromContext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.DeployKeySecretPrefix != "acme/keys/" || !slices.Equal(p.MonitoredLogGroups, []string{"/aws/lambda/app-prod", "/ecs/api"}) {
-			t.Errorf("%#v: prefix %q, log groups %q", groups, p.DeployKeySecretPrefix, p.MonitoredLogGroups)
+		if p.DeployKeySecretPrefix != "acme/keys/" || !reflect.DeepEqual(p.TenantLogGroups, map[string][]string{"default": {"/aws/lambda/app-prod", "/ecs/api"}}) {
+			t.Errorf("%#v: prefix %q, log groups %q", groups, p.DeployKeySecretPrefix, p.TenantLogGroups)
+		}
+	}
+	want := map[string][]string{"acme": {"/aws/lambda/acme-*"}, "beta": {"/ecs/beta-api"}}
+	for _, groups := range []any{`{"acme":["/aws/lambda/acme-*"],"beta":["/ecs/beta-api"]}`,
+		map[string]any{"acme": []any{"/aws/lambda/acme-*"}, "beta": []any{"/ecs/beta-api"}}} {
+		p, err := propsFromContext(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{"customer": "acme", "lambdaDir": "d", "tenantLogGroups": groups}}))
+		if err != nil || !reflect.DeepEqual(p.TenantLogGroups, want) {
+			t.Errorf("tenantLogGroups %#v: %v, %v", groups, p, err)
+		}
+	}
+	for _, bad := range []any{`["/ecs/api"]`, `{"acme":"/ecs/api"}`, `{"acme":["*"]}`, 42} {
+		if _, err := propsFromContext(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{"customer": "acme", "lambdaDir": "d", "tenantLogGroups": bad}})); err == nil ||
+			!strings.Contains(err.Error(), "tenantLogGroups") {
+			t.Errorf("tenantLogGroups %#v: %v, want an error naming it", bad, err)
 		}
 	}
 }
@@ -925,12 +950,23 @@ func TestWebhooksRoutesAndGitHubSchedules(t *testing.T) {
 	}
 }
 
+// fromContext is the props the CDK app reads from -c tenantLogGroups=groups.
+func fromContext(t *testing.T, groups string) CustomerProps {
+	t.Helper()
+	p, err := propsFromContext(awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{"customer": "acme", "lambdaDir": "d", "tenantLogGroups": groups}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *p
+}
+
 // TestErrorMonitor: the functions that run the error-monitor job
 // (awsenv.Function.ErrorMonitor: the scheduler only) get the deploy-key
-// prefix and GetSecretValue on exactly arn:…:secret:<prefix>*, in one
-// statement, and — with monitoredLogGroups — logs:FilterLogEvents on
-// exactly those groups' ARNs, in one statement; without it no role may
-// FilterLogEvents at all. No other function gets any of these.
+// prefix and GetSecretValue on exactly arn:…:secret:<prefix>*/VP_DEPLOY_KEY_*,
+// in one statement, and — with tenants' log groups — logs:FilterLogEvents
+// on exactly those groups' ARNs, in one statement; without any no role
+// may FilterLogEvents at all. No other function gets any of these; the
+// mapping of tenants to groups goes to them and to the mcp function.
 func TestErrorMonitor(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -944,15 +980,42 @@ func TestErrorMonitor(t *testing.T) {
 				`{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":logs:eu-west-1:123456789012:log-group:/aws/lambda/app-prod:*"]]}`,
 				`{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":logs:eu-west-1:123456789012:log-group:/ecs/api:*"]]}`,
 			}},
+		// The statement is the union of the tenants' groups of the context
+		// (-c tenantLogGroups=…), each once.
+		{"log groups of the tenants, from the context", fromContext(t, `{"acme":["/aws/lambda/acme-*","/ecs/api"],"beta":["/ecs/api"],"default":["/ecs/web"]}`),
+			"vantagepeers/VantagePeers-acme/deploy-keys/", []string{
+				`{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":logs:eu-west-1:123456789012:log-group:/aws/lambda/acme-*:*"]]}`,
+				`{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":logs:eu-west-1:123456789012:log-group:/ecs/api:*"]]}`,
+				`{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":logs:eu-west-1:123456789012:log-group:/ecs/web:*"]]}`,
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := synth(t, c.props)
-			keys := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":secretsmanager:eu-west-1:123456789012:secret:` + c.prefix + `*"]]}`
+			// Each tenant's deploy keys, <prefix><tenant>/VP_DEPLOY_KEY_*:
+			// no other secret under the prefix.
+			keys := `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":secretsmanager:eu-west-1:123456789012:secret:` + c.prefix + `*/VP_DEPLOY_KEY_*"]]}`
+			mapping := ""
+			if c.props.TenantLogGroups != nil || c.props.MonitoredLogGroups != nil {
+				p := c.props
+				p.Customer, p.LambdaDir = "acme", "d"
+				if err := p.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				b, _ := json.Marshal(p.TenantLogGroups)
+				mapping = string(b)
+			}
 			var monitors []string
 			for _, f := range awsenv.Functions() {
 				fnID, roleID := m.function(f.Name)
 				env := m.Resources[fnID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 				prefix, hasPrefix := env[awsenv.EnvDeployKeySecretPrefix]
+				got, hasMapping := env[awsenv.EnvTenantLogGroups]
+				switch wantMapping := mapping != "" && (f.ErrorMonitor || f.Name == awsenv.FuncMCP); {
+				case wantMapping && got != mapping:
+					t.Errorf("%s: %s = %v, want %s", f.Name, awsenv.EnvTenantLogGroups, got, mapping)
+				case !wantMapping && hasMapping:
+					t.Errorf("%s: %s = %v, want none", f.Name, awsenv.EnvTenantLogGroups, got)
+				}
 				var deployKeys, logs []statement
 				for _, s := range m.policy(roleID) {
 					if slices.ContainsFunc(s.Actions, func(a string) bool { return strings.HasPrefix(a, "logs:") }) {
@@ -1005,7 +1068,7 @@ func TestErrorMonitor(t *testing.T) {
 				t.Errorf("DeployKeySecretPrefix = %s, want %s", v, c.prefix)
 			}
 			if v, want := fmt.Sprint(m.Outputs["DeployKeyCommand"]["Value"]),
-				"aws secretsmanager create-secret --name "+c.prefix+"DEPLOY_KEY_MYAPP --secret-string '<deploy key>'"; v != want {
+				"aws secretsmanager create-secret --name "+c.prefix+"default/VP_DEPLOY_KEY_MYAPP --secret-string '<deploy key>'"; v != want {
 				t.Errorf("DeployKeyCommand = %s\nwant               %s", v, want)
 			}
 		})

@@ -160,7 +160,7 @@ func openApp(ctx context.Context, dataDir string, log *slog.Logger) (*app, error
 		_ = st.Close()
 		return nil, err
 	}
-	monitor, err := openErrors(ctx, ws, signer, log, gh, issues, ob, eg)
+	monitor, err := openErrors(ctx, dataDir, ws, signer, log, gh, issues, ob, eg)
 	if err != nil {
 		_ = st.Close()
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
@@ -18,20 +19,27 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/tenantfile"
 )
 
-// envKeys reads a deployment's deploy key from the environment variable
-// its deployKeyEnvVar names, at each scan (never stored).
-type envKeys struct{}
+// deployKeys are the tenants' deploy keys in the data dir; the default
+// tenant's also from the environment variable of a deploy key's name
+// (VP_DEPLOY_KEY_*), read at each scan (never stored). No other tenant
+// reads the environment.
+func deployKeys(dataDir string) *errormon.FileKeys {
+	return &errormon.FileKeys{File: &tenantfile.File[map[string]string]{Path: filepath.Join(dataDir, errormon.DeployKeysFile)}, Getenv: os.Getenv}
+}
 
-func (envKeys) Key(_ context.Context, _ string, d errormon.Deployment) (string, error) {
-	return os.Getenv(d.DeployKeyEnvVar), nil
+// logGroups are the CloudWatch Logs log groups the operator allowed each
+// tenant (`vantagepeers loggroups`); none by default.
+func logGroups(dataDir string) *errormon.FileLogGroups {
+	return &errormon.FileLogGroups{File: &tenantfile.File[[]string]{Path: filepath.Join(dataDir, errormon.LogGroupsFile)}}
 }
 
 // openErrors builds the error monitor: Convex over HTTP, CloudWatch Logs
 // with the machine's AWS credentials (environment or shared config;
 // nothing is read until a cloudwatch deployment is scanned).
-func openErrors(ctx context.Context, ws store.Store, signer *listing.Signer, log *slog.Logger, gh github.ForTenants,
+func openErrors(ctx context.Context, dataDir string, ws store.Store, signer *listing.Signer, log *slog.Logger, gh github.ForTenants,
 	issues *issue.Service, ob *outbox.Outbox, eg *egress.Policy) (*errormon.Service, error) {
 	sources := map[string]source.Source{errormon.SourceConvex: convex.New(convex.Options{Egress: eg})}
 	if cfg, err := config.LoadDefaultConfig(ctx); err == nil {
@@ -39,7 +47,8 @@ func openErrors(ctx context.Context, ws store.Store, signer *listing.Signer, log
 	} else {
 		log.Warn("no AWS configuration: cloudwatch deployments cannot be scanned", "err", err)
 	}
-	mon := errormon.New(errormon.Options{Store: ws, Cursors: signer, Logger: log, Sources: sources, Keys: envKeys{},
+	mon := errormon.New(errormon.Options{Store: ws, Cursors: signer, Logger: log, Sources: sources,
+		Keys: deployKeys(dataDir), LogGroups: logGroups(dataDir),
 		GitHub: gh, Issues: issues, Jobs: ob, Egress: eg})
 	return mon, mon.Wire(ob)
 }

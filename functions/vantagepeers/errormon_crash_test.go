@@ -34,7 +34,7 @@ import (
 const (
 	errCrashDirEnv    = "VP_ERRORS_CRASH_DIR"
 	errCrashConvexEnv = "VP_ERRORS_CRASH_CONVEX_URL"
-	errCrashKeyEnv    = "VP_CRASH_CONVEX_DEPLOY_KEY" // the deployment's deployKeyEnvVar
+	errCrashKeyEnv    = "VP_DEPLOY_KEY_CRASH" // the deployment's deployKeyEnvVar
 	errCrashDep       = "widgets-prod"
 	errCrashKey       = "prod:happy-otter-123|eyJ2MiI6ImNyYXNoLXRlc3QtZGVwbG95LWtleSJ9"
 )

@@ -36,6 +36,8 @@ Usage:
   vantagepeers jobs list | run NAME [--tenant T] [--data-dir DIR]   (the background jobs; run one now)
   vantagepeers outbox dead [--tenant T] | retry ID | discard ID   (vantagepeers outbox help)
   vantagepeers github set [--tenant T] --webhook-secret-stdin | --token-stdin | show [--tenant T] | remove --tenant T   (vantagepeers github help)
+  vantagepeers deploykey set|show|remove [--tenant T] NAME   (a tenant's deploy keys, key on stdin; vantagepeers deploykey help)
+  vantagepeers loggroups allow|show|remove [--tenant T] NAME-or-PREFIX*   (the log groups a tenant may read; vantagepeers loggroups help)
   vantagepeers okf export --namespace NS --out F | validate --in F | import --namespace NS --in F [--mode M]   (vantagepeers okf help)
   vantagepeers pacerelle pair | send | wait   (a person's Pacerelle device; vantagepeers pacerelle help)
   vantagepeers version
@@ -96,6 +98,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return outboxCmd(ctx, args[1:], stdout, stderr)
 	case "github":
 		return githubCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "deploykey":
+		return deploykeyCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "loggroups":
+		return loggroupsCmd(ctx, args[1:], stdout, stderr)
 	case "okf":
 		return okfCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "pacerelle":
@@ -134,7 +140,7 @@ func wantsHelp(args []string) bool {
 // page when it has one.
 func helpFor(cmd string) string {
 	pages := map[string]string{"connect": connectUsage, "admin": adminUsage, "outbox": outboxUsage, "github": githubUsage,
-		"okf": okfUsage, "pacerelle": pacerelleUsage}
+		"deploykey": deploykeyUsage, "loggroups": loggroupsUsage, "okf": okfUsage, "pacerelle": pacerelleUsage}
 	if p, ok := pages[cmd]; ok {
 		return p
 	}

@@ -28,6 +28,7 @@ func TestHelpNeverInitialisesTheDataDir(t *testing.T) {
 		{"admin"}, {"admin", "clients"}, {"admin", "elevate"}, {"admin", "audit"},
 		{"jobs"}, {"jobs", "list"}, {"jobs", "run", "outbox"},
 		{"outbox"}, {"outbox", "dead"}, {"github"}, {"github", "set"}, {"github", "show"},
+		{"deploykey"}, {"deploykey", "set", "VP_DEPLOY_KEY_X"}, {"deploykey", "show"}, {"loggroups"}, {"loggroups", "allow", "/ecs/*"},
 	}
 	for _, cmd := range cmds {
 		for _, h := range []string{"--help", "-h"} {

@@ -12,6 +12,7 @@ package awsapp
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,7 +22,9 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/egress"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Config is what a function needs to build its clients and services.
@@ -63,6 +66,9 @@ type Config struct {
 	GitHubTrusted      []string
 
 	DeployKeySecretPrefix string
+	// TenantLogGroups are the log groups each tenant may name
+	// (VP_TENANT_LOG_GROUPS).
+	TenantLogGroups map[string][]string
 
 	PacerelleConnections string // the WebSocket API's management endpoint
 
@@ -186,6 +192,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.EgressAllow, err = egress.ParseAllow(get(awsenv.EnvEgressAllowHosts)); err != nil {
 		errs = append(errs, err)
 	}
+	if v := get(awsenv.EnvTenantLogGroups); v != "" {
+		groups, err := ParseTenantLogGroups(v)
+		if err != nil {
+			bad(awsenv.EnvTenantLogGroups, err.Error())
+		}
+		c.TenantLogGroups = groups
+	}
 	if u := c.PacerelleConnections; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 		bad(awsenv.EnvPacerelleConnections, "must be the WebSocket API's https:// management endpoint (https://{api-id}.execute-api.{region}.amazonaws.com/{stage})")
 	}
@@ -195,4 +208,24 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 func isHex32(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == 32
+}
+
+// ParseTenantLogGroups decodes VP_TENANT_LOG_GROUPS: JSON {"<tenant>":
+// ["<log group>" or "<prefix>*", ...]}.
+func ParseTenantLogGroups(v string) (map[string][]string, error) {
+	var m map[string][]string
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, fmt.Errorf(`must be JSON {"<tenant>": ["<log group>" or "<prefix>*"]}: %v`, err)
+	}
+	for t, gs := range m {
+		if !vp.ValidTenant(t) {
+			return nil, fmt.Errorf("%q is not a valid tenant id", t)
+		}
+		for _, g := range gs {
+			if !errormon.ValidLogGroupPattern(g) {
+				return nil, fmt.Errorf("tenant %s: %q is not a log group name or a prefix followed by '*' (1-512 letters, digits and _/.#-)", t, g)
+			}
+		}
+	}
+	return m, nil
 }

@@ -43,8 +43,10 @@ func (a *App) buildIssues(signer *listing.Signer, secrets Secrets, now func() ti
 	a.Webhooks = webhooks.Options{Secrets: github.WebhookSecrets{Credentials: creds}, Dispatcher: a.Issues,
 		Logger: a.Log, DefaultTenant: vp.DefaultTenant, Now: now}
 	a.Errors = errormon.New(errormon.Options{Store: a.Store, Cursors: signer, Now: now, Logger: a.Log, Sources: a.errorSources(),
-		Keys: &DeployKeys{Secrets: secrets, Prefix: a.Config.DeployKeySecretPrefix}, GitHub: gh, Issues: a.Issues, Jobs: a.Outbox,
-		Egress: a.Egress()})
+		Keys: &DeployKeys{Secrets: secrets, Prefix: a.Config.DeployKeySecretPrefix},
+		LogGroups: errormon.StaticLogGroups{Tenants: a.Config.TenantLogGroups,
+			How: "the operator allows it in the stack's tenantLogGroups context (cdk deploy -c tenantLogGroups='{\"<tenant>\":[\"NAME-or-PREFIX*\"]}')"},
+		GitHub: gh, Issues: a.Issues, Jobs: a.Outbox, Egress: a.Egress()})
 	return errors.Join(a.Issues.Wire(a.Outbox, a.Tasks), a.Errors.Wire(a.Outbox))
 }
 
@@ -67,28 +69,43 @@ func (a *App) Egress() *egress.Policy {
 	return egress.New(egress.Options{Allow: a.Config.EgressAllow})
 }
 
-// DeployKeys reads a Convex deployment's deploy key from the Secrets
-// Manager secret <Prefix><deployKeyEnvVar> at each scan; a missing one
-// is "" (the scan then says which secret to create).
+// DeployKeys reads a Convex deployment's deploy key, a secret of its
+// tenant: the Secrets Manager secret <Prefix><tenant>/<name> at each scan,
+// never <Prefix><name> nor another tenant's. A missing one is "" (the scan
+// then says which secret to create).
 type DeployKeys struct {
 	Secrets Secrets
 	Prefix  string
 }
 
 // Key implements errormon.Keys.
-func (k *DeployKeys) Key(ctx context.Context, _ string, d errormon.Deployment) (string, error) {
-	if k.Prefix == "" {
+func (k *DeployKeys) Key(ctx context.Context, tenant string, d errormon.Deployment) (string, error) {
+	// Checked again whatever the caller did: the tenant and the name are
+	// path segments of the secret's id.
+	if k.Prefix == "" || !vp.ValidTenant(tenant) || !errormon.ValidDeployKeyName(d.DeployKeyEnvVar) {
 		return "", nil
 	}
-	v, err := k.Secrets.Secret(ctx, k.Prefix+d.DeployKeyEnvVar)
-	if secretMissing(k.Secrets, k.Prefix+d.DeployKeyEnvVar, err) {
+	id := k.secretID(tenant, d.DeployKeyEnvVar)
+	v, err := k.Secrets.Secret(ctx, id)
+	if secretMissing(k.Secrets, id, err) {
 		return "", nil
 	}
 	if err != nil {
-		return "", vp.Wrap("error-monitor", vp.KindUnavailable, fmt.Errorf("reading the secret %s%s: %w", k.Prefix, d.DeployKeyEnvVar, err))
+		return "", vp.Wrap("error-monitor", vp.KindUnavailable, fmt.Errorf("reading the secret %s: %w", id, err))
 	}
 	return strings.TrimSpace(v), nil
 }
+
+// HowToSet implements errormon.Keys.
+func (k *DeployKeys) HowToSet(tenant, name string) string {
+	if k.Prefix == "" {
+		return "this deployment has no deploy-key prefix (" + awsenv.EnvDeployKeySecretPrefix + "): its operator sets one"
+	}
+	return "the operator stores it as the Secrets Manager secret " + k.secretID(tenant, name) +
+		" (aws secretsmanager create-secret --name " + k.secretID(tenant, name) + " --secret-string '<deploy key>')"
+}
+
+func (k *DeployKeys) secretID(tenant, name string) string { return k.Prefix + tenant + "/" + name }
 
 // noCredentials is the credential source of a deployment without GitHub
 // secrets: no tenant has any.

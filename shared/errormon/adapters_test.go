@@ -47,7 +47,7 @@ const (
 	adapterToken = "ghs_adapterstest0123456789abcdef"
 	adapterRepo  = "acme/app"
 	logGroup     = "/aws/lambda/checkout"
-	keyEnvVar    = "DEPLOY_KEY_APP"
+	keyEnvVar    = "VP_DEPLOY_KEY_APP"
 )
 
 // realEnv is the monitor with its real adapters in front of fakes.
@@ -121,7 +121,8 @@ func newRealEnv(t testing.TB, ro realOpts) *realEnv {
 			errormon.SourceConvex:     convex.New(convex.Options{Egress: loopback}),
 			errormon.SourceCloudWatch: cloudwatch.New(cloudwatch.Options{Client: e.cwAPI, Interval: time.Millisecond}),
 		},
-		Keys: ro.keys, GitHub: gh, Issues: e.issues, Jobs: e.outbox}
+		Keys: ro.keys, LogGroups: errormon.StaticLogGroups{Tenants: map[string][]string{tenant: {logGroup}}},
+		GitHub: gh, Issues: e.issues, Jobs: e.outbox}
 	if ro.mon != nil {
 		ro.mon(&o)
 	}
@@ -671,12 +672,12 @@ func TestConcurrentScansCountEachEventOnceAgainstFakeConvexAndFakeCloudWatchLogs
 
 func TestMissingOrRefusedDeployKeyIsVisibleAgainstFakeConvex(t *testing.T) {
 	e := newRealEnv(t, realOpts{convex: convexfake.Options{Hold: 300 * time.Millisecond}})
-	e.addConvex(t, "nokey", "DEPLOY_KEY_MISSING")
+	e.addConvex(t, "nokey", "VP_DEPLOY_KEY_MISSING")
 	_, err := e.mon.ScanAll(ctx(), tenant)
-	wantKind(t, err, vp.KindUnauthorized, "DEPLOY_KEY_MISSING")
+	wantKind(t, err, vp.KindUnauthorized, "VP_DEPLOY_KEY_MISSING")
 	st := e.status(t, "nokey")
-	if st.Status != "failing" || !strings.Contains(st.LastError, "DEPLOY_KEY_MISSING") || st.NextScanAt == 0 || st.Failures != 1 {
-		t.Fatalf("list_errors shows %+v; want failing, naming DEPLOY_KEY_MISSING, backed off", st)
+	if st.Status != errormon.StatusNeedsKey || !strings.Contains(st.LastError, "VP_DEPLOY_KEY_MISSING") || st.NextScanAt == 0 {
+		t.Fatalf("list_errors shows %+v; want needs a key, naming VP_DEPLOY_KEY_MISSING, looked at again later", st)
 	}
 	if reqs := e.convex.Requests(); len(reqs) != 0 {
 		t.Fatalf("a scan without a key sent %d requests", len(reqs))

@@ -18,18 +18,14 @@ type DeploymentInput struct {
 	Name            string   `json:"name"`
 	Source          string   `json:"source,omitempty" jsonschema:"convex (default) or cloudwatch"`
 	DeploymentURL   string   `json:"deploymentUrl,omitempty" jsonschema:"convex: https://NAME.convex.cloud"`
-	DeployKeyEnvVar string   `json:"deployKeyEnvVar,omitempty" jsonschema:"convex: the server's env var holding the deploy key"`
-	LogGroups       []string `json:"logGroups,omitempty" jsonschema:"cloudwatch: log group names"`
+	DeployKeyEnvVar string   `json:"deployKeyEnvVar,omitempty" jsonschema:"convex: the name of the tenant's stored deploy key, VP_DEPLOY_KEY_[A-Z0-9_]{1,64}"`
+	LogGroups       []string `json:"logGroups,omitempty" jsonschema:"cloudwatch: log group names the operator allowed for this tenant"`
 	FilterPattern   string   `json:"filterPattern,omitempty" jsonschema:"cloudwatch: default ERROR"`
 	GitHubRepo      string   `json:"githubRepo" jsonschema:"owner/name: where issues are filed"`
 	Orchestrator    string   `json:"orchestrator" jsonschema:"who gets the IRP missions"`
 }
 
-var (
-	envVarName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	logGroupName = regexp.MustCompile(`^[A-Za-z0-9_/.#-]{1,512}$`)
-	repoSlug     = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$`)
-)
+var repoSlug = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$`)
 
 const maxLogGroups = 20
 
@@ -49,8 +45,9 @@ func (in *DeploymentInput) check(op string, pol *egress.Policy) vp.Errs {
 	switch in.Source {
 	case SourceConvex:
 		errs.Add(checkDeploymentURL(op, pol, in.DeploymentURL))
-		if !envVarName.MatchString(in.DeployKeyEnvVar) {
-			errs.Add(vp.Errorf(op, vp.KindInvalid, "deployKeyEnvVar", "is required for a convex source: the name of the environment variable holding the deploy key (letters, digits, _), e.g. DEPLOY_KEY_MYAPP; got %q", in.DeployKeyEnvVar))
+		if !ValidDeployKeyName(in.DeployKeyEnvVar) {
+			errs.Add(vp.Errorf(op, vp.KindInvalid, "deployKeyEnvVar", "%s (e.g. VP_DEPLOY_KEY_MYAPP; someone who manages the tenant stores the key under that name); got %q",
+				DeployKeyRule, clipName(in.DeployKeyEnvVar)))
 		}
 	case SourceCloudWatch:
 		switch {
@@ -60,7 +57,7 @@ func (in *DeploymentInput) check(op string, pol *egress.Policy) vp.Errs {
 			errs.Add(vp.Errorf(op, vp.KindTooLarge, "logGroups", "has %d groups; the limit is %d", len(in.LogGroups), maxLogGroups))
 		}
 		for _, g := range in.LogGroups {
-			if !logGroupName.MatchString(g) {
+			if !validLogGroup(g) {
 				errs.Add(vp.Errorf(op, vp.KindInvalid, "logGroups", "%q is not a log group name", g))
 			}
 		}
@@ -83,6 +80,9 @@ func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in Deployme
 	if err := in.check(op, s.o.Egress).First(); err != nil {
 		return Deployment{}, err
 	}
+	if err := s.checkLogGroups(ctx, op, tenant, in.Source, in.LogGroups); err != nil {
+		return Deployment{}, err
+	}
 	caller, _ := p.ActAs(op, "createdBy", "")
 	var out Deployment
 	err = table.Retry(ctx, op, "name", in.Name, func() error {
@@ -99,7 +99,7 @@ func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in Deployme
 		d.Source, d.DeploymentURL, d.DeployKeyEnvVar = in.Source, in.DeploymentURL, in.DeployKeyEnvVar
 		d.LogGroups, d.FilterPattern = slices.Clone(in.LogGroups), in.FilterPattern
 		d.GitHubRepo, d.Orchestrator = in.GitHubRepo, vp.NormalizeOrchestrator(in.Orchestrator)
-		d.Active, d.UpdatedAt, d.NextScanAt, d.Failures = true, now, 0, 0
+		d.Active, d.UpdatedAt, d.NextScanAt, d.Failures, d.NeedsKey = true, now, 0, 0, false
 		next, err := Deployments.Item(op, tenant, d)
 		if err != nil {
 			return err
@@ -108,6 +108,36 @@ func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in Deployme
 		return s.o.Store.Write(ctx, store.Put(next, cond))
 	})
 	return out, err
+}
+
+// checkLogGroups refuses a CloudWatch deployment that names a log group
+// the operator did not allow for the tenant: at add_deployment, and again
+// at each scan (the operator may have withdrawn it since).
+func (s *Service) checkLogGroups(ctx context.Context, op, tenant, src string, groups []string) error {
+	if src != SourceCloudWatch {
+		return nil
+	}
+	var allowed []string
+	how := "no log group policy is configured in this server"
+	if s.o.LogGroups != nil {
+		var err error
+		if allowed, err = s.o.LogGroups.Allowed(ctx, tenant); err != nil {
+			return err
+		}
+		how = s.o.LogGroups.HowToAllow(tenant)
+	}
+	for _, g := range groups {
+		if LogGroupAllowed(allowed, g) {
+			continue
+		}
+		shown := "none"
+		if len(allowed) > 0 {
+			shown = strings.Join(allowed, ", ")
+		}
+		return vp.Errorf(op, vp.KindForbidden, "logGroups",
+			"%q is not allowed for tenant %s: a tenant may name only the log groups the operator allowed for it (allowed: %s); %s", g, tenant, shown, how)
+	}
+	return nil
 }
 
 // DeploymentRef names a deployment.

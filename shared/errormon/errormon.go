@@ -60,14 +60,17 @@ type Deployment struct {
 	UpdatedAt       int64    `json:"updatedAt"`
 	// Scans: where the next one starts, when it may (after failures:
 	// exponential backoff), and what the last one met.
-	Cursor        string `json:"cursor,omitempty"`
-	LeaseUntil    int64  `json:"leaseUntil,omitempty"`
-	LastScanAt    int64  `json:"lastScanAt,omitempty"`
-	LastError     string `json:"lastError,omitempty"`
-	LastErrorAt   int64  `json:"lastErrorAt,omitempty"`
-	Failures      int    `json:"failures,omitempty"`
-	NextScanAt    int64  `json:"nextScanAt,omitempty"`
-	EventsScanned int64  `json:"eventsScanned,omitempty"`
+	Cursor      string `json:"cursor,omitempty"`
+	LeaseUntil  int64  `json:"leaseUntil,omitempty"`
+	LastScanAt  int64  `json:"lastScanAt,omitempty"`
+	LastError   string `json:"lastError,omitempty"`
+	LastErrorAt int64  `json:"lastErrorAt,omitempty"`
+	Failures    int    `json:"failures,omitempty"`
+	NextScanAt  int64  `json:"nextScanAt,omitempty"`
+	// NeedsKey: the last scan found no deploy key to read the source with,
+	// and sent nothing (list_errors: StatusNeedsKey).
+	NeedsKey      bool  `json:"needsKey,omitempty"`
+	EventsScanned int64 `json:"eventsScanned,omitempty"`
 	// The hourly cap of new issues: the hour's start and how many it filed.
 	IssueHour  int64 `json:"issueHour,omitempty"`
 	IssuesHour int   `json:"issuesHour,omitempty"`
@@ -166,11 +169,15 @@ type Issues interface {
 	Regressed(ctx context.Context, tenant, repo string, number int) error
 }
 
-// Keys gives a deployment's source key (a Convex deploy key): from the
-// environment variable deployKeyEnvVar names (embedded) or from Secrets
-// Manager (AWS). "" means it is not set.
+// Keys gives a deployment's source key (a Convex deploy key): the key its
+// tenant stored under the name deployKeyEnvVar gives (FileKeys embedded,
+// a Secrets Manager secret of the tenant on AWS). "" means it is not set.
+// The monitor never asks for a name that is not a deploy key's
+// (ValidDeployKeyName), and implementations check it again.
 type Keys interface {
 	Key(ctx context.Context, tenant string, d Deployment) (string, error)
+	// HowToSet tells an operator how to set tenant's key name.
+	HowToSet(tenant, name string) string
 }
 
 // Jobs is the outbox; *outbox.Outbox implements it.
@@ -188,9 +195,12 @@ type Options struct {
 	// Sources by name (SourceConvex, SourceCloudWatch).
 	Sources map[string]source.Source
 	Keys    Keys
-	GitHub  GitHub
-	Issues  Issues
-	Jobs    Jobs
+	// LogGroups are the CloudWatch Logs log groups each tenant may name;
+	// nil: none.
+	LogGroups LogGroupPolicy
+	GitHub    GitHub
+	Issues    Issues
+	Jobs      Jobs
 	// Backfill is how far back a deployment's first scan reads (default 1 h).
 	Backfill time.Duration
 	// IssuesPerHour caps the new issues a deployment files an hour

@@ -223,7 +223,7 @@ func TestHourlyCapSummarisesTheRest(t *testing.T) {
 func TestMissingKeyAndFailingSourceAreVisible(t *testing.T) {
 	e := newEnv(t)
 	if _, err := e.mon.AddDeployment(ctx(), admin(tenant), errormon.DeploymentInput{Name: "nokey", DeploymentURL: "https://x.convex.cloud",
-		DeployKeyEnvVar: "DEPLOY_KEY_MISSING", GitHubRepo: "acme/app", Orchestrator: "sigma"}); err != nil {
+		DeployKeyEnvVar: "VP_DEPLOY_KEY_MISSING", GitHubRepo: "acme/app", Orchestrator: "sigma"}); err != nil {
 		t.Fatal(err)
 	}
 	e.addDeployment(t, "app")
@@ -239,7 +239,7 @@ func TestMissingKeyAndFailingSourceAreVisible(t *testing.T) {
 	for _, d := range list.Deployments {
 		byName[d.Name] = d
 	}
-	if d := byName["nokey"]; d.Status != "failing" || !strings.Contains(d.LastError, "DEPLOY_KEY_MISSING") || d.NextScanAt == 0 {
+	if d := byName["nokey"]; d.Status != errormon.StatusNeedsKey || !strings.Contains(d.LastError, "VP_DEPLOY_KEY_MISSING") || d.NextScanAt == 0 {
 		t.Errorf("nokey: %+v", d)
 	}
 	if d := byName["app"]; d.Status != "failing" || !strings.Contains(d.LastError, "503") {
@@ -313,9 +313,9 @@ func TestBadDeploymentsNameTheField(t *testing.T) {
 		in    errormon.DeploymentInput
 		field string
 	}{
-		{errormon.DeploymentInput{Name: "a", DeploymentURL: "ftp://x", DeployKeyEnvVar: "K", GitHubRepo: "a/b", Orchestrator: "o"}, "deploymentUrl"},
+		{errormon.DeploymentInput{Name: "a", DeploymentURL: "ftp://x", DeployKeyEnvVar: "VP_DEPLOY_KEY_K", GitHubRepo: "a/b", Orchestrator: "o"}, "deploymentUrl"},
 		{errormon.DeploymentInput{Name: "a", DeploymentURL: "https://x.convex.cloud", DeployKeyEnvVar: "1BAD", GitHubRepo: "a/b", Orchestrator: "o"}, "deployKeyEnvVar"},
-		{errormon.DeploymentInput{Name: "a", DeploymentURL: "https://x.convex.cloud", DeployKeyEnvVar: "K", GitHubRepo: "nope", Orchestrator: "o"}, "githubRepo"},
+		{errormon.DeploymentInput{Name: "a", DeploymentURL: "https://x.convex.cloud", DeployKeyEnvVar: "VP_DEPLOY_KEY_K", GitHubRepo: "nope", Orchestrator: "o"}, "githubRepo"},
 		{errormon.DeploymentInput{Name: "a", Source: "cloudwatch", GitHubRepo: "a/b", Orchestrator: "o"}, "logGroups"},
 		{errormon.DeploymentInput{Name: "a", Source: "sentry", GitHubRepo: "a/b", Orchestrator: "o"}, "source"},
 	} {

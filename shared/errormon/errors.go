@@ -24,7 +24,7 @@ type DeploymentStatus struct {
 	Name          string `json:"name"`
 	Source        string `json:"source"`
 	Active        bool   `json:"active"`
-	Status        string `json:"status"` // ok | failing | not scanned yet | inactive
+	Status        string `json:"status"` // ok | failing | needs a key | not scanned yet | inactive
 	LastScanAt    int64  `json:"lastScanAt,omitempty"`
 	LastError     string `json:"lastError,omitempty"`
 	Failures      int    `json:"failures,omitempty"`
@@ -81,18 +81,28 @@ func (s *Service) ListErrors(ctx context.Context, p vp.Principal, in ListInput) 
 		if dep != "" && d.Name != dep {
 			continue
 		}
-		out.Deployments = append(out.Deployments, statusOf(d))
+		out.Deployments = append(out.Deployments, s.statusOf(tenant, d))
 	}
 	slices.SortFunc(out.Deployments, func(a, b DeploymentStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-func statusOf(d Deployment) DeploymentStatus {
+// StatusNeedsKey is the status of a Convex deployment without a deploy
+// key to read it with: its key name is not a deploy key's (stored by an
+// older server), or its tenant has not set that key.
+const StatusNeedsKey = "needs a key"
+
+func (s *Service) statusOf(tenant string, d Deployment) DeploymentStatus {
 	st := DeploymentStatus{Name: d.Name, Source: d.Source, Active: d.Active, LastScanAt: d.LastScanAt, LastError: withoutRemoteText(d.LastError),
 		Failures: d.Failures, NextScanAt: d.NextScanAt, EventsScanned: d.EventsScanned}
 	switch {
 	case !d.Active:
 		st.Status = "inactive"
+	case d.Source == SourceConvex && !ValidDeployKeyName(d.DeployKeyEnvVar):
+		// Known without a scan; whatever an older scan recorded is stale.
+		st.Status, st.LastError = StatusNeedsKey, s.needsKeyText(tenant, d)
+	case d.NeedsKey:
+		st.Status = StatusNeedsKey
 	case d.Failures > 0:
 		st.Status = "failing"
 	case d.LastScanAt == 0:

@@ -54,6 +54,8 @@ func (k keyMap) Key(_ context.Context, _ string, d errormon.Deployment) (string,
 	return k[d.DeployKeyEnvVar], nil
 }
 
+func (k keyMap) HowToSet(tenant, name string) string { return "set keys[" + tenant + "/" + name + "]" }
+
 func newEnv(t testing.TB, opts ...func(*errormon.Options)) *env {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db")})
@@ -67,7 +69,7 @@ func newEnv(t testing.TB, opts ...func(*errormon.Options)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(ob.Close)
-	e := &env{st: st, outbox: ob, src: &memSource{}, gh: &memGitHub{}, logs: &bytes.Buffer{}, keys: keyMap{"DEPLOY_KEY_APP": "prod:secret-key-123"}}
+	e := &env{st: st, outbox: ob, src: &memSource{}, gh: &memGitHub{}, logs: &bytes.Buffer{}, keys: keyMap{"VP_DEPLOY_KEY_APP": "prod:secret-key-123"}}
 	tasks := task.New(task.Options{Store: st, Cursors: signer})
 	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: tasks})
 	tasks.UseMissions(e.missions)
@@ -93,7 +95,7 @@ func newEnv(t testing.TB, opts ...func(*errormon.Options)) *env {
 func (e *env) addDeployment(t testing.TB, name string) {
 	t.Helper()
 	if _, err := e.mon.AddDeployment(ctx(), admin(tenant), errormon.DeploymentInput{Name: name, DeploymentURL: "https://happy-otter-123.convex.cloud",
-		DeployKeyEnvVar: "DEPLOY_KEY_APP", GitHubRepo: "acme/app", Orchestrator: "sigma"}); err != nil {
+		DeployKeyEnvVar: "VP_DEPLOY_KEY_APP", GitHubRepo: "acme/app", Orchestrator: "sigma"}); err != nil {
 		t.Fatal(err)
 	}
 }

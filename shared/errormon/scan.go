@@ -83,12 +83,19 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 	if src == nil {
 		return 0, s.failed(ctx, op, tenant, d, vp.Errorf(op, vp.KindInvalid, "source", "no %s log source is configured in this server", d.Source))
 	}
+	if err := s.checkLogGroups(ctx, op, tenant, d.Source, d.LogGroups); err != nil {
+		return 0, s.failed(ctx, op, tenant, d, err)
+	}
 	if d.Source == SourceConvex {
-		if target.Key, err = s.o.Keys.Key(ctx, tenant, d); err == nil && target.Key == "" {
-			err = vp.Errorf(op, vp.KindUnauthorized, "deployKeyEnvVar", "the deploy key of %s is not set: set the environment variable %s of the server (or its Secrets Manager secret on AWS)", d.Name, d.DeployKeyEnvVar)
+		// A name that is not a deploy key's is never looked up: an older
+		// server accepted any variable of its own (VP_MASTER_TOKEN…).
+		if ValidDeployKeyName(d.DeployKeyEnvVar) {
+			if target.Key, err = s.o.Keys.Key(ctx, tenant, d); err != nil {
+				return 0, s.failed(ctx, op, tenant, d, err)
+			}
 		}
-		if err != nil {
-			return 0, s.failed(ctx, op, tenant, d, err)
+		if target.Key == "" {
+			return 0, s.needsKey(ctx, op, tenant, d)
 		}
 	}
 	since := s.o.Now().Add(-s.o.Backfill)
@@ -97,7 +104,8 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 		page, err := src.Read(ctx, target, d.Cursor, since, pageEvents)
 		if err != nil {
 			if vp.IsKind(err, vp.KindUnauthorized) && d.Source == SourceConvex {
-				err = vp.Errorf(op, vp.KindUnauthorized, "deployKeyEnvVar", "%v (the key is read from %s)", err, d.DeployKeyEnvVar)
+				err = vp.Errorf(op, vp.KindUnauthorized, "deployKeyEnvVar", "%v (the key is tenant %s's %s: %s)", err, tenant, d.DeployKeyEnvVar,
+					s.o.Keys.HowToSet(tenant, d.DeployKeyEnvVar))
 			}
 			return read, s.failed(ctx, op, tenant, d, err)
 		}
@@ -154,6 +162,35 @@ func (s *Service) failed(ctx context.Context, op, tenant string, d Deployment, c
 	})
 	s.log.WarnContext(ctx, "error monitor: a source failed", "tenant", tenant, "deployment", d.Name, "err", cause.Error(), "retryIn", back)
 	return errors.Join(cause, err)
+}
+
+// needsKeyRecheck is when a deployment without a key is looked at again:
+// the next pass of the job (every 5 minutes), since looking costs a file
+// or Secrets Manager read and sends nothing to the deployment.
+const needsKeyRecheck = 5 * time.Minute
+
+// needsKey records that the deployment has no key to read its source
+// with (list_errors: StatusNeedsKey, and what to do) and sends nothing.
+func (s *Service) needsKey(ctx context.Context, op, tenant string, d Deployment) error {
+	cause := vp.E(op, vp.KindUnauthorized, "deployKeyEnvVar", s.needsKeyText(tenant, d))
+	now := s.nowMS()
+	_, err := s.updateDeployment(ctx, op, tenant, d.Name, func(d *Deployment) {
+		d.NeedsKey, d.LastError, d.LastErrorAt, d.NextScanAt, d.LeaseUntil = true, cause.Error(), now, now+needsKeyRecheck.Milliseconds(), 0
+	})
+	s.log.WarnContext(ctx, "error monitor: a deployment needs a key", "tenant", tenant, "deployment", d.Name, "keyName", d.DeployKeyEnvVar)
+	return errors.Join(cause, err)
+}
+
+// needsKeyText says why a deployment has no key and what to do.
+func (s *Service) needsKeyText(tenant string, d Deployment) string {
+	if !ValidDeployKeyName(d.DeployKeyEnvVar) {
+		name := suggestKeyName(d.DeployKeyEnvVar)
+		return fmt.Sprintf("deployment %s needs a key: its deployKeyEnvVar %q is not a deploy key's name (it %s), so no key is read and nothing is sent; "+
+			"rename it with add_deployment (name %q, deployKeyEnvVar %q) and %s",
+			d.Name, clipName(d.DeployKeyEnvVar), DeployKeyRule, d.Name, name, s.o.Keys.HowToSet(tenant, name))
+	}
+	return fmt.Sprintf("deployment %s needs a key: tenant %s's deploy key %s is not set, so nothing is sent; %s",
+		d.Name, tenant, d.DeployKeyEnvVar, s.o.Keys.HowToSet(tenant, d.DeployKeyEnvVar))
 }
 
 // aggregate is what one batch adds to a group.
@@ -245,7 +282,7 @@ func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployme
 		}
 		if final {
 			cur.Cursor, cur.EventsScanned, cur.LastScanAt = page.Cursor, cur.EventsScanned+scanned, now
-			cur.Failures, cur.LastError, cur.NextScanAt = 0, "", 0
+			cur.Failures, cur.LastError, cur.NextScanAt, cur.NeedsKey = 0, "", 0, false
 			if release {
 				cur.LeaseUntil = 0
 			}

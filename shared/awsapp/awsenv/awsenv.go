@@ -66,10 +66,17 @@ const (
 	EnvGitHubSecretPrefix = "VP_GITHUB_SECRET_PREFIX"
 	EnvGitHubAPIURL       = "VP_GITHUB_API_URL"
 	EnvGitHubTrusted      = "VP_GITHUB_TRUSTED"
-	// The error monitor: on AWS, a Convex deployment's deploy key is the
-	// Secrets Manager secret <prefix><deployKeyEnvVar> (for example
-	// <prefix>DEPLOY_KEY_MYAPP), whose SecretString is the key itself.
+	// The error monitor: on AWS, a Convex deployment's deploy key is a
+	// secret of its tenant, the Secrets Manager secret
+	// <prefix><tenant>/<deployKeyEnvVar> (for example
+	// <prefix>acme/VP_DEPLOY_KEY_MYAPP), whose SecretString is the key
+	// itself.
 	EnvDeployKeySecretPrefix = "VP_DEPLOY_KEY_SECRET_PREFIX"
+	// EnvTenantLogGroups is the CloudWatch Logs log groups each tenant's
+	// deployments may read, JSON {"<tenant>": ["<name>" or "<prefix>*"]}
+	// (the stack's tenantLogGroups context, from which the IAM policy of
+	// logs:FilterLogEvents is derived too). Unset: no tenant may name any.
+	EnvTenantLogGroups = "VP_TENANT_LOG_GROUPS"
 )
 
 // Abuse limits of the endpoints open to all (the embedded binary reads

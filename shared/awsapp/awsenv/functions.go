@@ -33,9 +33,11 @@ type Function struct {
 	// ErrorMonitor: the function runs the error-monitor job, which reads
 	// the monitored deployments' error logs — a Convex deployment's with
 	// its deploy key, the Secrets Manager secret
-	// <EnvDeployKeySecretPrefix><deployKeyEnvVar>; CloudWatch Logs log
-	// groups with logs:FilterLogEvents. The CDK stack sets the prefix on
-	// these functions, and grants both reads to them, only.
+	// <EnvDeployKeySecretPrefix><tenant>/<deployKeyEnvVar>; CloudWatch Logs
+	// log groups with logs:FilterLogEvents, on the groups of
+	// EnvTenantLogGroups. The CDK stack sets the prefix on these
+	// functions, and grants both reads to them, only. (EnvTenantLogGroups
+	// is set on them and on FuncMCP, whose add_deployment checks it.)
 	ErrorMonitor bool
 	// Pushes: the function rings Pacerelle doorbells, POSTing to the
 	// WebSocket API's @connections (EnvPacerelleConnections). The CDK

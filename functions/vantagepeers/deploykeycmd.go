@@ -1,0 +1,235 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
+	"github.com/vantagepeers/vantagepeers/shared/github"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+)
+
+const deploykeyUsage = `vantagepeers deploykey — each tenant's deploy keys (the keys its monitored Convex deployments are read with)
+
+  vantagepeers deploykey set    [--tenant T] NAME   read the key from stdin and store it as tenant T's NAME
+  vantagepeers deploykey show   [--tenant T] [NAME] the tenant's names (or NAME) with fingerprints, never the keys
+  vantagepeers deploykey remove [--tenant T] NAME   forget it
+
+NAME must match ^VP_DEPLOY_KEY_[A-Z0-9_]{1,64}$; a deployment names it as its deployKeyEnvVar
+(add_deployment), and reads it from its own tenant only. The keys are kept in
+<data dir>/` + errormon.DeployKeysFile + ` (mode 0600), read from stdin, never from the command line.
+--tenant defaults to "default", whose deployments also read the server's environment variable
+NAME when no key is stored. Every command also takes --data-dir.
+`
+
+const loggroupsUsage = `vantagepeers loggroups — the CloudWatch Logs log groups each tenant's deployments may read
+
+  vantagepeers loggroups allow  [--tenant T] NAME-or-PREFIX*   let tenant T name that log group (or every one starting with PREFIX)
+  vantagepeers loggroups show   [--tenant T]                   what a tenant (without --tenant: every tenant) may name
+  vantagepeers loggroups remove [--tenant T] NAME-or-PREFIX*   withdraw it (the next scan of a deployment naming it reads nothing)
+
+A tenant may name no log group until one is allowed here. Kept in <data dir>/` + errormon.LogGroupsFile + `.
+--tenant defaults to "default". Every command also takes --data-dir.
+`
+
+// deploykeyCmd administers the tenants' deploy keys of the data dir. Like
+// githubCmd it touches only their file, so it works while the server runs.
+func deploykeyCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd, tenant, rest, dataDir, err := tenantCommand("deploykey", deploykeyUsage, args, stderr)
+	if err != nil {
+		return err
+	}
+	keys := deployKeys(dataDir)
+	need := func() (string, error) {
+		if len(rest) != 1 {
+			// Not quoted: a stray argument may well be the key itself.
+			return "", fmt.Errorf("deploykey %s: give one NAME (%d arguments); keys are read from stdin, never from arguments", cmd, len(rest))
+		}
+		if !errormon.ValidDeployKeyName(rest[0]) {
+			return "", fmt.Errorf("deploykey %s: NAME %s", cmd, errormon.DeployKeyRule)
+		}
+		return rest[0], nil
+	}
+	switch cmd {
+	case "set":
+		name, err := need()
+		if err != nil {
+			return err
+		}
+		key, err := readSecret(stdin)
+		if err != nil {
+			return fmt.Errorf("deploykey set: the key on stdin: %w", err)
+		}
+		if err := keys.Set(tenant, name, key); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "tenant %s: deploy key %s set (fingerprint %s) in %s\n", tenant, name, github.Fingerprint(key), keys.File.Path)
+		return nil
+	case "show":
+		if len(rest) > 1 {
+			return fmt.Errorf("deploykey show: at most one NAME (%d arguments)", len(rest))
+		}
+		return deploykeyShow(keys, tenant, rest, stdout)
+	case "remove":
+		name, err := need()
+		if err != nil {
+			return err
+		}
+		removed, err := keys.Remove(tenant, name)
+		if err != nil {
+			return err
+		}
+		if !removed {
+			return fmt.Errorf("deploykey remove: tenant %s has no stored key %s", tenant, name)
+		}
+		fmt.Fprintf(stdout, "tenant %s: deploy key %s removed from %s\n", tenant, name, keys.File.Path)
+		return nil
+	}
+	fmt.Fprint(stderr, deploykeyUsage)
+	return fmt.Errorf("deploykey: unknown subcommand %q; use set, show or remove", cmd)
+}
+
+// deploykeyShow prints names and fingerprints: the tenant's stored keys
+// and, for the default tenant, the environment's VP_DEPLOY_KEY_* that no
+// stored key hides.
+func deploykeyShow(keys *errormon.FileKeys, tenant string, only []string, stdout io.Writer) error {
+	stored, err := keys.Stored(tenant)
+	if err != nil {
+		return err
+	}
+	lines := map[string]string{}
+	for name, v := range stored {
+		lines[name] = "set (fingerprint " + github.Fingerprint(v) + ", from the file)"
+	}
+	if tenant == vp.DefaultTenant {
+		for _, kv := range os.Environ() {
+			name, v, _ := strings.Cut(kv, "=")
+			if _, ok := lines[name]; !ok && errormon.ValidDeployKeyName(name) && strings.TrimSpace(v) != "" {
+				lines[name] = "set (fingerprint " + github.Fingerprint(strings.TrimSpace(v)) + ", from the environment variable)"
+			}
+		}
+	}
+	names := slices.Sorted(maps.Keys(lines))
+	if len(only) == 1 {
+		names = only
+	}
+	if len(names) == 0 {
+		fmt.Fprintf(stdout, "tenant %s: no deploy key (set one with: vantagepeers deploykey set --tenant %s VP_DEPLOY_KEY_MYAPP)\n", tenant, tenant)
+		return nil
+	}
+	fmt.Fprintf(stdout, "tenant %s:\n", tenant)
+	for _, name := range names {
+		fmt.Fprintf(stdout, "  %s: %s\n", name, cmp.Or(lines[name], "not set"))
+	}
+	return nil
+}
+
+// loggroupsCmd administers the log groups each tenant may name.
+func loggroupsCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd, tenant, rest, dataDir, err := tenantCommand("loggroups", loggroupsUsage, args, stderr)
+	if err != nil {
+		return err
+	}
+	groups := logGroups(dataDir)
+	if cmd == "show" {
+		if len(rest) > 0 {
+			return fmt.Errorf("loggroups show: unexpected %q", rest[0])
+		}
+		return loggroupsShow(groups, tenant, stdout)
+	}
+	if cmd != "allow" && cmd != "remove" {
+		fmt.Fprint(stderr, loggroupsUsage)
+		return fmt.Errorf("loggroups: unknown subcommand %q; use allow, show or remove", cmd)
+	}
+	if len(rest) != 1 {
+		return fmt.Errorf("loggroups %s: give one NAME-or-PREFIX* (%d arguments)", cmd, len(rest))
+	}
+	if cmd == "allow" {
+		added, err := groups.Allow(tenant, rest[0])
+		if err != nil {
+			return err
+		}
+		note := ""
+		if !added {
+			note = " (already allowed)"
+		}
+		fmt.Fprintf(stdout, "tenant %s may name %s%s\n", tenant, rest[0], note)
+		return nil
+	}
+	removed, err := groups.Remove(tenant, rest[0])
+	if err != nil {
+		return err
+	}
+	if !removed {
+		return fmt.Errorf("loggroups remove: %s is not allowed for tenant %s", rest[0], tenant)
+	}
+	fmt.Fprintf(stdout, "tenant %s may no longer name %s\n", tenant, rest[0])
+	return nil
+}
+
+func loggroupsShow(groups *errormon.FileLogGroups, tenant string, stdout io.Writer) error {
+	all, err := groups.File.All("loggroups.show")
+	if err != nil {
+		return err
+	}
+	tenants := slices.Sorted(maps.Keys(all))
+	if tenant != "" {
+		tenants = []string{tenant}
+	}
+	if len(tenants) == 0 {
+		fmt.Fprintln(stdout, "no tenant may name a log group (allow one with: vantagepeers loggroups allow --tenant T NAME-or-PREFIX*)")
+	}
+	for _, t := range tenants {
+		if len(all[t]) == 0 {
+			fmt.Fprintf(stdout, "tenant %s: no log group\n", t)
+			continue
+		}
+		fmt.Fprintf(stdout, "tenant %s: %s\n", t, strings.Join(all[t], ", "))
+	}
+	return nil
+}
+
+// tenantCommand parses `<what> SUBCOMMAND [--tenant T] [--data-dir D]
+// ARGS…` (flags before or after the arguments). tenant is "" when
+// omitted for show, else "default".
+func tenantCommand(what, usage string, args []string, stderr io.Writer) (cmd, tenant string, rest []string, dataDir string, err error) {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, usage)
+		return "", "", nil, "", flag.ErrHelp
+	}
+	cmd = args[0]
+	fs := flag.NewFlagSet(what+" "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	t := fs.String("tenant", "", `tenant id (default "default"; loggroups show: every tenant)`)
+	args = args[1:]
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return "", "", nil, "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest, args = append(rest, fs.Arg(0)), fs.Args()[1:]
+	}
+	if *t != "" && !vp.ValidTenant(*t) {
+		return "", "", nil, "", fmt.Errorf("%s %s: --tenant: %q is not a valid tenant id", what, cmd, *t)
+	}
+	tenant = *t
+	if tenant == "" && (what == "deploykey" || cmd != "show") {
+		tenant = vp.DefaultTenant
+	}
+	if c.dataDir == "" {
+		return "", "", nil, "", errors.New("--data-dir is empty")
+	}
+	return cmd, tenant, rest, c.dataDir, nil
+}
