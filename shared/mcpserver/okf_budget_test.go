@@ -133,3 +133,75 @@ func TestOKFValidateGzipBombPeakMemory(t *testing.T) {
 		t.Fatalf("peak heap growth %d MiB; the budget is 256 MiB", growth>>20)
 	}
 }
+
+// heavyBundle is as large as an inline bundle may be and all of it held:
+// a foreign bundle of four concepts of 16 MiB − 1 (front matter, then
+// zeros), 64 MiB in all, which a validation must hold whole.
+func heavyBundle(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	const size = 16<<20 - 1024
+	head := []byte("---\ntype: note\n---\n")
+	zero := make([]byte, size-len(head))
+	for i := range 4 {
+		if err := tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("concepts/%02d.md", i), Size: size, Mode: 0o644, Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = tw.Write(head)
+		_, _ = tw.Write(zero)
+	}
+	_ = tw.Close()
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// Bundles within the inline limits that must be held whole: 8 at once are
+// admitted against the service's one memory budget (256 MiB by default),
+// the others waiting or refused with rate_limited naming the limit; none
+// fails otherwise, and the heap stays within the budget and its garbage.
+func TestOKFValidateHeavyBundlesShareTheBudget(t *testing.T) {
+	if raceDetector {
+		t.Skip("-race: inflating 8×64 MiB under the race detector takes minutes, and its shadow memory would swamp the measurement; the non-race run measures it")
+	}
+	cs, _ := connectMemory(t, auth.MasterPrincipal("acme"))
+	b64 := base64.StdEncoding.EncodeToString(heavyBundle(t))
+	runtime.GC()
+	base := heapNow()
+	h := sampleHeap()
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	valid, limited := 0, 0
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, text := call(t, cs, "validate_okf_bundle", map[string]any{"bundle": b64})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case !res.IsError && strings.Contains(text, `"valid":true`):
+				valid++
+			case res.IsError && strings.Contains(text, "rate_limited") && strings.Contains(text, "268435456"):
+				limited++
+			default:
+				t.Errorf("call %d: %.300s", i, text)
+			}
+		}()
+	}
+	wg.Wait()
+	peak := h.Stop()
+	growth := int64(peak) - int64(base)
+	t.Logf("8 concurrent validations of a 64 MiB foreign bundle: %v, %d valid, %d rate-limited, peak heap growth %d MiB", time.Since(start).Round(time.Millisecond), valid, limited, growth>>20)
+	if valid == 0 {
+		t.Fatal("no call got through")
+	}
+	// The budget bounds what calls hold (live); the heap may also hold the
+	// garbage of calls that ended, up to as much again before the collector
+	// runs (GOGC=100). Without the budget: about 1 GiB.
+	if growth >= 512<<20 {
+		t.Fatalf("peak heap growth %d MiB: over twice the 256 MiB budget", growth>>20)
+	}
+}
