@@ -86,11 +86,11 @@ func allocated(fn func()) uint64 {
 	return b.TotalAlloc - a.TotalAlloc
 }
 
-// Entries are hashed while streamed: checking the checksums of 48 MiB of
+// Entries are hashed while streamed: checking the checksums of 24 MiB of
 // files that need no parsing (blobs, the bodies of a machine bundle's
 // concepts) allocates less than one of them.
 func TestReadHashesWhileStreaming(t *testing.T) {
-	const size = 8 << 20
+	const size = 4 << 20
 	data := bigBundle(t, 3, size)
 	var b *okf.Bundle
 	var err error

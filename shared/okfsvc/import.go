@@ -117,7 +117,7 @@ func (s *Service) ImportReceived(ctx context.Context, p vp.Principal, target, mo
 	}
 	// The import holds the bundle and a remapped copy of its records until
 	// it ends.
-	b, release, err := s.read(ctx, op, in, 2)
+	b, release, err := s.read(ctx, op, in, true)
 	if err != nil {
 		return ImportResult{}, err
 	}

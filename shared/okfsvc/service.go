@@ -107,14 +107,20 @@ func (s *Service) BudgetStats() BudgetStats { return s.budget.stats() }
 
 // read reads a bundle within the memory budget: the first pass (which
 // holds nothing) measures it, then the call is admitted for what it will
-// hold — its bytes, and times the parsed bundle — before the second pass.
-// release ends the admission: call it once the bundle is no longer used.
-func (s *Service) read(ctx context.Context, op string, in Received, times int64) (*okf.Bundle, func(), error) {
+// hold — its bytes and the parsed bundle, half as much again for an
+// import (the remapped copies of the records, which share their text) —
+// before the second pass. release ends the admission: call it once the
+// bundle is no longer used.
+func (s *Service) read(ctx context.Context, op string, in Received, importing bool) (*okf.Bundle, func(), error) {
 	sc, err := okf.Scan(op, in.Data, in.Limits)
 	if err != nil {
 		return nil, nil, err
 	}
-	release, err := s.budget.acquire(ctx, op, int64(len(in.Data))+times*sc.Hold())
+	n := int64(len(in.Data)) + sc.Hold()
+	if importing {
+		n += sc.Hold() / 2
+	}
+	release, err := s.budget.acquire(ctx, op, n)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -319,7 +325,7 @@ func (s *Service) ValidateReceived(ctx context.Context, p vp.Principal, in Recei
 	if _, err := vp.TenantOf(op, p); err != nil {
 		return Report{}, err
 	}
-	b, release, err := s.read(ctx, op, in, 1)
+	b, release, err := s.read(ctx, op, in, false)
 	if err != nil {
 		return Report{}, err
 	}
