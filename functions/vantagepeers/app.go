@@ -80,6 +80,9 @@ type app struct {
 	// okfLinks signs the download URLs of bundles too large for a tool
 	// result; set by serve, which knows the server's URL.
 	okfLinks *okfsvc.Links
+	// okfSvc is the one OKF service of the process (its memory budget is
+	// shared by every call), built on first use.
+	okfSvc okfOnce
 	// newMaster is the master token's secret when this start created it.
 	newMaster string
 	// fresh: this start created the data dir's store (a first start, even

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
+	"sync"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
@@ -95,7 +95,7 @@ func okfCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer a.Close()
 	p := auth.MasterPrincipal(*tenant)
 	if cmd == "import" {
-		res, err := a.okf().Import(ctx, p, *ns, *mode, data)
+		res, err := a.okfWith(cliOKFBudget()).Import(ctx, p, *ns, *mode, data)
 		if err != nil {
 			return err
 		}
@@ -116,11 +116,33 @@ func okfCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return printJSON(stdout, d)
 }
 
-// okf is the OKF bundle service over the app's capabilities.
-func (a *app) okf() *okfsvc.Service {
-	return okfsvc.New(okfsvc.Options{Store: a.store, Memory: a.memory, Tasks: a.tasks, Version: version,
-		Search: &search.Writer{Index: a.index, Logger: a.log, Outbox: a.outbox}})
+// okfOnce holds the app's OKF service.
+type okfOnce struct {
+	once sync.Once
+	svc  *okfsvc.Service
 }
+
+// okf is the OKF bundle service over the app's capabilities: one per
+// process, so that every validation and import shares its memory budget
+// (okfsvc.DefaultMemoryBudget).
+func (a *app) okf() *okfsvc.Service {
+	return a.okfWith(0)
+}
+
+// okfWith is okf; budget, when set, is the memory budget of the service,
+// which the first call of either builds.
+func (a *app) okfWith(budget int64) *okfsvc.Service {
+	a.okfSvc.once.Do(func() {
+		a.okfSvc.svc = okfsvc.New(okfsvc.Options{Store: a.store, Memory: a.memory, Tasks: a.tasks, Version: version, MemoryBudget: budget,
+			Search: &search.Writer{Index: a.index, Logger: a.log, Outbox: a.outbox}})
+	})
+	return a.okfSvc.svc
+}
+
+// cliOKFBudget is the memory budget of `vantagepeers okf import`: one call
+// by the data dir's owner, which may hold a bundle as large as a file may
+// be (its bytes, its text, its records and their remapped copy).
+func cliOKFBudget() int64 { return okf.DefaultLimits.MaxCompressed + 4*okf.DefaultLimits.MaxTotal }
 
 // okfDownloadTTL is how long a signed bundle download URL of `serve`
 // works.
@@ -145,9 +167,12 @@ func (a *app) okfDownloads(ctx context.Context, base string) (*okfsvc.Links, htt
 	return l, l.Handler(a.okf()), nil
 }
 
+// readInput reads a bundle of at most okf.DefaultLimits.MaxCompressed
+// bytes: a larger file is refused before it is read; stdin is read one
+// byte past the limit, which okf refuses.
 func readInput(name string, stdin io.Reader) ([]byte, error) {
 	if name == "-" {
 		return io.ReadAll(io.LimitReader(stdin, okf.DefaultLimits.MaxCompressed+1))
 	}
-	return os.ReadFile(name)
+	return okfsvc.ReadFile("okf", "--in", name, okf.DefaultLimits.MaxCompressed)
 }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -81,5 +82,31 @@ func TestOKFCommands(t *testing.T) {
 	err = run(ctx, []string{"okf", "import", "--namespace", "proj/copy", "--in", file, "--mode", "upsert", "--data-dir", dir}, strings.NewReader(""), &bytes.Buffer{}, &errb)
 	if err == nil || !strings.Contains(err.Error(), "mode") {
 		t.Fatalf("bad mode: %v", err)
+	}
+}
+
+// validate and import read a bundle file only up to the compressed limit:
+// a larger file is refused before it is read, naming the limit.
+func TestOKFCommandRefusesOversizeFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "huge.okf.tar.gz")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: the test writes nothing; a reader that reads it all allocates 64 MiB.
+	if err := f.Truncate(64<<20 + 1); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	var out, errb bytes.Buffer
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = run(context.Background(), []string{"okf", "validate", "--in", file}, strings.NewReader(""), &out, &errb)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "67108864") {
+		t.Fatalf("validate of a %d-byte file: %v; want a refusal naming the limit", 64<<20+1, err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Fatalf("refusing a %d-byte file allocated %d bytes: it was read first", 64<<20+1, n)
 	}
 }

@@ -35,7 +35,8 @@ var bundleLimits = limits{"bundle": maxLen(okfsvc.MaxInlineBase64), "path": maxL
 // addOKFTools registers the OKF bundle tools (platform spec §14.8) when
 // the service is set. A file path is accepted on a local (stdio) server
 // only; over HTTP a bundle too large to travel inline comes as a signed
-// download URL (Options.OKFLinks).
+// download URL (Options.OKFLinks). A bundle sent inline is read with the
+// inline limits (64 MiB in all), within the service's memory budget.
 func (s *server) addOKFTools(m *mcp.Server) {
 	o := s.opts.OKF
 	if o == nil {
@@ -56,21 +57,21 @@ func (s *server) addOKFTools(m *mcp.Server) {
 		Description: "Check an OKF bundle (format, checksums, references, limits) without writing; returns its counts or the first problem. " +
 			"Example: {\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in validateOKFIn) (okfsvc.Report, error) {
-			data, err := okfsvc.Receive("validate_okf_bundle", in.Bundle, in.Path, local, o.Limits())
+			r, err := okfsvc.Receive("validate_okf_bundle", in.Bundle, in.Path, local, o.Limits())
 			if err != nil {
 				return okfsvc.Report{}, err
 			}
-			return o.Validate(ctx, p, data)
+			return o.ValidateReceived(ctx, p, r)
 		})
 	add(s, m, tool{Name: "import_okf_bundle", Annotations: destructive,
 		Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes), "mode": maxLen(vp.MaxNameBytes), "bundle": bundleLimits["bundle"], "path": bundleLimits["path"]},
 		Description: "Import an OKF bundle into a namespace with new ids (returns idMap). dry-run reports what merge would do; merge adds " +
 			"and is idempotent; replace makes the namespace hold exactly the bundle. Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in importOKFIn) (okfsvc.ImportResult, error) {
-			data, err := okfsvc.Receive("import_okf_bundle", in.Bundle, in.Path, local, o.Limits())
+			r, err := okfsvc.Receive("import_okf_bundle", in.Bundle, in.Path, local, o.Limits())
 			if err != nil {
 				return okfsvc.ImportResult{}, err
 			}
-			return o.Import(ctx, p, in.Namespace, in.Mode, data)
+			return o.ImportReceived(ctx, p, in.Namespace, in.Mode, r)
 		})
 }

@@ -294,12 +294,21 @@ func (s *server) toolError(ctx context.Context, tool string, err error) error {
 		// The wrapped cause names backend internals (SQL, AWS error codes):
 		// log it; tell the caller only that waiting and retrying will do.
 		s.log.WarnContext(ctx, "tool deferred", "tool", tool, "kind", kind.String(), "err", err)
+		what := "too many requests right now"
+		// A refusal the domain composed itself, with no backend cause (a
+		// memory budget, a quota), says which limit: show it.
+		if e := (*vp.Error)(nil); kind == vp.KindRateLimited && errors.As(err, &e) && e.Kind == kind && e.Msg != "" && e.Err == nil {
+			what = e.Msg
+			if e.Field != "" {
+				what = e.Field + ": " + e.Msg
+			}
+		}
 		if d, _ := vp.RetryAfter(err); d > 0 {
 			secs := int((d + time.Second - 1) / time.Second) // round up: retrying early fails again
-			return fmt.Errorf("%s: %s: too many requests right now; retry after %d seconds", tool, kind, secs)
+			return fmt.Errorf("%s: %s: %s; retry after %d seconds", tool, kind, what, secs)
 		}
 		if kind == vp.KindRateLimited {
-			return fmt.Errorf("%s: %s: too many requests right now; retry in a few seconds", tool, kind)
+			return fmt.Errorf("%s: %s: %s; retry in a few seconds", tool, kind, what)
 		}
 		return fmt.Errorf("%s: %s: a dependency is busy or unavailable right now; retry in a few seconds", tool, kind)
 	}

@@ -27,6 +27,9 @@ func TestToolErrorRetryableKinds(t *testing.T) {
 			"send_message: rate_limited: too many requests right now; retry after 2 seconds"},
 		{"rate limited without a wait", vp.RateLimited("github", 0, secret),
 			"send_message: rate_limited: too many requests right now; retry in a few seconds"},
+		{"rate limited by a limit of the domain", &vp.Error{Op: "validate_okf_bundle", Kind: vp.KindRateLimited, Field: "bundle", RetryAfter: 2 * time.Second,
+			Msg: "this server holds at most 268435456 bytes of bundles at once (the limit)"},
+			"send_message: rate_limited: bundle: this server holds at most 268435456 bytes of bundles at once (the limit); retry after 2 seconds"},
 		{"other kinds unchanged", vp.E("send_message", vp.KindInvalid, "to", "is required"),
 			"invalid_argument: send_message: to: is required"},
 	}

@@ -23,7 +23,8 @@
 // The package is pure: Write and Read touch no store. Read refuses, naming
 // the entry and the limit, whatever could hurt the reader: paths that
 // escape the folder, links and devices, oversize entries, too many
-// entries, a gzip bomb (decompressed bytes are capped while reading),
+// entries, a gzip bomb (decompressed bytes are capped while reading, and
+// the refusal names the entry where the cap was crossed),
 // duplicates, checksum mismatches, unknown versions, malformed JSON Lines
 // (file and line) and references to ids neither in the bundle nor
 // declared external.
@@ -117,14 +118,32 @@ type Limits struct {
 	MaxEntries int
 }
 
-// DefaultLimits are the limits of the tools and the CLI: a bundle of a
-// few thousand memories fits; a zip bomb does not.
+// DefaultLimits are the limits of a bundle read from a file (the CLI, the
+// path of a local server): a bundle of a few thousand memories fits; a zip
+// bomb does not.
 var DefaultLimits = Limits{
 	MaxCompressed: 64 << 20,
 	MaxTotal:      256 << 20,
 	MaxFile:       16 << 20,
 	MaxEntries:    50_000,
 }
+
+// InlineLimits are the limits of a bundle carried in a tool call: at most
+// 4 MiB of base64 (3 MiB of .tar.gz), which may expand to 64 MiB in all.
+// Anyone holding a token can send one, so its expansion is bounded by what
+// a legitimate bundle of that size holds (an export compresses about 5 to
+// 10 times), not by what the server could survive once.
+var InlineLimits = Limits{
+	MaxCompressed: 3 << 20,
+	MaxTotal:      64 << 20,
+	MaxFile:       16 << 20,
+	MaxEntries:    50_000,
+}
+
+// MaxFrontMatter bounds the front matter of a concept of a bundle with a
+// machine layer: only the front matter of such a file is read (its body is
+// hashed as it streams by), so it is held at most this long.
+const MaxFrontMatter = 64 << 10
 
 // ids returns the set of entity ids of b.
 func (b *Bundle) ids() map[string]string {

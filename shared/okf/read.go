@@ -1,12 +1,10 @@
 package okf
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/gzip"
+	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -18,122 +16,20 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// Read reads and validates a bundle (.tar.gz). op names the caller in
-// errors; every error is a *vp.Error whose field is the file (and line)
-// at fault, or "bundle".
+// Read reads and validates a bundle (.tar.gz): Scan, then Scanned.Read,
+// without a budget between them. op names the caller in errors; every
+// error is a *vp.Error whose field is the file (and line) at fault, or
+// "bundle".
 func Read(op string, r io.Reader, lim Limits) (*Bundle, error) {
-	files, err := unpack(op, r, lim)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := files[ManifestPath]; ok {
-		return readMachine(op, files)
-	}
-	return readForeign(op, files)
-}
-
-// countingReader fails once more than max bytes came through: the cap on
-// decompressed bytes that stops a gzip bomb while it is being read.
-type countingReader struct {
-	r   io.Reader
-	n   int64
-	max int64
-}
-
-var errOverLimit = errors.New("over the limit")
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if c.n > c.max {
-		return n, errOverLimit
-	}
-	return n, err
-}
-
-func unpack(op string, r io.Reader, lim Limits) (map[string][]byte, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, lim.MaxCompressed+1))
 	if err != nil {
 		return nil, vp.Errorf(op, vp.KindInvalid, "bundle", "cannot be read: %v", err)
 	}
-	if int64(len(raw)) > lim.MaxCompressed {
-		return nil, vp.Errorf(op, vp.KindTooLarge, "bundle", "is over %d bytes compressed (the limit)", lim.MaxCompressed)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	s, err := Scan(op, raw, lim)
 	if err != nil {
-		return nil, vp.Errorf(op, vp.KindInvalid, "bundle", "is not a gzip stream (a bundle is a .okf.tar.gz): %v", err)
+		return nil, err
 	}
-	zr.Multistream(false)
-	out := &countingReader{r: zr, max: lim.MaxTotal}
-	tr := tar.NewReader(out)
-	files := map[string][]byte{}
-	dirs := map[string]bool{}
-	entries := 0
-	fail := func(err error) error {
-		switch {
-		case errors.Is(err, errOverLimit):
-			return vp.Errorf(op, vp.KindTooLarge, "bundle", "decompresses to over %d bytes (the limit)", lim.MaxTotal)
-		default:
-			return vp.Errorf(op, vp.KindInvalid, "bundle", "is not a valid tar.gz: %v", err)
-		}
-	}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fail(err)
-		}
-		entries++
-		if entries > lim.MaxEntries {
-			return nil, vp.Errorf(op, vp.KindTooLarge, "bundle", "has over %d entries (the limit)", lim.MaxEntries)
-		}
-		name, err := entryName(op, h.Name)
-		if err != nil {
-			return nil, err
-		}
-		switch h.Typeflag {
-		case tar.TypeReg: // the reader reports old TypeRegA entries as TypeReg
-		case tar.TypeDir:
-			dirs[strings.TrimSuffix(name, "/")] = true
-			continue
-		case tar.TypeXGlobalHeader:
-			continue
-		case tar.TypeSymlink, tar.TypeLink:
-			return nil, vp.Errorf(op, vp.KindInvalid, name, "is a link; a bundle holds regular files only")
-		case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-			return nil, vp.Errorf(op, vp.KindInvalid, name, "is a device or pipe; a bundle holds regular files only")
-		default:
-			return nil, vp.Errorf(op, vp.KindInvalid, name, "has tar entry type %q; a bundle holds regular files only", h.Typeflag)
-		}
-		name = strings.TrimSuffix(name, "/")
-		if h.Size > lim.MaxFile {
-			return nil, vp.Errorf(op, vp.KindTooLarge, name, "is %d bytes; the limit per file is %d", h.Size, lim.MaxFile)
-		}
-		if _, dup := files[name]; dup {
-			return nil, vp.Errorf(op, vp.KindInvalid, name, "appears twice in the tarball")
-		}
-		b, err := io.ReadAll(io.LimitReader(tr, lim.MaxFile+1))
-		if err != nil {
-			return nil, fail(err)
-		}
-		if int64(len(b)) > lim.MaxFile {
-			return nil, vp.Errorf(op, vp.KindTooLarge, name, "is over %d bytes; the limit per file", lim.MaxFile)
-		}
-		files[name] = b
-	}
-	// Trailing data after the tar (a second gzip member, padding) is read
-	// too, so that it counts against the limits and cannot hide.
-	if _, err := io.Copy(io.Discard, out); err != nil {
-		return nil, fail(err)
-	}
-	for d := range dirs {
-		if _, clash := files[d]; clash {
-			return nil, vp.Errorf(op, vp.KindInvalid, d, "is both a folder and a file")
-		}
-	}
-	return files, nil
+	return s.Read()
 }
 
 // entryName refuses names that could escape the folder the bundle is
@@ -170,12 +66,13 @@ func entryName(op, name string) (string, error) {
 	return name, nil
 }
 
-func readMachine(op string, files map[string][]byte) (*Bundle, error) {
+func readMachine(op string, c *content) (*Bundle, error) {
 	var man Manifest
-	dec := json.NewDecoder(bytes.NewReader(files[ManifestPath]))
+	dec := json.NewDecoder(bytes.NewReader(c.manifest))
 	if err := dec.Decode(&man); err != nil {
 		return nil, vp.Errorf(op, vp.KindInvalid, ManifestPath, "is not a valid manifest: %v", err)
 	}
+	c.manifest = nil // decoded: the text is no longer needed
 	switch {
 	case man.Format != FormatID:
 		return nil, vp.Errorf(op, vp.KindInvalid, ManifestPath+": format", "is %q; this server reads %q", man.Format, FormatID)
@@ -187,35 +84,33 @@ func readMachine(op string, files map[string][]byte) (*Bundle, error) {
 	if err := vp.CheckNamespace(op, ManifestPath+": namespace", man.Namespace, true); err != nil {
 		return nil, err
 	}
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if name == ManifestPath {
-			continue
-		}
+	for _, name := range slices.Sorted(maps.Keys(c.digests)) {
 		want, listed := man.Files[name]
 		if !listed {
 			return nil, vp.Errorf(op, vp.KindInvalid, name, "is not listed in %s (files)", ManifestPath)
 		}
-		if got := digest(files[name]); got != want {
+		sum := c.digests[name]
+		if got := hex.EncodeToString(sum[:]); got != want {
 			return nil, vp.Errorf(op, vp.KindInvalid, name, "checksum mismatch: sha256 is %s, the manifest says %s", got, want)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(man.Files)) {
-		if _, ok := files[name]; !ok {
+		if _, ok := c.digests[name]; !ok {
 			return nil, vp.Errorf(op, vp.KindInvalid, name, "is listed in %s but missing from the tarball", ManifestPath)
 		}
 	}
-	if err := checkMarkdown(op, files); err != nil {
+	if err := checkMarkdown(op, c); err != nil {
 		return nil, err
 	}
 	b := &Bundle{Manifest: man}
 	var err error
-	if b.Memories, err = decodeLines[vp.Memory](op, files, MemoriesPath); err != nil {
+	if b.Memories, err = decodeLines[vp.Memory](op, c.lines, MemoriesPath); err != nil {
 		return nil, err
 	}
-	if b.Notes, err = decodeLines[vp.BriefingNote](op, files, BriefingsPath); err != nil {
+	if b.Notes, err = decodeLines[vp.BriefingNote](op, c.lines, BriefingsPath); err != nil {
 		return nil, err
 	}
-	if b.Tasks, err = decodeLines[vp.Task](op, files, TasksPath); err != nil {
+	if b.Tasks, err = decodeLines[vp.Task](op, c.lines, TasksPath); err != nil {
 		return nil, err
 	}
 	for kind, n := range map[string]int{KindMemory: len(b.Memories), KindBriefing: len(b.Notes), KindTask: len(b.Tasks)} {
@@ -260,6 +155,7 @@ func decodeLines[T any](op string, files map[string][]byte, name string) ([]T, e
 	if err := sc.Err(); err != nil {
 		return nil, vp.Errorf(op, vp.KindInvalid, name, "cannot be read line by line: %v", err)
 	}
+	delete(files, name) // decoded: the text is no longer needed
 	return out, nil
 }
 
@@ -342,26 +238,36 @@ func (b *Bundle) checkEntities(op string) error {
 }
 
 // checkMarkdown checks the OKF layer: the root index.md carries
-// okf_version "0.2", and every other concept has a type.
-func checkMarkdown(op string, files map[string][]byte) error {
-	idx, ok := files[IndexPath]
-	if !ok {
+// okf_version "0.2", and every other concept has a type. Only the
+// concepts' heads were kept (content.heads).
+func checkMarkdown(op string, c *content) error {
+	front := func(name string) (map[string]string, error) {
+		meta, _, err := frontMatter(c.heads[name])
+		if err != nil && c.cut[name] {
+			return nil, vp.Errorf(op, vp.KindTooLarge, name, "front matter is not closed within its first %d bytes (the limit)", MaxFrontMatter)
+		}
+		if err != nil {
+			return nil, vp.Errorf(op, vp.KindInvalid, name, "%v", err)
+		}
+		return meta, nil
+	}
+	if _, ok := c.heads[IndexPath]; !ok {
 		return vp.Errorf(op, vp.KindInvalid, IndexPath, "is missing: an OKF bundle has a root index.md carrying okf_version %q", OKFVersion)
 	}
-	meta, _, err := frontMatter(idx)
+	meta, err := front(IndexPath)
 	if err != nil {
-		return vp.Errorf(op, vp.KindInvalid, IndexPath, "%v", err)
+		return err
 	}
 	if v := meta["okf_version"]; v != OKFVersion {
 		return vp.Errorf(op, vp.KindInvalid, IndexPath+": okf_version", "is %q; this server reads OKF %q", v, OKFVersion)
 	}
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if !strings.HasSuffix(name, ".md") || path.Base(name) == "index.md" || path.Base(name) == "log.md" {
+	for _, name := range slices.Sorted(maps.Keys(c.heads)) {
+		if path.Base(name) == "index.md" || path.Base(name) == "log.md" {
 			continue
 		}
-		meta, _, err := frontMatter(files[name])
+		meta, err := front(name)
 		if err != nil {
-			return vp.Errorf(op, vp.KindInvalid, name, "%v", err)
+			return err
 		}
 		if meta["type"] == "" {
 			return vp.Errorf(op, vp.KindInvalid, name+": type", "is required in the front matter (OKF's one required key)")

@@ -1,7 +1,6 @@
 package okfsvc
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,6 +45,9 @@ type ImportResult struct {
 	// ResumedReplace: an interrupted replace of the namespace was finished
 	// first (dry-run: one is pending).
 	ResumedReplace bool `json:"resumedReplace,omitempty"`
+	// Reauthored maps each author named in the bundle whom the token may
+	// not act as to who authors their records instead (see authorship).
+	Reauthored map[string]string `json:"reauthored,omitempty"`
 }
 
 const (
@@ -60,6 +62,9 @@ type unit struct {
 	memory                      *vp.Memory
 	note                        *vp.BriefingNote
 	task                        *vp.Task
+	// authors holds, by field, the bundle's authors the import replaced
+	// (kept in the provenance record).
+	authors map[string]string
 }
 
 func (u unit) id() string {
@@ -80,10 +85,19 @@ type source struct {
 	notes             []vp.BriefingNote
 	tasks             []vp.Task
 	foreign           bool
+	// authors are the authors a foreign bundle's concepts name, by id.
+	authors map[string]string
 }
 
-// Import imports a bundle into namespace target.
+// Import imports a bundle into namespace target, read with the Service's
+// limits (those of a file).
 func (s *Service) Import(ctx context.Context, p vp.Principal, target, mode string, data []byte) (ImportResult, error) {
+	return s.ImportReceived(ctx, p, target, mode, Received{Data: data, Limits: s.lim})
+}
+
+// ImportReceived imports a bundle as received (with the limits of its
+// transport) into namespace target.
+func (s *Service) ImportReceived(ctx context.Context, p vp.Principal, target, mode string, in Received) (ImportResult, error) {
 	const op = "import_okf_bundle"
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
@@ -101,10 +115,13 @@ func (s *Service) Import(ctx context.Context, p vp.Principal, target, mode strin
 	if !p.CanWrite(target) {
 		return ImportResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not write namespace %q", target)
 	}
-	b, err := okf.Read(op, bytes.NewReader(data), s.lim)
+	// The import holds the bundle and a remapped copy of its records until
+	// it ends.
+	b, release, err := s.read(ctx, op, in, true)
 	if err != nil {
 		return ImportResult{}, err
 	}
+	defer release()
 	src := s.sourceOf(p, b)
 	res := ImportResult{Mode: mode, Namespace: target, Foreign: src.foreign, Created: counts(), Updated: counts(), Skipped: counts(), IDMap: map[string]string{}}
 
@@ -120,6 +137,10 @@ func (s *Service) Import(ctx context.Context, p vp.Principal, target, mode strin
 	}
 	units, err := s.plan(ctx, op, tenant, p, src, target, mode, &res)
 	if err != nil {
+		return ImportResult{}, err
+	}
+	a := authorship{op: op, p: p}
+	if err := a.attribute(units, src.authors, &res); err != nil {
 		return ImportResult{}, err
 	}
 	if err := s.check(op, tenant, units); err != nil {
@@ -168,14 +189,18 @@ func (s *Service) sourceOf(p vp.Principal, b *okf.Bundle) source {
 		who = "okf-import"
 	}
 	now := s.now().UnixMilli()
-	src := source{origin: "foreign", foreign: true}
+	src := source{origin: "foreign", foreign: true, authors: map[string]string{}}
 	for _, d := range b.Docs {
 		content := strings.TrimSpace(d.Body)
 		if d.Title != "" && content != d.Title {
 			content = "# " + d.Title + "\n\n" + content
 		}
 		h := sha256.Sum256([]byte(d.Path))
-		src.memories = append(src.memories, vp.Memory{ID: "doc_" + hex.EncodeToString(h[:12]), CreationTime: now, Type: okf.ForeignMemoryType(d.Type),
+		id := "doc_" + hex.EncodeToString(h[:12])
+		if a := d.Meta["author"]; a != "" {
+			src.authors[id] = a
+		}
+		src.memories = append(src.memories, vp.Memory{ID: id, CreationTime: now, Type: okf.ForeignMemoryType(d.Type),
 			Content: content, CreatedBy: who, IsLatest: d.Meta["status"] != "deprecated", UpdatedAt: now})
 	}
 	return src
@@ -405,7 +430,7 @@ func (s *Service) put(ctx context.Context, op, tenant, ns, orig string, u unit, 
 // provenanceOp is the write of u's provenance record.
 func (s *Service) provenanceOp(op, tenant, ns, orig string, u unit) (store.Op, error) {
 	pi, err := provenances.Item(op, tenant, provenance{Namespace: ns, Origin: orig, Kind: u.kind, SourceID: u.srcID,
-		NewID: u.id(), Digest: u.digest, ImportedAt: s.now().UnixMilli()})
+		NewID: u.id(), Digest: u.digest, Authors: u.authors, ImportedAt: s.now().UnixMilli()})
 	return store.Put(pi, store.Always), err
 }
 

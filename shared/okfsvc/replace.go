@@ -82,7 +82,7 @@ func (s *Service) replace(ctx context.Context, op, tenant, ns, orig string, unit
 	}
 	for i, u := range units {
 		it, err := staging.Item(op, tenant, stagedEntity{Gen: gen, Seq: i, Kind: u.kind, SourceID: u.srcID, Digest: u.digest,
-			Memory: u.memory, Note: u.note, Task: u.task, Expires: expires})
+			Memory: u.memory, Note: u.note, Task: u.task, Authors: u.authors, Expires: expires})
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +144,7 @@ func (s *Service) applyReplace(ctx context.Context, op, tenant string, j journal
 	}
 	keep := map[string]bool{}
 	for _, e := range staged {
-		u := unit{kind: e.Kind, srcID: e.SourceID, digest: e.Digest, action: actCreate, memory: e.Memory, note: e.Note, task: e.Task}
+		u := unit{kind: e.Kind, srcID: e.SourceID, digest: e.Digest, action: actCreate, memory: e.Memory, note: e.Note, task: e.Task, authors: e.Authors}
 		keep[u.id()] = true
 		if err := s.put(ctx, op, tenant, j.Namespace, j.Origin, u, store.Always); err != nil {
 			return nil, err

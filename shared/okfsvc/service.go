@@ -50,8 +50,16 @@ type Options struct {
 	Search *search.Writer
 	// Version is the exporter's version ("vantagepeers/<Version>").
 	Version string
-	Limits  okf.Limits
-	Now     func() time.Time
+	// Limits are those of a bundle given as bytes or a file (Import,
+	// Validate); one received inline carries its own (Receive).
+	Limits okf.Limits
+	// MemoryBudget bounds what the bundles being validated or imported at
+	// once may hold, all calls together (default DefaultMemoryBudget); a
+	// call waits up to BudgetWait (default DefaultBudgetWait; negative:
+	// not at all) for room, else is refused as rate_limited.
+	MemoryBudget int64
+	BudgetWait   time.Duration
+	Now          func() time.Time
 }
 
 // Service exports, validates and imports bundles.
@@ -64,6 +72,7 @@ type Service struct {
 	lim    okf.Limits
 	now    func() time.Time
 	ids    *vp.IDs
+	budget *budget
 }
 
 // New returns a Service.
@@ -80,12 +89,48 @@ func New(o Options) *Service {
 	if o.Limits == (okf.Limits{}) {
 		o.Limits = okf.DefaultLimits
 	}
+	if o.MemoryBudget <= 0 {
+		o.MemoryBudget = DefaultMemoryBudget
+	}
+	if o.BudgetWait == 0 {
+		o.BudgetWait = DefaultBudgetWait
+	}
 	return &Service{st: o.Store, mem: o.Memory, tasks: o.Tasks, search: o.Search, by: "vantagepeers/" + o.Version,
-		lim: o.Limits, now: o.Now, ids: vp.NewIDs(o.Now)}
+		lim: o.Limits, now: o.Now, ids: vp.NewIDs(o.Now), budget: newBudget(o.MemoryBudget, o.BudgetWait)}
 }
 
-// Limits are the limits bundles are read with.
+// Limits are the limits bundles given as bytes or a file are read with.
 func (s *Service) Limits() okf.Limits { return s.lim }
+
+// BudgetStats describes the memory budget of the Service's reads.
+func (s *Service) BudgetStats() BudgetStats { return s.budget.stats() }
+
+// read reads a bundle within the memory budget: the first pass (which
+// holds nothing) measures it, then the call is admitted for what it will
+// hold — its bytes and the parsed bundle, half as much again for an
+// import (the remapped copies of the records, which share their text) —
+// before the second pass. release ends the admission: call it once the
+// bundle is no longer used.
+func (s *Service) read(ctx context.Context, op string, in Received, importing bool) (*okf.Bundle, func(), error) {
+	sc, err := okf.Scan(op, in.Data, in.Limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := int64(len(in.Data)) + sc.Hold()
+	if importing {
+		n += sc.Hold() / 2
+	}
+	release, err := s.budget.acquire(ctx, op, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := sc.Read()
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return b, release, nil
+}
 
 // ---- tables
 
@@ -98,8 +143,11 @@ type provenance struct {
 	NewID     string `json:"newId"`
 	// Digest is the sha256 of the source record: an unchanged record is
 	// skipped, a changed one updates the entity.
-	Digest     string `json:"digest"`
-	ImportedAt int64  `json:"importedAt"`
+	Digest string `json:"digest"`
+	// Authors are the bundle's authors of the record, by field, that the
+	// import did not keep as its authors (see authorship): provenance only.
+	Authors    map[string]string `json:"importedAuthors,omitempty"`
+	ImportedAt int64             `json:"importedAt"`
 }
 
 var provenances = table.Declare(table.Schema[provenance]{
@@ -137,7 +185,9 @@ type stagedEntity struct {
 	Memory   *vp.Memory       `json:"memory,omitempty"`
 	Note     *vp.BriefingNote `json:"note,omitempty"`
 	Task     *vp.Task         `json:"task,omitempty"`
-	Expires  int64            `json:"expires"`
+	// Authors: see provenance.Authors.
+	Authors map[string]string `json:"authors,omitempty"`
+	Expires int64             `json:"expires"`
 }
 
 var staging = table.Declare(table.Schema[stagedEntity]{
@@ -262,17 +312,25 @@ type Report struct {
 	Bytes     int            `json:"bytes"`
 }
 
-// Validate reads a bundle without writing anything.
-func (s *Service) Validate(_ context.Context, p vp.Principal, data []byte) (Report, error) {
+// Validate reads a bundle without writing anything, with the Service's
+// limits (those of a file).
+func (s *Service) Validate(ctx context.Context, p vp.Principal, data []byte) (Report, error) {
+	return s.ValidateReceived(ctx, p, Received{Data: data, Limits: s.lim})
+}
+
+// ValidateReceived reads a bundle as received (with the limits of its
+// transport) without writing anything.
+func (s *Service) ValidateReceived(ctx context.Context, p vp.Principal, in Received) (Report, error) {
 	const op = "validate_okf_bundle"
 	if _, err := vp.TenantOf(op, p); err != nil {
 		return Report{}, err
 	}
-	b, err := okf.Read(op, bytes.NewReader(data), s.lim)
+	b, release, err := s.read(ctx, op, in, false)
 	if err != nil {
 		return Report{}, err
 	}
-	return ReportOf(b, len(data)), nil
+	defer release()
+	return ReportOf(b, len(in.Data)), nil
 }
 
 // ReportOf describes bundle b, read from n bytes.

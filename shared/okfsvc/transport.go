@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -87,36 +88,60 @@ func writeFile(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// Received is the bundle of a call with the limits of the way it came:
+// inline, okf.InlineLimits (anyone with a token can send one); from a
+// file, the Service's.
+type Received struct {
+	Data   []byte
+	Limits okf.Limits
+}
+
 // Receive returns the bundle of a call: bundle (base64) or path (local
-// servers only), exactly one.
-func Receive(op, b64, path string, local bool, lim okf.Limits) ([]byte, error) {
+// servers only), exactly one. lim are the limits of a file.
+func Receive(op, b64, path string, local bool, lim okf.Limits) (Received, error) {
 	switch {
 	case b64 != "" && path != "":
-		return nil, vp.E(op, vp.KindInvalid, "bundle", "pass bundle or path, not both")
+		return Received{}, vp.E(op, vp.KindInvalid, "bundle", "pass bundle or path, not both")
 	case path != "":
 		if !local {
-			return nil, vp.E(op, vp.KindInvalid, "path", "is for a local (stdio) server only; over HTTP pass bundle (base64)")
+			return Received{}, vp.E(op, vp.KindInvalid, "path", "is for a local (stdio) server only; over HTTP pass bundle (base64)")
 		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, vp.Errorf(op, vp.KindInvalid, "path", "cannot read %q: %v", path, err)
-		}
-		if !fi.Mode().IsRegular() || fi.Size() > lim.MaxCompressed {
-			return nil, vp.Errorf(op, vp.KindTooLarge, "path", "%q is not a regular file of at most %d bytes", path, lim.MaxCompressed)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, vp.Errorf(op, vp.KindInvalid, "path", "cannot read %q: %v", path, err)
-		}
-		return b, nil
+		b, err := ReadFile(op, "path", path, lim.MaxCompressed)
+		return Received{Data: b, Limits: lim}, err
 	case b64 == "":
-		return nil, vp.E(op, vp.KindInvalid, "bundle", "is required: the .okf.tar.gz as base64 (or path, on a local server)")
+		return Received{}, vp.E(op, vp.KindInvalid, "bundle", "is required: the .okf.tar.gz as base64 (or path, on a local server)")
 	case len(b64) > MaxInlineBase64:
-		return nil, vp.Errorf(op, vp.KindTooLarge, "bundle", "is %d bytes of base64; the limit is %d — use the CLI `vantagepeers okf import` for larger bundles", len(b64), MaxInlineBase64)
+		return Received{}, vp.Errorf(op, vp.KindTooLarge, "bundle", "is %d bytes of base64; the limit is %d — use the CLI `vantagepeers okf import` for larger bundles", len(b64), MaxInlineBase64)
 	}
 	b, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
-		return nil, vp.Errorf(op, vp.KindInvalid, "bundle", "is not standard base64: %v", err)
+		return Received{}, vp.Errorf(op, vp.KindInvalid, "bundle", "is not standard base64: %v", err)
+	}
+	return Received{Data: b, Limits: okf.InlineLimits}, nil
+}
+
+// ReadFile reads a bundle file of at most max bytes, refusing a larger one
+// before reading it (and one that grows while read). field names the
+// argument that gave path.
+func ReadFile(op, field, path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, vp.Errorf(op, vp.KindInvalid, field, "cannot read %q: %v", path, err)
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, vp.Errorf(op, vp.KindInvalid, field, "cannot read %q: %v", path, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, vp.Errorf(op, vp.KindTooLarge, field, "%q is not a regular file of at most %d bytes (the limit)", path, max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, vp.Errorf(op, vp.KindInvalid, field, "cannot read %q: %v", path, err)
+	}
+	if int64(len(b)) > max {
+		return nil, vp.Errorf(op, vp.KindTooLarge, field, "%q is over %d bytes (the limit)", path, max)
 	}
 	return b, nil
 }

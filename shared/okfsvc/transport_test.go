@@ -47,7 +47,7 @@ func TestDeliverAndReceive(t *testing.T) {
 	if d, err := okfsvc.Deliver("x", big, p, file, true, nil); err != nil || d.Path != file {
 		t.Fatalf("path: %+v %v", d, err)
 	}
-	if got, err := okfsvc.Receive("x", "", file, true, okf.DefaultLimits); err != nil || !bytes.Equal(got, big.Data) {
+	if got, err := okfsvc.Receive("x", "", file, true, okf.DefaultLimits); err != nil || !bytes.Equal(got.Data, big.Data) || got.Limits != okf.DefaultLimits {
 		t.Fatalf("receive path: %v", err)
 	}
 	for _, c := range []struct {
