@@ -77,8 +77,8 @@ func checkNumber(op, field string, n int) error {
 	return nil
 }
 
-// checkBody checks a comment or issue body and the marker it must carry:
-// the marker is what makes the write idempotent, so a body without it
+// checkBody checks a comment or issue body and the marker that must end
+// it: the marker is what makes the write idempotent, so a body without it
 // would be posted again on every retry.
 func checkBody(op, body, marker string) error {
 	if n := utf8.RuneCountInString(body); n > MaxBodyChars {
@@ -87,8 +87,8 @@ func checkBody(op, body, marker string) error {
 	if strings.TrimSpace(marker) == "" {
 		return vp.E(op, vp.KindInvalid, "marker", "is required: an HTML comment such as <!-- vantagepeers:… --> that identifies this write")
 	}
-	if !strings.Contains(body, marker) {
-		return vp.E(op, vp.KindInvalid, "marker", "must appear in body, or a retry could not recognise the write it made")
+	if !hasMarker(body, marker) {
+		return vp.E(op, vp.KindInvalid, "marker", "must end the body (its last line), or a retry could not recognise the write it made: a marker elsewhere may be quoted text")
 	}
 	return nil
 }

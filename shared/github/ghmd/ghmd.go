@@ -26,14 +26,20 @@ const MaxTitleChars = 200
 const Empty = "—"
 
 // Block returns s, cut to max characters, as a fenced code block that ends
-// with a newline. The fence is longer than any run of backticks in s, so no
-// line of s can close it; control and bidirectional formatting characters
-// are removed (tabs and newlines kept) and every line ending becomes "\n".
+// with a newline. The fence (backticks, or tildes when s has longer runs of
+// backticks than of tildes) is longer than any run of its character in s,
+// so no line of s can close it, and at most half as long as s plus one;
+// control and bidirectional formatting characters are removed (tabs and
+// newlines kept) and every line ending becomes "\n".
 // The block must start at the beginning of a line outside any list or
 // quote: the caller leaves a blank line before it.
 func Block(s string, max int) string {
 	s = Clip(clean(s, true), max)
-	fence := strings.Repeat("`", max3(longestRun(s, '`')+1))
+	c, n := byte('`'), longestRun(s, '`')
+	if t := longestRun(s, '~'); t < n {
+		c, n = '~', t
+	}
+	fence := strings.Repeat(string(c), max3(n+1))
 	var b strings.Builder
 	b.Grow(len(s) + 2*len(fence) + 3)
 	b.WriteString(fence)
