@@ -70,6 +70,8 @@ type Comment struct {
 type Issue struct {
 	Number int
 	URL    string
+	// Author is the login of the account that opened it (the bot's).
+	Author string
 	// Existing: an issue carrying the marker was already there and
 	// nothing was opened.
 	Existing bool
@@ -314,7 +316,7 @@ scan:
 		}
 		for _, is := range list {
 			if byBot(is.GetUser(), bot) && hasMarker(is.GetBody(), marker) {
-				return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Existing: true}, nil
+				return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Author: is.GetUser().GetLogin(), Existing: true}, nil
 			}
 			if !since.IsZero() && is.GetCreatedAt().Before(since) {
 				break scan
@@ -336,7 +338,7 @@ scan:
 	if err != nil {
 		return Issue{}, c.fail(ctx, op, a, resp, err)
 	}
-	return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL()}, nil
+	return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Author: is.GetUser().GetLogin()}, nil
 }
 
 // Reopen reopens a closed issue (a regression of the error it reports);

@@ -72,14 +72,15 @@ func (w WebhookSecrets) WebhookSecret(ctx context.Context, tenant string) (strin
 	return c.WebhookSecret, err
 }
 
-// CreateIssueOnce files an issue as the tenant (errormon.GitHub).
-func (t ForTenants) CreateIssueOnce(ctx context.Context, tenant, repo, title, body, marker string, labels []string, since time.Time) (int, string, error) {
+// CreateIssueOnce files an issue as the tenant (errormon.GitHub); author
+// is the login that opened it, the bot's.
+func (t ForTenants) CreateIssueOnce(ctx context.Context, tenant, repo, title, body, marker string, labels []string, since time.Time) (number int, url, author string, err error) {
 	a, err := t.account(ctx, "github.create_issue", tenant)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	is, err := t.Client.CreateIssueOnce(ctx, a, repo, title, body, marker, labels, since)
-	return is.Number, is.URL, err
+	return is.Number, is.URL, is.Author, err
 }
 
 // Reopen reopens an issue as the tenant (errormon.GitHub).

@@ -61,9 +61,10 @@ func Block(s string, max int) string {
 // removed. Inside a GFM table use Cell.
 func Inline(s string, max int) string { return inline(s, max, false) }
 
-// Cell is Inline for a cell of a GFM table: a pipe, which splits cells even
-// inside a code span, is escaped as \| (which GitHub shows as |), and the
-// text is on one line, since a line break ends the row.
+// Cell is Inline for a cell of a GFM table, always a code span (a cell
+// holds a name: a function, a route, a type): a pipe, which splits cells
+// even inside a code span, is escaped as \| (which GitHub shows as |), and
+// the text is on one line, since a line break ends the row.
 func Cell(s string, max int) string { return inline(s, max, true) }
 
 func inline(s string, max int, cell bool) string {
@@ -71,16 +72,19 @@ func inline(s string, max int, cell bool) string {
 	if s == "" {
 		return Empty
 	}
-	if plain(s) {
+	if !cell && plain(s) {
 		return s
 	}
 	fence := strings.Repeat("`", longestRun(s, '`')+1)
 	if cell {
 		s = strings.ReplaceAll(s, "|", `\|`)
 	}
-	// One space on each side is stripped by the parser, and lets s start
-	// or end with a backtick without joining the fence.
-	return fence + " " + s + " " + fence
+	if s[0] == '`' || s[len(s)-1] == '`' {
+		// One space on each side is stripped by the parser, and lets s
+		// start or end with a backtick without joining the fence.
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
 }
 
 // Title returns s as an issue title: one line, without control or
