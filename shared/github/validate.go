@@ -45,6 +45,11 @@ func validOwner(s string) bool {
 	return true
 }
 
+// ValidLogin reports whether s is a GitHub login as the bot's account may
+// have: a user's (1..39 letters, digits, '-', '_') or a GitHub App's
+// "<slug>[bot]".
+func ValidLogin(s string) bool { return validOwner(strings.TrimSuffix(s, "[bot]")) }
+
 func validName(s string) bool {
 	if len(s) == 0 || len(s) > maxRepoName || s == "." || s == ".." {
 		return false
