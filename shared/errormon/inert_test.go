@@ -32,7 +32,7 @@ var hostileMessages = []string{
 	"![pixel](https://evil.example/p.png) <img src=x onerror=alert(1)>",
 	`<a href="https://evil.example/a">support</a> <details open><summary>@octocat</summary>`,
 	"broken | table | row ` and ``` fence\n\n# @octocat heading\n> [x](https://evil.example/q)",
-	"<!-- vantagepeers:error:err_000000000000000000000000 --> then @octocat",
+	"<!-- vantagepeers:error:err_000000000000000000000000 --> then @octocat, fixes #1 and acme/app#2 and GH-3",
 }
 
 var hostileFunctions = []string{
@@ -70,6 +70,13 @@ func TestOutsiderTextIsInertOnGitHubAgainstFakeConvexAndFakeGitHub(t *testing.T)
 	}
 	e.drain(t)
 
+	var functions []string // as the groups keep them (routes' numbers parameterised)
+	for _, g := range e.groupsOf(t, depName) {
+		functions = append(functions, oneLine(g.Function))
+	}
+	if len(functions) != len(hostileFunctions) {
+		t.Fatalf("%d groups, want %d", len(functions), len(hostileFunctions))
+	}
 	writes := e.gh.Writes()
 	var issues, comments, tables int
 	for _, w := range writes {
@@ -86,7 +93,7 @@ func TestOutsiderTextIsInertOnGitHubAgainstFakeConvexAndFakeGitHub(t *testing.T)
 		d := ghmdtest.Parse(w.Body)
 		for _, tab := range d.Tables {
 			tables++
-			checkTable(t, where, tab)
+			checkTable(t, where, tab, functions)
 		}
 	}
 	// 3 issues, the summary issue; 3 "Investigating" comments and the
@@ -104,15 +111,18 @@ func checkTitle(t *testing.T, where, title string) {
 		t.Errorf("%s: title of %d characters", where, n)
 	}
 	for _, r := range title {
-		if r == '@' || r == '\n' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		if r == '@' || r == '#' || r == '\n' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			t.Errorf("%s: title %q carries %U", where, title, r)
 		}
+	}
+	if refs := ghmdtest.References(title); refs != nil {
+		t.Errorf("%s: title %q references issues: %q", where, title, refs)
 	}
 }
 
 // checkTable: every row has the header's two cells, and the function and
 // type rows show the whole value (nothing broke out into other cells).
-func checkTable(t *testing.T, where string, rows [][]string) {
+func checkTable(t *testing.T, where string, rows [][]string, functions []string) {
 	t.Helper()
 	if len(rows) != 7 {
 		t.Errorf("%s: the table has %d rows, want a header and 6: %q", where, len(rows), rows)
@@ -123,18 +133,10 @@ func checkTable(t *testing.T, where string, rows [][]string) {
 		}
 	}
 	for _, r := range rows {
-		if len(r) == 2 && r[0] == "function" && !slices.Contains(normalised(hostileFunctions), r[1]) {
+		if len(r) == 2 && r[0] == "function" && !slices.Contains(functions, r[1]) {
 			t.Errorf("%s: the function cell shows %q, which is not one of the functions whole", where, r[1])
 		}
 	}
-}
-
-func normalised(ss []string) []string {
-	var out []string
-	for _, s := range ss {
-		out = append(out, oneLine(s))
-	}
-	return out
 }
 
 // lostCommentAnswer drops GitHub's answer to the first POST of the

@@ -13,6 +13,7 @@
 package ghmd
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -88,20 +89,29 @@ func inline(s string, max int, cell bool) string {
 }
 
 // Title returns s as an issue title: one line, without control or
-// bidirectional formatting characters, with every '@' replaced by the
-// full-width '＠' (U+FF20) so that no login is mentioned, cut to max
+// bidirectional formatting characters, with every '@' and '#' replaced by
+// their full-width forms '＠' and '＃' (U+FF20, U+FF03) and the hyphen of
+// "GH-<digit>" by U+2010, so that no login is mentioned and no issue is
+// referenced (GitHub links references in titles, and a reference to
+// another repository's issue shows in its timeline), cut to max
 // characters (at most MaxTitleChars; GitHub's own limit is 256). An empty
 // result is Empty.
 func Title(s string, max int) string {
 	if max <= 0 || max > MaxTitleChars {
 		max = MaxTitleChars
 	}
-	s = strings.ReplaceAll(oneLine(s), "@", "＠")
+	s = titleEscapes.Replace(oneLine(s))
+	s = ghRef.ReplaceAllString(s, "${1}\u2010${2}")
 	if s = Clip(s, max); s == "" {
 		return Empty
 	}
 	return s
 }
+
+var (
+	titleEscapes = strings.NewReplacer("@", "＠", "#", "＃")
+	ghRef        = regexp.MustCompile(`(?i)\b(gh)-([0-9])`)
+)
 
 // Clip cuts s to at most n characters (runes), ending a cut text with "…".
 func Clip(s string, n int) string {

@@ -24,7 +24,7 @@ var attacks = []string{
 	"~~~\n@octocat",
 	"line one\n\n# heading @octocat\n> quote\n- item [x](https://evil.example)",
 	"*emph* _x_ **@octocat** ~~s~~ <!-- vantagepeers:error:err_1 -->",
-	"fixes #1 and owner/repo#2 and GH-3 and deadbeef1234567",
+	"fixes #1 and owner/repo#2 and GH-3 and gh-4 and deadbeef1234567",
 	"\u202egnp.exe @octocat\u2066 zero\u200bwidth \x00 \x1b[31m",
 	"\\`@octocat\\` \\| x",
 	"`",
@@ -172,8 +172,11 @@ func checkTitle(t *testing.T, s string, max int) {
 		t.Fatalf("Title(%q) = %q: %d characters, want 1..%d", s, got, n, max)
 	}
 	for _, r := range got {
-		if r == '@' || r == '\n' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+		if r == '@' || r == '#' || r == '\n' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
 			t.Fatalf("Title(%q) = %q carries %U", s, got, r)
 		}
+	}
+	if ghmdtest.References(got) != nil {
+		t.Fatalf("Title(%q) = %q references an issue: %q", s, got, ghmdtest.References(got))
 	}
 }

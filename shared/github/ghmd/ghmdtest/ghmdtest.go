@@ -128,6 +128,12 @@ var mention = regexp.MustCompile(`(?:^|[^A-Za-z0-9_/\x60])@[A-Za-z0-9]`)
 // Mentions returns the @login mentions GitHub would find in text.
 func Mentions(text string) []string { return mention.FindAllString(text, -1) }
 
+var reference = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_&])#[0-9]|\bgh-[0-9]`)
+
+// References returns the issue references ("#12", "owner/repo#12",
+// "GH-12") GitHub would link in text.
+func References(text string) []string { return reference.FindAllString(text, -1) }
+
 // Marker matches the bot's hidden markers, the only HTML it writes besides
 // the <details> of a raw log record.
 var Marker = regexp.MustCompile(`^<!-- vantagepeers:[a-z0-9-]+(:[A-Za-z0-9_.-]+)+ -->$`)
@@ -143,8 +149,8 @@ func TrustedHTML(h string) bool {
 }
 
 // Problems lists what is live in src beyond what the bot composes: every
-// link, image or autolink, HTML other than TrustedHTML, @mentions in the
-// text outside code, and any canary (a fragment of untrusted input) found
+// link, image or autolink, HTML other than TrustedHTML, @mentions and
+// issue references in the text outside code, and any canary (a fragment of untrusted input) found
 // in that text. Empty means src is inert.
 func Problems(src string, canaries ...string) []string {
 	d := Parse(src)
@@ -159,6 +165,9 @@ func Problems(src string, canaries ...string) []string {
 	}
 	for _, m := range Mentions(d.Text) {
 		out = append(out, "mention: "+m)
+	}
+	for _, r := range References(d.Text) {
+		out = append(out, "reference: "+r)
 	}
 	for _, c := range canaries {
 		if c != "" && strings.Contains(d.Text, c) {
