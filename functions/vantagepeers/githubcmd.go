@@ -20,13 +20,18 @@ import (
 const githubUsage = `vantagepeers github — each tenant's GitHub webhook secret and token
 
   vantagepeers github set [--tenant T] --webhook-secret-stdin | --token-stdin   read one secret from stdin
+  vantagepeers github set [--tenant T] --login LOGIN                            the account the token acts as
   vantagepeers github show [--tenant T]                                         whether each is set, and its fingerprint
   vantagepeers github remove --tenant T                                         forget a tenant's secrets
 
 The secrets are kept in <data dir>/` + github.CredentialsFile + ` (mode 0600). They are read from
 stdin, never from the command line (which other users of the machine can see). --tenant
-defaults to "default", whose secrets VP_GITHUB_WEBHOOK_SECRET and VP_GITHUB_TOKEN supply when
-the file does not. Every command also takes --data-dir.
+defaults to "default", whose secrets VP_GITHUB_WEBHOOK_SECRET and VP_GITHUB_TOKEN (and login,
+VP_GITHUB_LOGIN) supply when the file does not. Every command also takes --data-dir.
+
+The login is needed for a GitHub App installation token only ("<app-slug>[bot]"): GitHub does
+not tell such a token who it is, and the bot honours its "exactly once" markers only in comments
+and issues of its own account. A user token's login is asked of GitHub once.
 `
 
 // maxSecretBytes bounds what set reads from stdin: GitHub's tokens are
@@ -48,9 +53,11 @@ func githubCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	c.register(fs)
 	tenant := fs.String("tenant", "", `tenant id (set: "default" when omitted; show: every tenant when omitted)`)
 	var hookStdin, tokenStdin bool
+	var login string
 	if cmd == "set" {
 		fs.BoolVar(&hookStdin, "webhook-secret-stdin", false, "read the webhook secret from stdin")
 		fs.BoolVar(&tokenStdin, "token-stdin", false, "read the GitHub token from stdin")
+		fs.StringVar(&login, "login", "", `the GitHub account the token acts as ("<app-slug>[bot]" for a GitHub App installation token)`)
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -68,6 +75,12 @@ func githubCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	switch cmd {
 	case "set":
+		if login != "" {
+			if hookStdin || tokenStdin {
+				return errors.New("github set: --login is set on its own, without --webhook-secret-stdin or --token-stdin")
+			}
+			return githubSetLogin(f, cmp.Or(*tenant, github.DefaultTenant), login, stdout)
+		}
 		return githubSet(f, cmp.Or(*tenant, github.DefaultTenant), hookStdin, tokenStdin, stdin, stdout)
 	case "show":
 		return githubShow(f, *tenant, stdout)
@@ -105,6 +118,20 @@ func githubSet(f *github.FileCredentials, tenant string, hook, tok bool, stdin i
 		return err
 	}
 	fmt.Fprintf(stdout, "tenant %s: GitHub %s set (fingerprint %s) in %s\n", tenant, what, github.Fingerprint(secret), f.Path)
+	return nil
+}
+
+// githubSetLogin records the login a tenant's token acts as: GitHub's
+// login syntax (letters, digits and '-', at most 39), with an App's
+// "[bot]" suffix.
+func githubSetLogin(f *github.FileCredentials, tenant, login string, stdout io.Writer) error {
+	if !github.ValidLogin(login) {
+		return fmt.Errorf("github set: --login: %q is not a GitHub login (letters, digits and '-', at most 39, optionally ending in [bot])", login)
+	}
+	if err := f.Set(tenant, github.Credentials{Login: login}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "tenant %s: GitHub login set to %s in %s\n", tenant, login, f.Path)
 	return nil
 }
 
@@ -167,6 +194,14 @@ func githubShow(f *github.FileCredentials, tenant string, stdout io.Writer) erro
 		fmt.Fprintf(stdout, "tenant %s:\n", t)
 		fmt.Fprintf(stdout, "  webhook secret: %s\n", describeSecret(t, stored.WebhookSecret, f.Defaults.WebhookSecret, github.EnvWebhookSecret))
 		fmt.Fprintf(stdout, "  token:          %s\n", describeSecret(t, stored.Token, f.Defaults.Token, github.EnvToken))
+		switch {
+		case stored.Login != "":
+			fmt.Fprintf(stdout, "  login:          %s (from the file)\n", stored.Login)
+		case t == github.DefaultTenant && f.Defaults.Login != "":
+			fmt.Fprintf(stdout, "  login:          %s (from %s)\n", f.Defaults.Login, github.EnvLogin)
+		default:
+			fmt.Fprintf(stdout, "  login:          asked of GitHub (GET /user)\n")
+		}
 	}
 	return nil
 }

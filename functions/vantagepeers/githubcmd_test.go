@@ -72,6 +72,16 @@ func TestGitHubCommands(t *testing.T) {
 			t.Fatalf("show lacks %q:\n%s", want, out)
 		}
 	}
+	// The login of an App installation token, which GitHub does not tell.
+	if out := runOK("", "github", "set", "--tenant", "acme", "--login", "acme-ci[bot]"); !strings.Contains(out, "acme-ci[bot]") {
+		t.Fatalf("set --login: %s", out)
+	}
+	if got, err := (&github.FileCredentials{Path: path}).Credentials(ctx, "acme"); err != nil || got.Login != "acme-ci[bot]" || got.Token != tok {
+		t.Fatalf("after set --login: login %q, token kept %v, %v", got.Login, got.Token == tok, err)
+	}
+	if out := runOK("", "github", "show", "--tenant", "acme"); !strings.Contains(out, "login:          acme-ci[bot]") {
+		t.Fatalf("show after set --login:\n%s", out)
+	}
 	// set without --tenant writes the default tenant.
 	runOK("ghp_default\n", "github", "set", "--token-stdin")
 	if out := runOK("", "github", "show", "--tenant", "default"); !strings.Contains(out, github.Fingerprint("ghp_default")) {
@@ -99,6 +109,8 @@ func TestGitHubCommands(t *testing.T) {
 		{"a positional secret", "", []string{"set", "--token-stdin", tok}},
 		{"bad tenant", tok, []string{"set", "--tenant", "Not A Tenant", "--token-stdin"}},
 		{"remove without tenant", "", []string{"remove"}},
+		{"a login that is not one", "", []string{"set", "--login", "@octocat [x](https://evil.example)"}},
+		{"a login with a secret", tok, []string{"set", "--login", "acme-ci[bot]", "--token-stdin"}},
 		{"unknown subcommand", "", []string{"rotate"}},
 	} {
 		out, errs, err := runIn(tc.stdin, append([]string{"github"}, tc.args...)...)

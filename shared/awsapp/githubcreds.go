@@ -45,6 +45,9 @@ type cachedCreds struct {
 type githubSecretJSON struct {
 	WebhookSecret string `json:"webhookSecret"`
 	Token         string `json:"token"`
+	// Login is the bot's account when GitHub does not say (a GitHub
+	// App's "<app-slug>[bot]").
+	Login string `json:"login,omitempty"`
 }
 
 var _ github.CredentialSource = (*GitHubCredentials)(nil)
@@ -104,7 +107,7 @@ func (g *GitHubCredentials) fetch(ctx context.Context, op, id string) (github.Cr
 		// Name the secret, never quote it.
 		return github.Credentials{}, vp.Errorf(op, vp.KindInternal, "", "secret %s is not JSON {\"webhookSecret\": \"…\", \"token\": \"…\"}", id)
 	}
-	return github.Credentials{WebhookSecret: j.WebhookSecret, Token: j.Token}, nil
+	return github.Credentials{WebhookSecret: j.WebhookSecret, Token: j.Token, Login: j.Login}, nil
 }
 
 // secretMissing reports whether err says the secret does not exist (as

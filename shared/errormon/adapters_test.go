@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,6 +72,9 @@ type realOpts struct {
 	// keys are the deploy keys by env var name (default: keyEnvVar's).
 	keys keyMap
 	mon  func(*errormon.Options)
+	// ghTransport wraps the transport to the fake GitHub (to lose an
+	// answer, say).
+	ghTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func newRealEnv(t testing.TB, ro realOpts) *realEnv {
@@ -99,7 +103,11 @@ func newRealEnv(t testing.TB, ro realOpts) *realEnv {
 	e.gh = githubfake.New(t)
 	e.gh.AllowToken(adapterToken)
 	e.gh.AddRepo(adapterRepo)
-	client, err := github.New(github.Options{BaseURL: e.gh.URL(),
+	var hc *http.Client
+	if ro.ghTransport != nil {
+		hc = &http.Client{Transport: ro.ghTransport(http.DefaultTransport), Timeout: 10 * time.Second}
+	}
+	client, err := github.New(github.Options{BaseURL: e.gh.URL(), HTTPClient: hc,
 		Limiter: github.NewLimiter(github.LimiterOptions{Store: st, Spacing: -1})}) // pacing is the limiter's tests' subject
 	if err != nil {
 		t.Fatal(err)

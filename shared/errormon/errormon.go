@@ -139,7 +139,7 @@ var Groups = table.Declare(table.Schema[Group]{
 })
 
 // Tables describes the keys for shared/store/KEYS.md.
-func Tables() []table.Doc { return []table.Doc{Deployments.Doc(), Groups.Doc()} }
+func Tables() []table.Doc { return []table.Doc{Deployments.Doc(), Groups.Doc(), summaries.Doc()} }
 
 // GroupID is the id of a deployment's group of a fingerprint.
 func GroupID(deployment, fingerprint string) string {
@@ -155,8 +155,15 @@ func groupKey(tenant, id string) store.Key { return Groups.KeyOf(tenant, table.V
 
 // GitHub is what the monitor asks of GitHub for a tenant.
 type GitHub interface {
-	CreateIssueOnce(ctx context.Context, tenant, repo, title, body, marker string, labels []string, since time.Time) (number int, url string, err error)
-	CommentOnce(ctx context.Context, tenant, repo string, number int, marker, body string) error
+	// CreateIssueOnce files an issue unless the bot's own account filed
+	// one ending with marker since since; author is the login that opened
+	// it (the bot's).
+	CreateIssueOnce(ctx context.Context, tenant, repo, title, body, marker string, labels []string, since time.Time) (number int, url, author string, err error)
+	CommentOnce(ctx context.Context, tenant, repo string, number int, marker, body string, since time.Time) error
+	// SetComment makes the bot's comment ending with marker say body:
+	// comment id when known (0: find it among those updated since since,
+	// or post it). It returns the comment's id.
+	SetComment(ctx context.Context, tenant, repo string, number int, id int64, marker, body string, since time.Time) (int64, error)
 	Reopen(ctx context.Context, tenant, repo string, number int) error
 }
 

@@ -209,14 +209,12 @@ func TestHourlyCapSummarisesTheRest(t *testing.T) {
 	if !strings.Contains(summary.Title, "More new errors in app") {
 		t.Fatalf("no summary issue among %+v", issues)
 	}
-	n := 0
-	for _, c := range comments[summary.Number] {
-		if strings.Contains(c, "errsummary-item") {
-			n++
-		}
+	cs := comments[summary.Number]
+	if len(cs) != 1 {
+		t.Fatalf("%d comments on the summary issue, want 1 listing the errors", len(cs))
 	}
-	if n != 3 {
-		t.Fatalf("%d errors listed in the summary, want 3", n)
+	if n := len(summaryLine.FindAllString(cs[0], -1)); n != 3 {
+		t.Fatalf("%d errors listed in the summary, want 3:\n%s", n, cs[0])
 	}
 }
 

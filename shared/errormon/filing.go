@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vantagepeers/vantagepeers/shared/github/ghmd"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -20,11 +21,19 @@ import (
 var Labels = []string{"bug", "auto-detected"}
 
 const (
-	maxTitleChars = 200
+	maxTitleChars = ghmd.MaxTitleChars
 	// maxBodyChars keeps a body under GitHub's 65,536 characters with room
 	// for the marker.
-	maxBodyChars  = 60_000
-	maxStackChars = 20_000
+	maxBodyChars    = 60_000
+	maxStackChars   = 16_000
+	maxMessageChars = 4_000
+	maxRawChars     = 6_000
+	// maxNameChars bounds a function, type or deployment name shown
+	// within a line.
+	maxNameChars = 200
+	// clockSkew is how far GitHub's clock may be from ours when a read of
+	// comments is bounded by a time of ours.
+	clockSkew = 10 * time.Minute
 )
 
 // Registrar is the outbox as Wire needs it.
@@ -77,7 +86,7 @@ func (s *Service) FileJob(ctx context.Context, j outbox.Job) error {
 	title := Title(g)
 	body := Body(g, d)
 	marker := "<!-- vantagepeers:error:" + g.ID + " -->"
-	n, url, err := s.o.GitHub.CreateIssueOnce(ctx, j.Tenant, d.GitHubRepo, title, body+"\n\n"+marker, marker, Labels,
+	n, url, author, err := s.o.GitHub.CreateIssueOnce(ctx, j.Tenant, d.GitHubRepo, title, body+"\n\n"+marker, marker, Labels,
 		time.UnixMilli(g.CreationTime).Add(-time.Hour))
 	if err != nil {
 		return githubErr(err)
@@ -86,7 +95,7 @@ func (s *Service) FileJob(ctx context.Context, j outbox.Job) error {
 		return err
 	}
 	return s.o.Issues.TrackAuto(ctx, j.Tenant, issue.AutoIssue{Repo: d.GitHubRepo, Number: n, Title: title, Body: body, URL: url,
-		Orchestrator: d.Orchestrator, Project: d.Name})
+		Orchestrator: d.Orchestrator, Project: d.Name, Author: author})
 }
 
 func (s *Service) linkIssue(ctx context.Context, op, tenant, id, repo string, n int, url string) error {
@@ -111,27 +120,18 @@ func (s *Service) linkIssue(ctx context.Context, op, tenant, id, repo string, n 
 }
 
 // SummaryJob adds a group over the deployment's hourly cap to the hour's
-// summary issue (filed by the first of them, by marker), as one comment.
+// summary: one issue per deployment and hour (filed by the first of them,
+// by marker) with one comment listing them all, edited in place as more
+// come (summary.go).
 func (s *Service) SummaryJob(ctx context.Context, j outbox.Job) error {
 	const op = "errormon.summary"
 	_, g, d, err := s.jobGroup(ctx, op, j)
 	if err != nil {
 		return ignoreGone(err)
 	}
-	hour := time.UnixMilli(g.FirstSeen - g.FirstSeen%3_600_000).UTC()
-	marker := fmt.Sprintf("<!-- vantagepeers:errsummary:%s:%d -->", d.Name, hour.Unix())
-	title := clip(fmt.Sprintf("[Auto] More new errors in %s (%s UTC)", d.Name, hour.Format("2006-01-02 15:04")), maxTitleChars)
-	body := fmt.Sprintf("More than %d new errors appeared in deployment %s within the hour from %s UTC; each one past the cap is listed below as a comment.\n\n%s",
-		s.o.IssuesPerHour, d.Name, hour.Format("2006-01-02 15:04"), marker)
-	n, url, err := s.o.GitHub.CreateIssueOnce(ctx, j.Tenant, d.GitHubRepo, title, body, marker, Labels, hour.Add(-time.Hour))
+	n, url, err := s.summarise(ctx, op, j, g, d)
 	if err != nil {
-		return githubErr(err)
-	}
-	item := "<!-- vantagepeers:errsummary-item:" + g.ID + " -->"
-	line := fmt.Sprintf("- `%s` %s (%d occurrences, first seen %s)\n\n%s", g.ID, clip(Title(g), maxTitleChars), g.Count,
-		time.UnixMilli(g.FirstSeen).UTC().Format(time.RFC3339), item)
-	if err := s.o.GitHub.CommentOnce(ctx, j.Tenant, d.GitHubRepo, n, item, line); err != nil {
-		return githubErr(err)
+		return err
 	}
 	return s.linkIssue(ctx, op, j.Tenant, g.ID, d.GitHubRepo, n, url)
 }
@@ -152,8 +152,8 @@ func (s *Service) RegressionJob(ctx context.Context, j outbox.Job) error {
 	}
 	marker := fmt.Sprintf("<!-- vantagepeers:regression:%s:%d -->", g.ID, gj.Regression)
 	body := fmt.Sprintf("Regression: this error fired again after the issue was fixed or closed (%d occurrences in all, last seen %s UTC in %s).\n\n%s",
-		g.Count, time.UnixMilli(g.LastSeen).UTC().Format("2006-01-02 15:04"), d.Name, marker)
-	if err := s.o.GitHub.CommentOnce(ctx, j.Tenant, g.IssueRepo, g.IssueNumber, marker, body); err != nil {
+		g.Count, time.UnixMilli(g.LastSeen).UTC().Format("2006-01-02 15:04"), ghmd.Inline(d.Name, maxNameChars), marker)
+	if err := s.o.GitHub.CommentOnce(ctx, j.Tenant, g.IssueRepo, g.IssueNumber, marker, body, j.EnqueuedAt.Add(-clockSkew)); err != nil {
 		return githubErr(err)
 	}
 	if err := s.o.Issues.Regressed(ctx, j.Tenant, g.IssueRepo, g.IssueNumber); err != nil {
@@ -169,45 +169,55 @@ func ignoreGone(err error) error {
 	return err
 }
 
-// Title is "[Auto] <type>: <message>", bounded.
-func Title(g Group) string {
+// Title is "[Auto] <type>: <message>", bounded, one line, with no
+// mention (ghmd.Title).
+func Title(g Group) string { return ghmd.Title("[Auto] "+titleText(g), maxTitleChars) }
+
+// titleText is "<type>: <message>" as logged.
+func titleText(g Group) string {
 	t := g.Type
 	if t == "" {
 		t = "Error"
 	}
-	msg := strings.Join(strings.Fields(g.Sample), " ")
-	if msg == "" {
+	msg := g.Sample
+	if strings.TrimSpace(msg) == "" {
 		msg = g.Message
 	}
-	return clip("[Auto] "+t+": "+msg, maxTitleChars)
+	return t + ": " + msg
 }
 
 // Body describes a group for its issue: where, how often, a sample and
-// its stack trace, under GitHub's 65,536 characters.
+// its stack trace, under GitHub's 65,536 characters. Every value that
+// came from the logs or from the tenant goes through ghmd: the table's
+// cells are code spans with their pipes escaped, the message, stack and
+// raw record fenced code blocks.
 func Body(g Group, d Deployment) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "The error monitor found a new error in deployment **%s** (%s).\n\n", d.Name, d.Source)
-	fmt.Fprintf(&b, "| | |\n|---|---|\n| function | `%s` |\n| type | `%s` |\n| occurrences | %d |\n| first seen | %s |\n| last seen | %s |\n| fingerprint | `%s` (%s) |\n\n",
-		g.Function, g.Type, g.Count, time.UnixMilli(g.FirstSeen).UTC().Format(time.RFC3339),
-		time.UnixMilli(g.LastSeen).UTC().Format(time.RFC3339), g.Fingerprint, g.Algorithm)
-	fmt.Fprintf(&b, "**Message**\n\n```\n%s\n```\n\n", fence(clip(g.Sample, 4000)))
-	if g.Stack != "" {
-		fmt.Fprintf(&b, "**Stack trace**\n\n```\n%s\n```\n\n", fence(clip(g.Stack, maxStackChars)))
+	stack, raw := maxStackChars, maxRawChars
+	for {
+		b := body(g, d, stack, raw)
+		if utf8.RuneCountInString(b) <= maxBodyChars || stack == 0 {
+			return b
+		}
+		// Only fences around long runs of backticks and tildes can
+		// overflow the bound: give up the raw record, then stack.
+		stack, raw = stack/2, 0
 	}
-	if g.Raw != "" {
-		fmt.Fprintf(&b, "<details><summary>Raw log record</summary>\n\n```\n%s\n```\n</details>\n", fence(clip(g.Raw, 8000)))
-	}
-	return clip(b.String(), maxBodyChars)
 }
 
-// fence keeps a text from closing its code block.
-func fence(s string) string { return strings.ReplaceAll(s, "```", "ˋˋˋ") }
-
-// clip cuts s to n characters.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+func body(g Group, d Deployment, stackChars, rawChars int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The error monitor found a new error in deployment %s (%s).\n\n",
+		ghmd.Inline(d.Name, maxNameChars), ghmd.Inline(d.Source, maxNameChars))
+	fmt.Fprintf(&b, "| | |\n|---|---|\n| function | %s |\n| type | %s |\n| occurrences | %d |\n| first seen | %s |\n| last seen | %s |\n| fingerprint | %s (%s) |\n\n",
+		ghmd.Cell(g.Function, maxNameChars), ghmd.Cell(g.Type, maxNameChars), g.Count,
+		time.UnixMilli(g.FirstSeen).UTC().Format(time.RFC3339), time.UnixMilli(g.LastSeen).UTC().Format(time.RFC3339),
+		ghmd.Cell(g.Fingerprint, maxNameChars), ghmd.Cell(g.Algorithm, maxNameChars))
+	fmt.Fprintf(&b, "**Message**\n\n%s\n", ghmd.Block(g.Sample, maxMessageChars))
+	if g.Stack != "" && stackChars > 0 {
+		fmt.Fprintf(&b, "**Stack trace**\n\n%s\n", ghmd.Block(g.Stack, stackChars))
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	if g.Raw != "" && rawChars > 0 {
+		fmt.Fprintf(&b, "<details><summary>Raw log record</summary>\n\n%s\n</details>\n", ghmd.Block(g.Raw, rawChars))
+	}
+	return b.String()
 }

@@ -165,6 +165,7 @@ type memGitHub struct {
 	comments map[int][]string
 	creates  int
 	reopens  int
+	edits    int
 	fail     error
 }
 
@@ -176,36 +177,62 @@ type ghIssue struct {
 	CreatedAtSec int64
 }
 
-func (g *memGitHub) CreateIssueOnce(_ context.Context, _, repo, title, body, marker string, labels []string, _ time.Time) (int, string, error) {
+func (g *memGitHub) CreateIssueOnce(_ context.Context, _, repo, title, body, marker string, labels []string, _ time.Time) (int, string, string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.fail != nil {
-		return 0, "", g.fail
+		return 0, "", "", g.fail
 	}
 	for _, is := range g.issues {
-		if strings.Contains(is.Body, marker) {
-			return is.Number, fmt.Sprintf("https://github.com/%s/issues/%d", repo, is.Number), nil
+		if strings.HasSuffix(is.Body, marker) {
+			return is.Number, fmt.Sprintf("https://github.com/%s/issues/%d", repo, is.Number), memBot, nil
 		}
 	}
 	n := len(g.issues) + 1
 	g.issues = append(g.issues, ghIssue{Number: n, Title: title, Body: body, Labels: labels, Open: true})
 	g.creates++
-	return n, fmt.Sprintf("https://github.com/%s/issues/%d", repo, n), nil
+	return n, fmt.Sprintf("https://github.com/%s/issues/%d", repo, n), memBot, nil
 }
 
-func (g *memGitHub) CommentOnce(_ context.Context, _, _ string, number int, marker, body string) error {
+// memBot is the login memGitHub's issues are opened by.
+const memBot = "vantagepeers[bot]"
+
+func (g *memGitHub) CommentOnce(_ context.Context, _, _ string, number int, marker, body string, _ time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.comments == nil {
 		g.comments = map[int][]string{}
 	}
 	for _, c := range g.comments[number] {
-		if strings.Contains(c, marker) {
+		if strings.HasSuffix(c, marker) {
 			return nil
 		}
 	}
 	g.comments[number] = append(g.comments[number], body)
 	return nil
+}
+
+// SetComment edits the comment ending with marker in place (by id: its
+// index + 1 on the issue), or posts it.
+func (g *memGitHub) SetComment(_ context.Context, _, _ string, number int, id int64, marker, body string, _ time.Time) (int64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fail != nil {
+		return 0, g.fail
+	}
+	if g.comments == nil {
+		g.comments = map[int][]string{}
+	}
+	cs := g.comments[number]
+	for k, c := range cs {
+		if int64(k+1) == id || id == 0 && strings.HasSuffix(c, marker) {
+			cs[k] = body
+			g.edits++
+			return int64(k + 1), nil
+		}
+	}
+	g.comments[number] = append(cs, body)
+	return int64(len(cs) + 1), nil
 }
 
 func (g *memGitHub) Reopen(_ context.Context, _, _ string, number int) error {

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	gogithub "github.com/google/go-github/v62/github"
@@ -49,10 +48,13 @@ const DefaultMaxWait = 2 * time.Second
 
 // Account is who writes: the tenant (the limiter's key) and its GitHub
 // token. The token is sent in the Authorization header and nowhere else:
-// no error or log line carries it.
+// no error or log line carries it. Login is the account the token acts
+// as, when the credentials say ("<app-slug>[bot]" for a GitHub App's
+// installation token, which GitHub does not tell); "" asks GitHub once.
 type Account struct {
 	Tenant string
 	Token  string
+	Login  string
 }
 
 // Comment is a comment found or posted by CommentOnce.
@@ -68,6 +70,8 @@ type Comment struct {
 type Issue struct {
 	Number int
 	URL    string
+	// Author is the login of the account that opened it (the bot's).
+	Author string
 	// Existing: an issue carrying the marker was already there and
 	// nothing was opened.
 	Existing bool
@@ -91,6 +95,7 @@ type Client struct {
 	limiter *Limiter
 	maxWait time.Duration
 	now     func() time.Time
+	logins  logins
 }
 
 // New returns a Client.
@@ -132,12 +137,14 @@ func New(o Options) (*Client, error) {
 func (c *Client) api(a Account) *gogithub.Client { return c.base.WithAuthToken(a.Token) }
 
 // CommentOnce posts body on issue (or pull request) number of repo
-// ("owner/name") unless a comment containing marker is already there. It
-// reads every comment first, which is what makes a rerun after a crash
-// between the post and the caller's commit post nothing. Two concurrent
-// calls with the same marker could both post: the caller (an outbox job
-// under its lease) must not run them at once.
-func (c *Client) CommentOnce(ctx context.Context, a Account, repo string, number int, marker, body string) (Comment, error) {
+// ("owner/name") unless a comment of the bot's own account ending with
+// marker is already there: a rerun after a crash between the post and the
+// caller's commit posts nothing. It reads only the comments updated since
+// since (the caller passes a time safely before its job's first attempt;
+// zero reads them all), so its cost does not grow with the issue's
+// history. Two concurrent calls with the same marker could both post: the
+// caller (an outbox job under its lease) must not run them at once.
+func (c *Client) CommentOnce(ctx context.Context, a Account, repo string, number int, marker, body string, since time.Time) (Comment, error) {
 	const op = "github.comment"
 	owner, name, err := c.checkWrite(op, a, repo)
 	if err == nil {
@@ -154,23 +161,96 @@ func (c *Client) CommentOnce(ctx context.Context, a Account, repo string, number
 	if err := c.blocked(ctx, op, a.Tenant); err != nil {
 		return Comment{}, err
 	}
+	found, err := c.findComment(ctx, op, a, owner, name, number, marker, since)
+	if err != nil || found != nil {
+		return commentOf(found, true), err
+	}
+	if err := c.pace(ctx, op, a.Tenant); err != nil {
+		return Comment{}, err
+	}
+	cm, resp, err := c.api(a).Issues.CreateComment(ctx, owner, name, number, &gogithub.IssueComment{Body: &body})
+	if err != nil {
+		return Comment{}, c.fail(ctx, op, a, resp, err)
+	}
+	return commentOf(cm, false), nil
+}
+
+func commentOf(cm *gogithub.IssueComment, existing bool) Comment {
+	if cm == nil {
+		return Comment{}
+	}
+	return Comment{ID: cm.GetID(), URL: cm.GetHTMLURL(), Existing: existing}
+}
+
+// findComment returns the bot's comment ending with marker among those
+// updated since since, or nil.
+func (c *Client) findComment(ctx context.Context, op string, a Account, owner, name string, number int, marker string, since time.Time) (*gogithub.IssueComment, error) {
+	bot, err := c.botLogin(ctx, op, a)
+	if err != nil {
+		return nil, err
+	}
 	gh := c.api(a)
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
+	if !since.IsZero() {
+		opts.Since = &since
+	}
 	for page := 1; ; {
 		opts.Page = page
 		list, resp, err := gh.Issues.ListComments(ctx, owner, name, number, opts)
 		if err != nil {
-			return Comment{}, c.fail(ctx, op, a, resp, err)
+			return nil, c.fail(ctx, op, a, resp, err)
 		}
 		for _, cm := range list {
-			if strings.Contains(cm.GetBody(), marker) {
-				return Comment{ID: cm.GetID(), URL: cm.GetHTMLURL(), Existing: true}, nil
+			if byBot(cm.GetUser(), bot) && hasMarker(cm.GetBody(), marker) {
+				return cm, nil
 			}
 		}
 		if resp.NextPage <= page {
-			break
+			return nil, nil
 		}
 		page = resp.NextPage
+	}
+}
+
+// SetComment makes the bot's comment ending with marker on issue number
+// say body, creating it once and editing it in place afterwards: the
+// comment id if the caller remembers one (0: none), else the bot's
+// comment found among those updated since since, else a new one. A
+// remembered comment that is gone is looked for and, failing that,
+// posted again. It returns the comment (Existing when it was there
+// before). The caller must not run two SetComment of one marker at once.
+func (c *Client) SetComment(ctx context.Context, a Account, repo string, number int, id int64, marker, body string, since time.Time) (Comment, error) {
+	const op = "github.set_comment"
+	owner, name, err := c.checkWrite(op, a, repo)
+	if err == nil {
+		err = checkNumber(op, "number", number)
+	}
+	if err == nil {
+		err = checkBody(op, body, marker)
+	}
+	if err != nil {
+		return Comment{}, err
+	}
+	if err := c.blocked(ctx, op, a.Tenant); err != nil {
+		return Comment{}, err
+	}
+	gh := c.api(a)
+	if id > 0 {
+		cm, err := c.editComment(ctx, op, a, owner, name, id, body)
+		if !vp.IsKind(err, vp.KindNotFound) {
+			return commentOf(cm, true), err
+		}
+	}
+	found, err := c.findComment(ctx, op, a, owner, name, number, marker, since)
+	if err != nil {
+		return Comment{}, err
+	}
+	if found != nil {
+		if found.GetBody() == body {
+			return commentOf(found, true), nil
+		}
+		cm, err := c.editComment(ctx, op, a, owner, name, found.GetID(), body)
+		return commentOf(cm, true), err
 	}
 	if err := c.pace(ctx, op, a.Tenant); err != nil {
 		return Comment{}, err
@@ -179,11 +259,23 @@ func (c *Client) CommentOnce(ctx context.Context, a Account, repo string, number
 	if err != nil {
 		return Comment{}, c.fail(ctx, op, a, resp, err)
 	}
-	return Comment{ID: cm.GetID(), URL: cm.GetHTMLURL()}, nil
+	return commentOf(cm, false), nil
 }
 
-// CreateIssueOnce opens an issue on repo unless one (open or closed)
-// created since since already carries marker in its body. since bounds the
+func (c *Client) editComment(ctx context.Context, op string, a Account, owner, name string, id int64, body string) (*gogithub.IssueComment, error) {
+	if err := c.pace(ctx, op, a.Tenant); err != nil {
+		return nil, err
+	}
+	cm, resp, err := c.api(a).Issues.EditComment(ctx, owner, name, id, &gogithub.IssueComment{Body: &body})
+	if err != nil {
+		return nil, c.fail(ctx, op, a, resp, err)
+	}
+	return cm, nil
+}
+
+// CreateIssueOnce opens an issue on repo unless one (open or closed) that
+// the bot's own account opened since since already ends its body with
+// marker: an outsider's issue carrying the marker is never adopted. since bounds the
 // search: GitHub lists issues newest first, and the scan stops at the first
 // one created before since (zero: the whole repository). The caller passes
 // a time safely before the first attempt of its job. Pull requests, which
@@ -206,6 +298,10 @@ func (c *Client) CreateIssueOnce(ctx context.Context, a Account, repo, title, bo
 	if err := c.blocked(ctx, op, a.Tenant); err != nil {
 		return Issue{}, err
 	}
+	bot, err := c.botLogin(ctx, op, a)
+	if err != nil {
+		return Issue{}, err
+	}
 	gh := c.api(a)
 	// GitHub's since filters on the last update, which is never before the
 	// creation: every issue created since since is listed.
@@ -219,8 +315,8 @@ scan:
 			return Issue{}, c.fail(ctx, op, a, resp, err)
 		}
 		for _, is := range list {
-			if strings.Contains(is.GetBody(), marker) {
-				return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Existing: true}, nil
+			if byBot(is.GetUser(), bot) && hasMarker(is.GetBody(), marker) {
+				return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Author: is.GetUser().GetLogin(), Existing: true}, nil
 			}
 			if !since.IsZero() && is.GetCreatedAt().Before(since) {
 				break scan
@@ -242,7 +338,7 @@ scan:
 	if err != nil {
 		return Issue{}, c.fail(ctx, op, a, resp, err)
 	}
-	return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL()}, nil
+	return Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Author: is.GetUser().GetLogin()}, nil
 }
 
 // Reopen reopens a closed issue (a regression of the error it reports);

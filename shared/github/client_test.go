@@ -83,7 +83,11 @@ func TestCommentOnceAgainstFakeGitHub(t *testing.T) {
 				if i == 230 {
 					body += "\n" + marker("m")
 				}
-				if c := e.fake.AddComment(repo, e.issue, "someone", body); i == 230 {
+				user := "someone"
+				if i == 230 {
+					user = githubfake.Login // only the bot's own comments count
+				}
+				if c := e.fake.AddComment(repo, e.issue, user, body); i == 230 {
 					id = c.ID
 				}
 			}
@@ -101,7 +105,7 @@ func TestCommentOnceAgainstFakeGitHub(t *testing.T) {
 			e := newEnv(t)
 			wantID := tc.seed(e)
 			body := "Taken by @alice.\n" + marker("m")
-			c, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("m"), body)
+			c, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("m"), body, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +117,7 @@ func TestCommentOnceAgainstFakeGitHub(t *testing.T) {
 			}
 			var gets []string
 			for _, r := range e.fake.Requests() {
-				if r.Method == http.MethodGet {
+				if r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/comments") {
 					gets = append(gets, r.Query)
 				}
 			}
@@ -132,7 +136,7 @@ func TestCommentOnceAgainstFakeGitHub(t *testing.T) {
 				t.Fatalf("%d posts, want %d", e.posts(), wantPosts)
 			}
 			// The same call again finds the comment and posts nothing.
-			again, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("m"), body)
+			again, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("m"), body, time.Time{})
 			if err != nil || !again.Existing || again.ID != c.ID || again.URL != c.URL {
 				t.Fatalf("second call: %+v, %v; want the existing %d", again, err, c.ID)
 			}
@@ -166,14 +170,14 @@ func TestCommentOnceCrashGuardAgainstFakeGitHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := "Opened a PR.\n" + marker("pr")
-	if _, err := crashing.CommentOnce(ctx, acme, repo, e.issue, marker("pr"), body); !vp.IsKind(err, vp.KindUnavailable) {
+	if _, err := crashing.CommentOnce(ctx, acme, repo, e.issue, marker("pr"), body, time.Time{}); !vp.IsKind(err, vp.KindUnavailable) {
 		t.Fatalf("lost answer: %v, want unavailable (retried)", err)
 	}
 	if n := len(e.fake.Comments(repo, e.issue)); n != 1 {
 		t.Fatalf("%d comments after the lost answer, want the 1 GitHub made", n)
 	}
 	// The job's retry, in another process.
-	c, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("pr"), body)
+	c, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("pr"), body, time.Time{})
 	if err != nil || !c.Existing {
 		t.Fatalf("rerun: %+v, %v; want the existing comment", c, err)
 	}
@@ -228,7 +232,7 @@ func TestRateLimitAnswersAgainstFakeGitHub(t *testing.T) {
 			if !tc.onWrite {
 				e.fake.FailNext(1, tc.status, tc.header, "")
 			}
-			_, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("x"), marker("x"))
+			_, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("x"), marker("x"), time.Time{})
 			want := tc.want()
 			got, ok := vp.RetryAfter(err)
 			if !ok {
@@ -244,7 +248,7 @@ func TestRateLimitAnswersAgainstFakeGitHub(t *testing.T) {
 			// The tenant is blocked for every writer: the next call makes
 			// no request at all.
 			before := len(e.fake.Requests())
-			_, err = e.client.CommentOnce(ctx, acme, repo, e.issue, marker("y"), marker("y"))
+			_, err = e.client.CommentOnce(ctx, acme, repo, e.issue, marker("y"), marker("y"), time.Time{})
 			if !vp.IsKind(err, vp.KindRateLimited) || len(e.fake.Requests()) != before {
 				t.Fatalf("blocked tenant: %v after %d new requests", err, len(e.fake.Requests())-before)
 			}
@@ -252,7 +256,7 @@ func TestRateLimitAnswersAgainstFakeGitHub(t *testing.T) {
 				t.Fatalf("limiter after the answer: %v, want the tenant blocked for about %v", err, want)
 			}
 			// Another tenant is not held back.
-			c, err := e.client.CommentOnce(ctx, beta, repo, e.issue, marker("z"), marker("z"))
+			c, err := e.client.CommentOnce(ctx, beta, repo, e.issue, marker("z"), marker("z"), time.Time{})
 			if err != nil || c.Existing {
 				t.Fatalf("other tenant: %+v, %v", c, err)
 			}
@@ -284,7 +288,7 @@ func TestLocalFailFastIsRateLimitedAgainstFakeGitHub(t *testing.T) {
 	// Two reads use the quota up: the second answer says 0 remain, and
 	// go-github refuses the third page itself, without a request.
 	e.fake.SetQuota(2)
-	_, err := e.client.CommentOnce(context.Background(), acme, repo, e.issue, marker("x"), marker("x"))
+	_, err := e.client.CommentOnce(context.Background(), acme, repo, e.issue, marker("x"), marker("x"), time.Time{})
 	d, ok := vp.RetryAfter(err)
 	if !ok || d < 50*time.Minute || d > time.Hour {
 		t.Fatalf("err %v, RetryAfter %v: want rate-limited until the quota's hour ends", err, d)
@@ -313,7 +317,7 @@ func TestErrorKindsAgainstFakeGitHub(t *testing.T) {
 		{name: "500", setup: func(e *env) { e.fake.FailNext(1, 500, nil, "") }, kind: vp.KindUnavailable},
 		{name: "502", setup: func(e *env) { e.fake.FailNext(1, 502, nil, "<html>bad gateway</html>") }, kind: vp.KindUnavailable},
 		{name: "401 bad token", acct: github.Account{Tenant: "acme", Token: tokWrong}, kind: vp.KindUnauthorized, field: "token", msg: "missing, invalid"},
-		{name: "403 without permission", setup: func(e *env) {
+		{name: "403 without permission", acct: github.Account{Tenant: "acme", Token: tokAcme, Login: githubfake.Login}, setup: func(e *env) {
 			e.fake.FailNext(1, 403, nil, `{"message":"Resource not accessible by personal access token","documentation_url":"https://docs.github.com/rest/issues/comments#create-an-issue-comment"}`)
 		}, kind: vp.KindForbidden, msg: "Resource not accessible"},
 		{name: "404 repository", repo: "acme/nothing", kind: vp.KindNotFound},
@@ -352,7 +356,7 @@ func TestErrorKindsAgainstFakeGitHub(t *testing.T) {
 			if tc.body != "" {
 				b = tc.body
 			}
-			_, err := e.client.CommentOnce(ctx, a, r, n, m, b)
+			_, err := e.client.CommentOnce(ctx, a, r, n, m, b, time.Time{})
 			var ve *vp.Error
 			if !errors.As(err, &ve) || vp.KindOf(err) != tc.kind {
 				t.Fatalf("err = %v (kind %v), want %v", err, vp.KindOf(err), tc.kind)
@@ -384,14 +388,14 @@ func TestNetworkFailuresAreUnavailableAgainstFakeGitHub(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		e := newEnv(t, func(o *github.Options) { o.HTTPClient = &http.Client{Timeout: 50 * time.Millisecond} })
 		e.fake.Delay(500 * time.Millisecond)
-		if _, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("m"), marker("m")); !vp.IsKind(err, vp.KindUnavailable) {
+		if _, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("m"), marker("m"), time.Time{}); !vp.IsKind(err, vp.KindUnavailable) {
 			t.Fatalf("err = %v, want unavailable", err)
 		}
 	})
 	t.Run("connection refused", func(t *testing.T) {
 		lim := github.NewLimiter(github.LimiterOptions{Store: openStore(t, nil)})
 		c, _ := github.New(github.Options{BaseURL: "http://127.0.0.1:1/", Limiter: lim})
-		if _, err := c.CommentOnce(ctx, acme, repo, 1, marker("m"), marker("m")); !vp.IsKind(err, vp.KindUnavailable) {
+		if _, err := c.CommentOnce(ctx, acme, repo, 1, marker("m"), marker("m"), time.Time{}); !vp.IsKind(err, vp.KindUnavailable) {
 			t.Fatalf("err = %v, want unavailable", err)
 		}
 	})
@@ -411,7 +415,7 @@ func TestWritesAreSpacedAgainstFakeGitHub(t *testing.T) {
 	e := newEnv(t)
 	for i := range 3 {
 		m := marker(fmt.Sprint(i))
-		if _, err := e.client.CommentOnce(context.Background(), acme, repo, e.issue, m, m); err != nil {
+		if _, err := e.client.CommentOnce(context.Background(), acme, repo, e.issue, m, m, time.Time{}); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
 	}
@@ -434,13 +438,13 @@ func TestWritesAreSpacedAgainstFakeGitHub(t *testing.T) {
 func TestWriteBeyondMaxWaitIsRateLimitedAgainstFakeGitHub(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, func(o *github.Options) { o.MaxWait = 100 * time.Millisecond })
-	if _, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("a"), marker("a")); err != nil {
+	if _, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("a"), marker("a"), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	// The next slot is a second away, beyond MaxWait: the caller is
 	// rescheduled instead of sleeping.
 	start := time.Now()
-	_, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("b"), marker("b"))
+	_, err := e.client.CommentOnce(ctx, acme, repo, e.issue, marker("b"), marker("b"), time.Time{})
 	if d, ok := vp.RetryAfter(err); !ok || d <= 100*time.Millisecond || d > github.DefaultSpacing+github.SpacingMargin {
 		t.Fatalf("err %v, RetryAfter %v; want rate-limited until the next slot", err, d)
 	}
@@ -449,12 +453,12 @@ func TestWriteBeyondMaxWaitIsRateLimitedAgainstFakeGitHub(t *testing.T) {
 	}
 	// A context ending before the slot is treated the same way.
 	long := newEnv(t, func(o *github.Options) { o.MaxWait = time.Minute })
-	if _, err := long.client.CommentOnce(ctx, acme, repo, long.issue, marker("a"), marker("a")); err != nil {
+	if _, err := long.client.CommentOnce(ctx, acme, repo, long.issue, marker("a"), marker("a"), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	if _, err := long.client.CommentOnce(short, acme, repo, long.issue, marker("b"), marker("b")); !vp.IsKind(err, vp.KindRateLimited) {
+	if _, err := long.client.CommentOnce(short, acme, repo, long.issue, marker("b"), marker("b"), time.Time{}); !vp.IsKind(err, vp.KindRateLimited) {
 		t.Fatalf("slot past the deadline: %v, want rate-limited", err)
 	}
 }

@@ -29,6 +29,9 @@ import (
 type Credentials struct {
 	WebhookSecret string
 	Token         string
+	// Login is the account the token acts as, when GitHub does not say:
+	// a GitHub App installation token's "<app-slug>[bot]". Not a secret.
+	Login string
 }
 
 // Fingerprint identifies a secret for display without revealing it: the
@@ -49,8 +52,8 @@ func (c Credentials) Fingerprint() (webhookSecret, token string) {
 	return Fingerprint(c.WebhookSecret), Fingerprint(c.Token)
 }
 
-// IsZero reports whether neither secret is set.
-func (c Credentials) IsZero() bool { return c.WebhookSecret == "" && c.Token == "" }
+// IsZero reports whether nothing is set.
+func (c Credentials) IsZero() bool { return c.WebhookSecret == "" && c.Token == "" && c.Login == "" }
 
 func shown(secret string) string {
 	if secret == "" {
@@ -61,7 +64,11 @@ func shown(secret string) string {
 
 // String shows the credentials redacted.
 func (c Credentials) String() string {
-	return fmt.Sprintf("github.Credentials{webhookSecret: %s, token: %s}", shown(c.WebhookSecret), shown(c.Token))
+	login := ""
+	if c.Login != "" {
+		login = fmt.Sprintf(", login: %q", c.Login)
+	}
+	return fmt.Sprintf("github.Credentials{webhookSecret: %s, token: %s%s}", shown(c.WebhookSecret), shown(c.Token), login)
 }
 
 // GoString redacts %#v too.
@@ -73,7 +80,8 @@ func (c Credentials) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(c.Strin
 
 // LogValue redacts in slog.
 func (c Credentials) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("webhookSecret", shown(c.WebhookSecret)), slog.String("token", shown(c.Token)))
+	return slog.GroupValue(slog.String("webhookSecret", shown(c.WebhookSecret)), slog.String("token", shown(c.Token)),
+		slog.String("login", c.Login))
 }
 
 // MarshalText redacts in text and JSON encoders (a log line marshalled
@@ -93,15 +101,19 @@ const CredentialsFile = "github-credentials.json"
 const (
 	EnvWebhookSecret = "VP_GITHUB_WEBHOOK_SECRET"
 	EnvToken         = "VP_GITHUB_TOKEN"
+	// EnvLogin names the account the token acts as, for a GitHub App
+	// installation token (GitHub refuses it GET /user): "<app-slug>[bot]".
+	EnvLogin = "VP_GITHUB_LOGIN"
 )
 
 // DefaultTenant is the tenant FileCredentials.Defaults apply to.
 const DefaultTenant = "default"
 
 // CredentialsFromEnv reads the default tenant's credentials from
-// VP_GITHUB_WEBHOOK_SECRET and VP_GITHUB_TOKEN through getenv (os.Getenv).
+// VP_GITHUB_WEBHOOK_SECRET, VP_GITHUB_TOKEN and VP_GITHUB_LOGIN through
+// getenv (os.Getenv).
 func CredentialsFromEnv(getenv func(string) string) Credentials {
-	return Credentials{WebhookSecret: getenv(EnvWebhookSecret), Token: getenv(EnvToken)}
+	return Credentials{WebhookSecret: getenv(EnvWebhookSecret), Token: getenv(EnvToken), Login: getenv(EnvLogin)}
 }
 
 // FileCredentials keeps the credentials of the embedded binary's tenants
@@ -128,6 +140,7 @@ type FileCredentials struct {
 type fileEntry struct {
 	WebhookSecret string `json:"webhookSecret,omitempty"`
 	Token         string `json:"token,omitempty"`
+	Login         string `json:"login,omitempty"`
 }
 
 type fileDoc struct {
@@ -154,6 +167,9 @@ func (f *FileCredentials) Credentials(_ context.Context, tenant string) (Credent
 	}
 	if c.Token == "" {
 		c.Token = f.Defaults.Token
+	}
+	if c.Login == "" {
+		c.Login = f.Defaults.Login
 	}
 	return c, nil
 }
@@ -195,7 +211,7 @@ func (f *FileCredentials) Set(tenant string, c Credentials) error {
 		return vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a valid tenant id", clip(tenant))
 	}
 	if c.IsZero() {
-		return vp.E(op, vp.KindInvalid, "", "give a webhook secret or a token to set")
+		return vp.E(op, vp.KindInvalid, "", "give a webhook secret, a token or a login to set")
 	}
 	return f.change(op, func(all map[string]fileEntry) bool {
 		e := all[tenant]
@@ -204,6 +220,9 @@ func (f *FileCredentials) Set(tenant string, c Credentials) error {
 		}
 		if c.Token != "" {
 			e.Token = c.Token
+		}
+		if c.Login != "" {
+			e.Login = c.Login
 		}
 		all[tenant] = e
 		return true

@@ -65,7 +65,7 @@ func TestCreateIssueOnceAgainstFakeGitHub(t *testing.T) {
 				}
 			}
 			for _, r := range e.fake.Requests() {
-				if r.Method == http.MethodGet && (!strings.Contains(r.Query, "state=all") || !strings.Contains(r.Query, "since=") || !strings.Contains(r.Query, "per_page=100")) {
+				if r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/issues") && (!strings.Contains(r.Query, "state=all") || !strings.Contains(r.Query, "since=") || !strings.Contains(r.Query, "per_page=100")) {
 					t.Fatalf("issues listed with %q: want state=all, since and per_page=100", r.Query)
 				}
 			}
@@ -194,13 +194,7 @@ func TestCreateIssueOnceStopsAtSinceAgainstFakeGitHub(t *testing.T) {
 	if _, err := e.client.CreateIssueOnce(context.Background(), acme, repo, "Fresh", m, m, nil, time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	gets := 0
-	for _, r := range e.fake.Requests() {
-		if r.Method == http.MethodGet {
-			gets++
-		}
-	}
-	if gets != 1 || e.posts() != 1 {
+	if gets := e.fake.Count(http.MethodGet, "/issues"); gets != 1 || e.posts() != 1 {
 		t.Fatalf("%d pages read and %d posts, want 1 and 1", gets, e.posts())
 	}
 }

@@ -28,17 +28,28 @@ func (t ForTenants) account(ctx context.Context, op, tenant string) (Account, er
 			"tenant %s has no GitHub token: set %s (tenant default) or run `vantagepeers github set --tenant %s --token-stdin`, then retry the dead letters (`vantagepeers outbox retry`)",
 			tenant, EnvToken, tenant)
 	}
-	return Account{Tenant: tenant, Token: c.Token}, nil
+	return Account{Tenant: tenant, Token: c.Token, Login: c.Login}, nil
 }
 
 // CommentOnce implements issue.GitHub.
-func (t ForTenants) CommentOnce(ctx context.Context, tenant, repo string, number int, marker, body string) error {
+func (t ForTenants) CommentOnce(ctx context.Context, tenant, repo string, number int, marker, body string, since time.Time) error {
 	a, err := t.account(ctx, "github.comment", tenant)
 	if err != nil {
 		return err
 	}
-	_, err = t.Client.CommentOnce(ctx, a, repo, number, marker, body)
+	_, err = t.Client.CommentOnce(ctx, a, repo, number, marker, body, since)
 	return err
+}
+
+// SetComment writes the tenant's one comment of marker, editing it in
+// place (errormon.GitHub); it returns the comment's id.
+func (t ForTenants) SetComment(ctx context.Context, tenant, repo string, number int, id int64, marker, body string, since time.Time) (int64, error) {
+	a, err := t.account(ctx, "github.set_comment", tenant)
+	if err != nil {
+		return 0, err
+	}
+	c, err := t.Client.SetComment(ctx, a, repo, number, id, marker, body, since)
+	return c.ID, err
 }
 
 // PullRequest implements issue.GitHub.
@@ -61,14 +72,15 @@ func (w WebhookSecrets) WebhookSecret(ctx context.Context, tenant string) (strin
 	return c.WebhookSecret, err
 }
 
-// CreateIssueOnce files an issue as the tenant (errormon.GitHub).
-func (t ForTenants) CreateIssueOnce(ctx context.Context, tenant, repo, title, body, marker string, labels []string, since time.Time) (int, string, error) {
+// CreateIssueOnce files an issue as the tenant (errormon.GitHub); author
+// is the login that opened it, the bot's.
+func (t ForTenants) CreateIssueOnce(ctx context.Context, tenant, repo, title, body, marker string, labels []string, since time.Time) (number int, url, author string, err error) {
 	a, err := t.account(ctx, "github.create_issue", tenant)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	is, err := t.Client.CreateIssueOnce(ctx, a, repo, title, body, marker, labels, since)
-	return is.Number, is.URL, err
+	return is.Number, is.URL, is.Author, err
 }
 
 // Reopen reopens an issue as the tenant (errormon.GitHub).

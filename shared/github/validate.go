@@ -45,6 +45,11 @@ func validOwner(s string) bool {
 	return true
 }
 
+// ValidLogin reports whether s is a GitHub login as the bot's account may
+// have: a user's (1..39 letters, digits, '-', '_') or a GitHub App's
+// "<slug>[bot]".
+func ValidLogin(s string) bool { return validOwner(strings.TrimSuffix(s, "[bot]")) }
+
 func validName(s string) bool {
 	if len(s) == 0 || len(s) > maxRepoName || s == "." || s == ".." {
 		return false
@@ -77,8 +82,8 @@ func checkNumber(op, field string, n int) error {
 	return nil
 }
 
-// checkBody checks a comment or issue body and the marker it must carry:
-// the marker is what makes the write idempotent, so a body without it
+// checkBody checks a comment or issue body and the marker that must end
+// it: the marker is what makes the write idempotent, so a body without it
 // would be posted again on every retry.
 func checkBody(op, body, marker string) error {
 	if n := utf8.RuneCountInString(body); n > MaxBodyChars {
@@ -87,8 +92,8 @@ func checkBody(op, body, marker string) error {
 	if strings.TrimSpace(marker) == "" {
 		return vp.E(op, vp.KindInvalid, "marker", "is required: an HTML comment such as <!-- vantagepeers:… --> that identifies this write")
 	}
-	if !strings.Contains(body, marker) {
-		return vp.E(op, vp.KindInvalid, "marker", "must appear in body, or a retry could not recognise the write it made")
+	if !hasMarker(body, marker) {
+		return vp.E(op, vp.KindInvalid, "marker", "must end the body (its last line), or a retry could not recognise the write it made: a marker elsewhere may be quoted text")
 	}
 	return nil
 }

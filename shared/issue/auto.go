@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -22,6 +21,10 @@ type AutoIssue struct {
 	Orchestrator string
 	// Project is used when the repository has no mapping.
 	Project string
+	// Author is the GitHub login that opened the issue, as GitHub answered
+	// the filing (the bot's own account). A record that a webhook made
+	// first is adopted only when its author is the same.
+	Author string
 }
 
 // TrackAuto records an issue the product filed and starts its protocol,
@@ -30,6 +33,11 @@ type AutoIssue struct {
 // not a member), and this upgrades it; one that comes later finds it
 // recorded (Duplicate). The start job is deduplicated by repo#number like
 // an opened issue's.
+//
+// A record the bot did not write is never adopted: one a webhook made
+// for an issue opened by anyone but a.Author is refused (KindConflict),
+// and an adopted record's title and body, the mission's brief, are the
+// bot's (a), never what the record holds.
 func (s *Service) TrackAuto(ctx context.Context, tenant string, a AutoIssue) error {
 	const op = "github.auto"
 	repo, err := checkRepo(op, "repo", a.Repo)
@@ -59,8 +67,14 @@ func (s *Service) TrackAuto(ctx context.Context, tenant string, a AutoIssue) err
 			if cur.MissionID != "" || cur.Automation == "irp" {
 				return nil // started already
 			}
+			if a.Author == "" || !strings.EqualFold(cur.Author, a.Author) {
+				return vp.Errorf(op, vp.KindConflict, "number",
+					"%s#%d was opened on GitHub by %q, not by the bot's account %q: an issue the bot did not write is never made a mission",
+					repo, a.Number, cur.Author, a.Author)
+			}
+			title, body := i.Title, i.Body
 			i, cond = cur, store.IfVersion(it.Version)
-			i.UpdatedAt = now
+			i.Title, i.Body, i.UpdatedAt = title, body, now
 		case !vp.IsKind(err, vp.KindNotFound):
 			return err
 		}
@@ -83,7 +97,7 @@ func (s *Service) TrackAuto(ctx context.Context, tenant string, a AutoIssue) err
 		return err
 	})
 	if err != nil {
-		return records.Err(op, err)
+		return err // table.Retry has mapped store errors onto kinds
 	}
 	s.jobs.Kick(start)
 	return nil

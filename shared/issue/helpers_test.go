@@ -202,7 +202,7 @@ type recordingGitHub struct {
 	fail     error
 }
 
-func (g *recordingGitHub) CommentOnce(_ context.Context, _ string, repo string, number int, marker, body string) error {
+func (g *recordingGitHub) CommentOnce(_ context.Context, _ string, repo string, number int, marker, body string, _ time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.fail != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/vantagepeers/vantagepeers/shared/github/ghmd"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
@@ -189,7 +190,10 @@ func (s *Service) CommentJob(ctx context.Context, j outbox.Job) error {
 		text = fmt.Sprintf(text, displayName(c.Orchestrator))
 	}
 	body := text + "\n\n" + Signature(c.Orchestrator, time.UnixMilli(c.At)) + "\n\n" + marker(c.Step, c.IssueID)
-	err := s.gh.CommentOnce(ctx, j.Tenant, repo, number, marker(c.Step, c.IssueID), body)
+	// No comment of this job's can be older than the job: the reads do
+	// not grow with the issue's history. The margin covers the skew
+	// between our clock and GitHub's.
+	err := s.gh.CommentOnce(ctx, j.Tenant, repo, number, marker(c.Step, c.IssueID), body, j.EnqueuedAt.Add(-clockSkew))
 	switch vp.KindOf(err) {
 	case vp.KindUnauthorized, vp.KindForbidden, vp.KindNotFound, vp.KindInvalid, vp.KindTooLarge:
 		return outbox.Permanent(err) // retrying cannot help: a dead letter to look at
@@ -219,14 +223,21 @@ func Signature(orchestrator string, at time.Time) string {
 	return fmt.Sprintf("Orchestrator: %s — %s | %s", displayName(orchestrator), team, at.UTC().Format("2006-01-02 15:04"))
 }
 
+// displayName is an orchestrator's name as a comment shows it: a name is
+// whatever the tenant typed ("@octocat", "[x](https://…)"), so it goes
+// through the renderer, inert.
 func displayName(o string) string {
 	if o == "" {
 		return "the team"
 	}
 	r := []rune(o)
 	r[0] = unicode.ToUpper(r[0])
-	return string(r)
+	return ghmd.Inline(string(r), vp.MaxNameBytes)
 }
+
+// clockSkew is how far GitHub's clock may be from ours when a read is
+// bounded by a time of ours.
+const clockSkew = 10 * time.Minute
 
 // stepPattern finds the protocol step of an IRP task title: "[#42] T6 — Write Missing Tests".
 var stepPattern = regexp.MustCompile(`(?:^|\s)(T\d{1,2})\s+—`)

@@ -228,9 +228,10 @@ type Jobs interface {
 // GitHub is what the package asks of GitHub, on behalf of a tenant
 // (whose credentials the implementation holds).
 type GitHub interface {
-	// CommentOnce posts body on repo#number unless a comment containing
-	// marker is there already.
-	CommentOnce(ctx context.Context, tenant, repo string, number int, marker, body string) error
+	// CommentOnce posts body, which ends with marker, on repo#number
+	// unless a comment of the bot's own ending with marker is there
+	// already, looking only at the comments updated since since.
+	CommentOnce(ctx context.Context, tenant, repo string, number int, marker, body string, since time.Time) error
 	// PullRequest reads a pull request, conditionally on etag: notModified
 	// when it has not changed.
 	PullRequest(ctx context.Context, tenant, repo string, number int, etag string) (pr PullRequest, notModified bool, err error)

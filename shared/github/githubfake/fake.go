@@ -54,6 +54,20 @@ type Server struct {
 	delay   time.Duration
 	quota   int
 	userIDs int64
+	writes  []Write
+}
+
+// Write is a body the fake stored: an issue opened or edited, a comment
+// posted or edited. Tests parse them as Markdown.
+type Write struct {
+	Method    string // POST or PATCH
+	Kind      string // "issue" or "comment"
+	Repo      string
+	Number    int   // the issue's
+	CommentID int64 // a comment's
+	User      string
+	Title     string // an issue's, when set
+	Body      string
 }
 
 // FakeComment is a stored comment.
@@ -62,6 +76,7 @@ type FakeComment struct {
 	Body      string
 	User      string
 	CreatedAt time.Time
+	UpdatedAt time.Time
 	URL       string
 }
 
@@ -91,6 +106,7 @@ type Request struct {
 
 type account struct {
 	login  string
+	app    bool // a GitHub App installation token: GET /user is refused
 	id     int64
 	used   int
 	window time.Time // start of the current hour of the quota
@@ -131,6 +147,8 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/issues/{number}", s.route(s.getIssue))
 	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/issues/{number}", s.route(s.editIssue))
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/pulls/{number}", s.route(s.getPull))
+	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/issues/comments/{id}", s.route(s.editComment))
+	mux.HandleFunc("GET /api/v3/user", s.route(s.getUser))
 	mux.HandleFunc("/", s.route(func(*http.Request, *account) reply { return notFound() }))
 	s.srv = httptest.NewServer(s.front(mux))
 	t.Cleanup(s.srv.Close)
@@ -146,6 +164,24 @@ func (s *Server) AllowToken(tok string) {
 	defer s.mu.Unlock()
 	s.userIDs++
 	s.tokens[tok] = &account{login: Login, id: 1000 + s.userIDs}
+}
+
+// AllowAppToken makes tok a valid GitHub App installation token of the app
+// slug: it acts as "<slug>[bot]", and GET /user refuses it (403), as GitHub
+// does.
+func (s *Server) AllowAppToken(tok, slug string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userIDs++
+	s.tokens[tok] = &account{login: slug + "[bot]", app: true, id: 1000 + s.userIDs}
+}
+
+// AllowTokenAs makes tok a valid token of the user login.
+func (s *Server) AllowTokenAs(tok, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userIDs++
+	s.tokens[tok] = &account{login: login, id: 1000 + s.userIDs}
 }
 
 // SetQuota sets every token's primary rate limit per hour (default
@@ -168,6 +204,11 @@ func (s *Server) AddRepo(name string) {
 // AddIssue stores an open issue created at created (zero: now) and returns
 // its number.
 func (s *Server) AddIssue(repoName, title, body string, created time.Time) int {
+	return s.AddIssueBy(repoName, Login, title, body, created)
+}
+
+// AddIssueBy is AddIssue by user (an outsider, say).
+func (s *Server) AddIssueBy(repoName, user, title, body string, created time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if created.IsZero() {
@@ -175,7 +216,7 @@ func (s *Server) AddIssue(repoName, title, body string, created time.Time) int {
 	}
 	r := s.repo(repoName)
 	r.next++
-	r.issues[r.next] = &issue{number: r.next, title: title, body: body, state: "open", user: Login, created: created, updated: created}
+	r.issues[r.next] = &issue{number: r.next, title: title, body: body, state: "open", user: user, created: created, updated: created}
 	return r.next
 }
 
@@ -196,19 +237,28 @@ func (s *Server) SetIssueState(repoName string, n int, state string) {
 
 // AddComment stores a comment by user on issue n, which must exist.
 func (s *Server) AddComment(repoName string, n int, user, body string) FakeComment {
+	return s.AddCommentAt(repoName, n, user, body, time.Time{})
+}
+
+// AddCommentAt is AddComment of a comment created (and last updated) at
+// at (zero: now).
+func (s *Server) AddCommentAt(repoName string, n int, user, body string, at time.Time) FakeComment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	is := s.repo(repoName).issues[n]
 	if is == nil {
 		s.t.Fatalf("githubfake: %s has no issue %d", repoName, n)
 	}
-	return s.addComment(repoName, is, user, body)
+	return s.addComment(repoName, is, user, body, at)
 }
 
-func (s *Server) addComment(repoName string, is *issue, user, body string) FakeComment {
+func (s *Server) addComment(repoName string, is *issue, user, body string, at time.Time) FakeComment {
 	s.nextID++
 	t := now()
-	c := FakeComment{ID: s.nextID, Body: body, User: user, CreatedAt: t,
+	if !at.IsZero() {
+		t = at.UTC().Truncate(time.Second)
+	}
+	c := FakeComment{ID: s.nextID, Body: body, User: user, CreatedAt: t, UpdatedAt: t,
 		URL: fmt.Sprintf("%s%s/issues/%d#issuecomment-%d", s.URL(), repoName, is.number, s.nextID)}
 	is.comments = append(is.comments, c)
 	is.updated = t
@@ -267,6 +317,28 @@ func (s *Server) SetPR(repoName string, n int, state string, draft, merged bool)
 	if merged {
 		is.mergedAt = &t
 	}
+}
+
+// Writes returns every body the fake stored through the API (issues opened
+// or edited, comments posted or edited), in order.
+func (s *Server) Writes() []Write {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.writes)
+}
+
+// Count returns how many requests with method whose path ends with
+// suffix the fake received ("GET", "/comments", say).
+func (s *Server) Count(method, suffix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.reqs {
+		if r.Method == method && strings.HasSuffix(r.Path, suffix) {
+			n++
+		}
+	}
+	return n
 }
 
 // Requests returns the requests received so far, in the order they ended.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,52 @@ func TestFakeGitHubETagAndScriptedFailures(t *testing.T) {
 	f.SetQuota(3)
 	if resp, v = get(t, "GET", url, "token tok", ""); resp.StatusCode != 403 || resp.Header.Get("X-RateLimit-Remaining") != "0" {
 		t.Fatalf("quota spent: status %d remaining %q %v", resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining"), v)
+	}
+}
+
+func TestFakeGitHubAuthorsEditsAndSince(t *testing.T) {
+	f := githubfake.New(t)
+	f.AllowToken("tok")
+	f.AllowAppToken("ghs_app", "acme-ci")
+	f.AllowTokenAs("outsider", "mallory")
+	n := f.AddIssueBy("o/r", "mallory", "title", "body", time.Time{})
+	old := f.AddCommentAt("o/r", n, "someone", "old", time.Now().Add(-48*time.Hour))
+	api := f.URL() + "api/v3/"
+
+	if resp, v := get(t, "GET", api+"user", "token tok", ""); resp.StatusCode != 200 || v.(map[string]any)["login"] != githubfake.Login {
+		t.Fatalf("GET /user: %d %v", resp.StatusCode, v)
+	}
+	if resp, _ := get(t, "GET", api+"user", "token ghs_app", ""); resp.StatusCode != 403 {
+		t.Fatalf("GET /user with an installation token: %d, want 403", resp.StatusCode)
+	}
+	_, v := get(t, "POST", api+"repos/o/r/issues/1/comments", "token ghs_app", `{"body":"mine"}`)
+	c := v.(map[string]any)
+	if c["user"].(map[string]any)["login"] != "acme-ci[bot]" {
+		t.Fatalf("an app's comment is by %v", c["user"])
+	}
+	id := int64(c["id"].(float64))
+	patch := func(tok string, id int64, body string) int {
+		resp, _ := get(t, "PATCH", api+"repos/o/r/issues/comments/"+strconv.FormatInt(id, 10), "token "+tok, body)
+		return resp.StatusCode
+	}
+	if st := patch("outsider", id, `{"body":"hijacked"}`); st != 403 {
+		t.Fatalf("an outsider edited the bot's comment: %d", st)
+	}
+	if st := patch("ghs_app", id, `{"body":"edited"}`); st != 200 {
+		t.Fatalf("the author's edit: %d", st)
+	}
+	if st := patch("ghs_app", 99999, `{"body":"x"}`); st != 404 {
+		t.Fatalf("editing a comment that does not exist: %d", st)
+	}
+	_, v = get(t, "GET", api+"repos/o/r/issues/1/comments?since="+time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "token tok", "")
+	if list := v.([]any); len(list) != 1 || list[0].(map[string]any)["body"] != "edited" {
+		t.Fatalf("since an hour ago: %v, want only the edited comment (not %d)", v, old.ID)
+	}
+	w := f.Writes()
+	if len(w) != 2 || w[0].Method != "POST" || w[0].Body != "mine" || w[1].Method != "PATCH" || w[1].Body != "edited" || w[1].CommentID != id {
+		t.Fatalf("writes recorded: %+v", w)
+	}
+	if f.Count("PATCH", "/comments/"+strconv.FormatInt(id, 10)) != 2 {
+		t.Fatal("Count does not count the PATCHes")
 	}
 }

@@ -37,12 +37,26 @@ func (s *Server) target(r *http.Request, wantIssue bool) (string, *repo, *issue,
 	return name, rp, is, is != nil
 }
 
+// listComments lists an issue's comments, oldest first; since keeps
+// those updated at or after it, as GitHub does.
 func (s *Server) listComments(r *http.Request, _ *account) reply {
+	var since time.Time
+	if v := r.URL.Query().Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return validation("IssueComment", "since", "invalid", "since must be an ISO 8601 timestamp")
+		}
+		since = t
+	}
 	s.mu.Lock()
 	name, _, is, ok := s.target(r, true)
 	var cs []FakeComment
 	if ok {
-		cs = slices.Clone(is.comments)
+		for _, c := range is.comments {
+			if since.IsZero() || !c.UpdatedAt.Before(since) {
+				cs = append(cs, c)
+			}
+		}
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -76,7 +90,9 @@ func (s *Server) createComment(r *http.Request, a *account) reply {
 	name, _, is, ok := s.target(r, true)
 	var c FakeComment
 	if ok {
-		c = s.addComment(name, is, a.login, *in.Body)
+		c = s.addComment(name, is, a.login, *in.Body, time.Time{})
+		s.writes = append(s.writes, Write{Method: http.MethodPost, Kind: "comment", Repo: name, Number: is.number,
+			CommentID: c.ID, User: a.login, Body: c.Body})
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -180,6 +196,8 @@ func (s *Server) createIssue(r *http.Request, a *account) reply {
 			labels: slices.Clone(in.Labels), created: t, updated: t}
 		rp.issues[is.number] = is
 		j = s.issueJSON(name, is)
+		s.writes = append(s.writes, Write{Method: http.MethodPost, Kind: "issue", Repo: name, Number: is.number,
+			User: a.login, Title: is.title, Body: is.body})
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -199,7 +217,7 @@ func (s *Server) getIssue(r *http.Request, _ *account) reply {
 }
 
 // editIssue changes an issue's state ("open" or "closed"), title or body.
-func (s *Server) editIssue(r *http.Request, _ *account) reply {
+func (s *Server) editIssue(r *http.Request, a *account) reply {
 	var in struct {
 		State *string `json:"state"`
 		Title *string `json:"title"`
@@ -226,8 +244,65 @@ func (s *Server) editIssue(r *http.Request, _ *account) reply {
 	if in.Body != nil {
 		is.body = *in.Body
 	}
+	if in.Title != nil || in.Body != nil {
+		s.writes = append(s.writes, Write{Method: http.MethodPatch, Kind: "issue", Repo: name, Number: is.number,
+			User: a.login, Title: is.title, Body: is.body})
+	}
 	is.updated = now()
 	return reply{status: http.StatusOK, body: s.issueJSON(name, is)}
+}
+
+// editComment changes a comment's body. Only its author may (GitHub also
+// lets maintainers; the bot edits only its own).
+func (s *Server) editComment(r *http.Request, a *account) reply {
+	var in struct {
+		Body *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		return reply{status: http.StatusBadRequest, body: errBody("Problems parsing JSON", docRest)}
+	}
+	if in.Body == nil || *in.Body == "" {
+		return validation("IssueComment", "body", "missing_field", "")
+	}
+	if utf8.RuneCountInString(*in.Body) > MaxBodyChars {
+		return validation("IssueComment", "body", "custom", fmt.Sprintf("body is too long (maximum is %d characters)", MaxBodyChars))
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return notFound()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name, rp, _, ok := s.target(r, false)
+	if !ok {
+		return notFound()
+	}
+	for _, is := range rp.issues {
+		for k := range is.comments {
+			c := &is.comments[k]
+			if c.ID != id {
+				continue
+			}
+			if c.User != a.login {
+				return reply{status: http.StatusForbidden, body: errBody("You must be the author of this comment to edit it.", docRest)}
+			}
+			c.Body, c.UpdatedAt = *in.Body, now()
+			is.updated = c.UpdatedAt
+			s.writes = append(s.writes, Write{Method: http.MethodPatch, Kind: "comment", Repo: name, Number: is.number,
+				CommentID: id, User: a.login, Body: c.Body})
+			return reply{status: http.StatusOK, body: s.commentJSON(name, *c)}
+		}
+	}
+	return notFound()
+}
+
+// getUser answers who the token acts as; an installation token of a
+// GitHub App is refused, as GitHub refuses it.
+func (s *Server) getUser(_ *http.Request, a *account) reply {
+	if a.app {
+		return reply{status: http.StatusForbidden, body: errBody("Resource not accessible by integration", docRest)}
+	}
+	return reply{status: http.StatusOK, body: userJSON(a.login)}
 }
 
 func (s *Server) getPull(r *http.Request, _ *account) reply {
@@ -275,12 +350,11 @@ func timeJSON(t *time.Time) any {
 }
 
 func (s *Server) commentJSON(repoName string, c FakeComment) map[string]any {
-	t := timeJSON(&c.CreatedAt)
 	return map[string]any{
 		"id": c.ID, "node_id": fmt.Sprintf("IC_%d", c.ID),
 		"url":      s.apiURL("repos/%s/issues/comments/%d", repoName, c.ID),
 		"html_url": c.URL, "body": c.Body, "user": userJSON(c.User),
-		"created_at": t, "updated_at": t, "author_association": "NONE",
+		"created_at": timeJSON(&c.CreatedAt), "updated_at": timeJSON(&c.UpdatedAt), "author_association": "NONE",
 	}
 }
 
