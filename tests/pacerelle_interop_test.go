@@ -58,28 +58,50 @@ func TestPacerelleWebCryptoInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentList := seal.SignList(agent, 1, []seal.Device{agent.Device})
+	// Pairing v2, the browser committing: its commitment must open to its
+	// revealed nonce, an answer for another commitment must be refused,
+	// and both sides must agree on the code.
+	var started struct {
+		Device seal.Device
+		List   seal.DeviceList
+		Commit []byte
+	}
+	ask(map[string]any{"op": "pair", "agentList": agentList}, &started)
+	agentNonce := seal.NewPairingNonce()
+	other := seal.Commitment(agent.Device, agentNonce)
+	req, _ := json.Marshal(map[string]any{"op": "answer", "nonce": agentNonce, "sig": agent.Sign(seal.AnswerLabel, seal.AnswerBytes(other, agentNonce)), "body": "x"})
+	_, _ = stdin.Write(append(req, '\n'))
+	if !lines.Scan() || !strings.Contains(lines.Text(), "not signed by its device for this commitment") {
+		t.Errorf("the browser took an answer to another commitment: %s", lines.Text())
+	}
 	var got struct {
-		Device            seal.Device
-		List              seal.DeviceList
+		Nonce             []byte
 		Code, Fingerprint string
 		Confirm, Envelope []byte
 	}
-	ask(map[string]any{"op": "pair", "agentList": agentList, "body": "bonjour from the browser"}, &got)
+	ask(map[string]any{"op": "answer", "nonce": agentNonce, "sig": agent.Sign(seal.AnswerLabel, seal.AnswerBytes(started.Commit, agentNonce)), "body": "bonjour from the browser"}, &got)
+	browser := struct {
+		Device seal.Device
+		List   seal.DeviceList
+	}{started.Device, started.List}
 
-	if len(got.Device.KEMKey) != 1216 || len(got.Device.SignKey) != 32 {
-		t.Fatalf("browser device keys: kem %d bytes (want 1216, X-Wing), sign %d (want 32)", len(got.Device.KEMKey), len(got.Device.SignKey))
+	if len(browser.Device.KEMKey) != 1216 || len(browser.Device.SignKey) != 32 {
+		t.Fatalf("browser device keys: kem %d bytes (want 1216, X-Wing), sign %d (want 32)", len(browser.Device.KEMKey), len(browser.Device.SignKey))
 	}
-	if want := seal.Code(agent.Device, got.Device); got.Code != want {
+	if err := seal.CheckReveal(started.Commit, browser.Device, got.Nonce); err != nil {
+		t.Errorf("the browser's commitment does not open to its reveal: %v", err)
+	}
+	if want, _ := seal.PairingCode(browser.Device, got.Nonce, agent.Device, agentNonce); got.Code != want || len(want) != 6 {
 		t.Errorf("pairing code: browser %s, seal %s", got.Code, want)
 	}
 	if want := seal.Fingerprint(agent.Device); got.Fingerprint != want {
 		t.Errorf("fingerprint: browser %s, seal %s", got.Fingerprint, want)
 	}
-	if !got.Device.Verify("pairing", seal.Transcript(agent.Device, got.Device), got.Confirm) {
+	if tr, _ := seal.PairingTranscript(browser.Device, got.Nonce, agent.Device, agentNonce); !browser.Device.Verify(seal.ConfirmLabel, tr, got.Confirm) {
 		t.Error("the browser's pairing confirmation does not verify")
 	}
 	var pins seal.Pins
-	if err := pins.Pin(got.List); err != nil {
+	if err := pins.Pin(browser.List); err != nil {
 		t.Fatalf("the browser's signed device list: %v", err)
 	}
 	if err := pins.Pin(agentList); err != nil {
@@ -106,7 +128,7 @@ func TestPacerelleWebCryptoInterop(t *testing.T) {
 	}
 
 	reply, err := seal.Seal(agent, seal.Header{Suite: seal.SuiteHPKE, To: []string{"person:bob"}, Conversation: "c1", MessageID: "r1",
-		ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, []seal.Device{got.Device}, []byte("réponse de l'agent"))
+		ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, []seal.Device{browser.Device}, []byte("réponse de l'agent"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,45 +187,6 @@ func TestBadInput(t *testing.T) {
 	w.ok(t, "send_widget", map[string]any{"widgetJson": `{"type":"widget.standard","v":1,"id":"c2","kind":"confirm","spec":{"title":"Publier ?"}}`, "sourceMessageId": "req-1"})
 }
 
-// TestSubstitutedAgentKeyNotPinned: a device whose pairing confirmation
-// was made over another agent key (the relay showed it its own) is not
-// pinned, and its requests are refused, never shown to the model.
-func TestSubstitutedAgentKeyNotPinned(t *testing.T) {
-	w := newWorld(t)
-	ctx := context.Background()
-	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
-	list := seal.SignList(eve, 1, []seal.Device{eve.Device})
-	started, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var agentList seal.DeviceList
-	_ = json.Unmarshal(started.AgentList, &agentList)
-	mitm, _ := seal.NewIdentity(relay.AgentParty("bot"), agentList.Devices[0].ID)
-	dev := &relay.Client{BaseURL: w.srv.URL, Token: started.Credential}
-	if err := dev.Confirm(ctx, started.Agent, eve.Sign("pairing", seal.Transcript(mitm.Device, eve.Device))); err != nil {
-		t.Fatal(err)
-	}
-	body, _ := json.Marshal(map[string]string{"kind": "request", "text": "hi"})
-	env, _ := seal.Seal(eve, seal.Header{Suite: seal.SuiteHPKE, To: []string{started.Agent}, Conversation: "c9", MessageID: "eve-1", ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, agentList.Devices, body)
-	if _, err := dev.Send(ctx, relay.SendBody{ID: "eve-1", Conversation: "c9", To: env.To, Envelope: env.Encode()}); err != nil {
-		t.Fatal(err)
-	}
-	// A request of the genuinely paired person after it proves the bridge
-	// has fetched past eve's.
-	if _, err := w.person.Send(ctx, "c1", "req-1", "hello"); err != nil {
-		t.Fatal(err)
-	}
-	got := messagesOf(w.ok(t, "wait_for_messages", map[string]any{"timeoutMs": 10000, "limit": 50}))
-	if len(got) != 1 || got[0]["id"] != "req-1" {
-		t.Fatalf("the model saw %v", got)
-	}
-	st := w.ok(t, "get_status", nil)
-	if st["refused_envelopes"] != 1.0 || len(st["pairings"].([]any)) != 1 || len(st["refused_pairings"].([]any)) != 1 {
-		t.Fatalf("status: %v", st)
-	}
-}
-
 // TestBackoff: full jitter under an exponential ceiling capped at 30 s.
 func TestBackoff(t *testing.T) {
 	for attempt := 1; attempt < 40; attempt++ {

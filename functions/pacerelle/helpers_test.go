@@ -16,6 +16,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/requester"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -49,7 +50,9 @@ func newWorldWith(t testing.TB, extra Config) *world {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	w := &world{storeDir: filepath.Join(t.TempDir(), "mcp"), extra: extra}
-	h := relay.New(relay.Options{Store: st, Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "eve-tok": domaintest.As("acme", "eve")}}).Handler()
+	// The relay's own pairing limits are lenient here: the bridge's are
+	// under test (the relay's: shared/pacerelle/relay).
+	h := relay.New(relay.Options{Store: st, Limits: relay.Limits{StartsPerPerson: 1000, StartsPerAgent: 1000}, Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "eve-tok": domaintest.As("acme", "eve")}}).Handler()
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if w.dropSend.Load() && r.Method == http.MethodPost && r.URL.Path == "/pacerelle/v1/messages" && r.Header.Get(relay.AgentHeader) != "" {
 			h.ServeHTTP(httptest.NewRecorder(), r)
@@ -171,7 +174,7 @@ func (w *world) waitPending(person, code string) bool {
 }
 
 // waitShown waits up to 10 s for the bridge to show a pending pairing of
-// person.
+// person with its code.
 func (w *world) waitShown(person string) (PendingPairing, bool) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if p, ok := w.pending(person); ok {
@@ -185,9 +188,103 @@ func (w *world) pending(person string) (PendingPairing, bool) {
 	w.bridge.mu.Lock()
 	defer w.bridge.mu.Unlock()
 	for _, p := range w.bridge.st.PendingPairings {
-		if p.Person == person {
+		if p.Person == person && p.Code != "" {
 			return p, true
 		}
 	}
 	return PendingPairing{}, false
+}
+
+// device is a person device driven step by step against the world's
+// relay and real bridge.
+type device struct {
+	id         *seal.Identity
+	nonce      []byte
+	commit     []byte
+	started    relay.PairingStarted
+	dev        *relay.Client
+	agent      seal.Device
+	agentNonce []byte
+}
+
+// startPairing commits and starts a pairing of id (token tok) with bot.
+func (w *world) startPairing(t testing.TB, tok string, id *seal.Identity, version uint64) *device {
+	t.Helper()
+	d := &device{id: id, nonce: seal.NewPairingNonce()}
+	d.commit = seal.Commitment(id.Device, d.nonce)
+	var err error
+	d.started, err = (&relay.Client{BaseURL: w.srv.URL, Token: tok}).StartPairing(context.Background(), "bot", "", id.Device, seal.SignList(id, version, []seal.Device{id.Device}), d.commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l seal.DeviceList
+	_ = json.Unmarshal(d.started.AgentList, &l)
+	d.agent = l.Devices[0]
+	d.dev = &relay.Client{BaseURL: w.srv.URL, Token: d.started.Credential}
+	return d
+}
+
+// waitAnswer waits for the bridge's answer and checks it.
+func (d *device) waitAnswer(t testing.TB) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ps, err := d.dev.Pairings(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.AgentNonce != nil && string(p.Commit) == string(d.commit) {
+				if err := seal.CheckAnswer(d.agent, d.commit, p.AgentNonce, p.AnswerSig); err != nil {
+					t.Fatal(err)
+				}
+				d.agentNonce = p.AgentNonce
+				return
+			}
+		}
+	}
+	t.Fatal("the bridge never answered the pairing")
+}
+
+func (d *device) reveal(t testing.TB) {
+	t.Helper()
+	if err := d.dev.Reveal(context.Background(), d.started.Agent, d.nonce); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// code is the code the device shows, over the agent key agent.
+func (d *device) code(agent seal.Device) string {
+	c, _ := seal.PairingCode(d.id.Device, d.nonce, agent, d.agentNonce)
+	return c
+}
+
+// confirmation is the device's signature over its view, with agent as the
+// agent's key.
+func (d *device) confirmation(agent seal.Device) []byte {
+	tr, _ := seal.PairingTranscript(d.id.Device, d.nonce, agent, d.agentNonce)
+	return d.id.Sign(seal.ConfirmLabel, tr)
+}
+
+func (d *device) confirm(t testing.TB) {
+	t.Helper()
+	if err := d.dev.Confirm(context.Background(), d.started.Agent, d.confirmation(d.agent)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refusedFor waits up to 10 s for a refused pairing of person and returns
+// the status then.
+func (w *world) refusedFor(t testing.TB, person string) (RefusedPairing, map[string]any) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st := w.ok(t, "get_status", nil)
+		for _, r := range st["refused_pairings"].([]any) {
+			if m := r.(map[string]any); m["person"] == person {
+				return RefusedPairing{Person: person, Device: m["device"].(string), Reason: m["reason"].(string)}, st
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no refused pairing of %s: %v", person, st)
+		}
+	}
 }

@@ -39,87 +39,83 @@ func TestPairingCodeShownPendingThenPinned(t *testing.T) {
 	}
 }
 
-// TestPairingKeySubstitution runs against a relay that lies to the bridge
-// (the test's HTTP wrapper rewrites its GET pairings answer, which is the
-// documented wire format): it swaps eve's device key for its own, signing
-// a confirmation with it. Whether it swaps before the codes are compared
-// or between the comparison and the confirmation, nothing is pinned.
-func TestPairingKeySubstitution(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		swapFirst bool // substitute from the start: the codes differ
-	}{{"between pending and confirm", false}, {"from the start", true}} {
+// TestPairingLyingRelayRefused runs against a relay that lies to the
+// bridge (the test's HTTP wrapper rewrites its GET pairings answer, the
+// documented wire format) at each step of pairing v2. Whatever it changes,
+// the bridge refuses the pairing with the reason, pins nothing and shows
+// nothing pending for it.
+func TestPairingLyingRelayRefused(t *testing.T) {
+	mitm, _ := seal.NewIdentity(relay.AgentParty("bot"), "bridge-x")
+	fake, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	fakeList, _ := json.Marshal(seal.SignList(fake, 1, []seal.Device{fake.Device}))
+	cases := []struct {
+		name   string
+		shown  bool // lie once the bridge shows the code (else after the answer)
+		lie    func(d *device, p *relay.PairingView)
+		reason string
+	}{
+		{"a reveal of another key", false, func(_ *device, p *relay.PairingView) { p.PersonList = fakeList }, "does not match the commitment"},
+		{"a reveal of another nonce", false, func(_ *device, p *relay.PairingView) { p.PersonNonce = seal.NewPairingNonce() }, "does not match the commitment"},
+		{"an answer that is not the bridge's", false, func(_ *device, p *relay.PairingView) { p.AgentNonce = seal.NewPairingNonce() }, "not the one this bridge made"},
+		{"a commitment changed after the answer", false, func(d *device, p *relay.PairingView) { p.Commit = seal.Commitment(fake.Device, d.nonce) }, "commitment changed"},
+		{"the key swapped after the code was shown", true, func(_ *device, p *relay.PairingView) { p.PersonList = fakeList }, "key changed"},
+		{"a confirmation over another agent key", true, func(d *device, p *relay.PairingView) { p.Confirmation = d.confirmation(mitm.Device) }, "does not verify"},
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
 			ctx := context.Background()
 			eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
-			fake, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
-			// Read once: the lying relay may still answer a late fetch while
-			// the world stops and clears w.bridge.
-			agent := w.bridge.me.Device
-			swap := func(body []byte) []byte {
+			d := w.startPairing(t, "eve-tok", eve, 1)
+			d.waitAnswer(t)
+			lie := func(body []byte) []byte {
 				var out struct {
 					Pairings []relay.PairingView `json:"pairings"`
 				}
-				if err := json.Unmarshal(body, &out); err != nil {
+				if json.Unmarshal(body, &out) != nil {
 					return body
 				}
-				for i, p := range out.Pairings {
-					if p.Person != "person:eve" {
-						continue
-					}
-					out.Pairings[i].PersonList, _ = json.Marshal(seal.SignList(fake, 1, []seal.Device{fake.Device}))
-					if len(p.Confirmation) > 0 {
-						out.Pairings[i].Confirmation = fake.Sign("pairing", seal.Transcript(agent, fake.Device))
+				for i := range out.Pairings {
+					if out.Pairings[i].Person == "person:eve" {
+						c.lie(d, &out.Pairings[i])
 					}
 				}
 				b, _ := json.Marshal(out)
 				return b
 			}
-			if c.swapFirst {
-				w.tamper.Store(&swap)
+			// Before the reveal, so that the bridge never sees it untouched;
+			// or once the code is shown.
+			if !c.shown {
+				w.tamper.Store(&lie)
 			}
-			started, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, seal.SignList(eve, 1, []seal.Device{eve.Device}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var agentList seal.DeviceList
-			_ = json.Unmarshal(started.AgentList, &agentList)
-			evesCode := seal.Code(agentList.Devices[0], eve.Device)
-			shown, ok := w.waitShown("person:eve")
-			if !ok {
-				t.Fatal("the bridge never showed eve's pairing as pending")
-			}
-			if (shown.Code == evesCode) == c.swapFirst {
-				t.Fatalf("the bridge shows code %s, eve's device %s (substituted from the start: %v)", shown.Code, evesCode, c.swapFirst)
-			}
-			if c.swapFirst {
-				return // eve sees two codes and does not confirm; nothing else happens
-			}
-			w.tamper.Store(&swap)
-			dev := &relay.Client{BaseURL: w.srv.URL, Token: started.Credential}
-			if err := dev.Confirm(ctx, started.Agent, eve.Sign("pairing", seal.Transcript(agentList.Devices[0], eve.Device))); err != nil {
-				t.Fatal(err)
-			}
-			var st map[string]any
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				st = w.ok(t, "get_status", nil)
-				if len(st["refused_pairings"].([]any)) > 0 || time.Now().After(deadline) {
-					break
+			d.reveal(t)
+			if c.shown {
+				if !w.waitPending("person:eve", d.code(d.agent)) {
+					t.Fatal("the bridge does not show eve's code")
 				}
+				w.tamper.Store(&lie)
 			}
-			refused := st["refused_pairings"].([]any)
-			if len(refused) != 1 || len(st["pairings"].([]any)) != 1 || len(st["pending_pairings"].([]any)) != 0 {
+			if err := w.bridge.syncPairings(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r, st := w.refusedFor(t, "person:eve")
+			if !strings.Contains(r.Reason, c.reason) {
+				t.Fatalf("refused because %q; want %q", r.Reason, c.reason)
+			}
+			if len(st["pairings"].([]any)) != 1 || len(st["pending_pairings"].([]any)) != 0 {
 				t.Fatalf("status: %v", st)
 			}
-			r := refused[0].(map[string]any)
-			if r["person"] != "person:eve" || r["fingerprint"] != seal.Fingerprint(fake.Device) || !strings.Contains(r["reason"].(string), "key changed") {
-				t.Fatalf("refused %v", r)
+			// The refusal is recorded once, and eve's key is not trusted:
+			// her requests never reach the model.
+			if err := w.bridge.syncPairings(ctx); err != nil {
+				t.Fatal(err)
 			}
-			// The fake key's envelopes are refused: it was never pinned.
+			if st := w.ok(t, "get_status", nil); len(st["refused_pairings"].([]any)) != 1 {
+				t.Fatalf("refused after a resync: %v", st["refused_pairings"])
+			}
 			body, _ := json.Marshal(map[string]string{"kind": "request", "text": "hi"})
-			env, _ := seal.Seal(fake, seal.Header{Suite: seal.SuiteHPKE, To: []string{started.Agent}, Conversation: "c9", MessageID: "fake-1", ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, agentList.Devices, body)
-			if _, err := dev.Send(ctx, relay.SendBody{ID: "fake-1", Conversation: "c9", To: env.To, Envelope: env.Encode()}); err != nil {
+			env, _ := seal.Seal(eve, seal.Header{Suite: seal.SuiteHPKE, To: []string{d.started.Agent}, Conversation: "c9", MessageID: "eve-1", ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, []seal.Device{d.agent}, body)
+			if _, err := d.dev.Send(ctx, relay.SendBody{ID: "eve-1", Conversation: "c9", To: env.To, Envelope: env.Encode()}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := w.person.Send(ctx, "c1", "req-1", "hello"); err != nil {
@@ -129,59 +125,51 @@ func TestPairingKeySubstitution(t *testing.T) {
 			if len(got) != 1 || got[0]["id"] != "req-1" {
 				t.Fatalf("the model saw %v", got)
 			}
-			// Synced again and again, the refusal is recorded once.
-			if err := w.bridge.syncPairings(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if st := w.ok(t, "get_status", nil); len(st["refused_pairings"].([]any)) != 1 {
-				t.Fatalf("refused after a resync: %v", st["refused_pairings"])
-			}
 		})
 	}
 }
 
-// TestConfirmationNeverShownPending: a pairing started and confirmed while
-// the bridge was not running was never shown, so nobody compared its
-// code: it is refused, and a new start while the bridge runs pairs.
+// TestConfirmationNeverShownPending: a pairing revealed and confirmed
+// before the bridge showed its code (here the relay hides both from the
+// bridge until the device has confirmed) was compared by nobody: it is
+// refused, and a new start pairs.
 func TestConfirmationNeverShownPending(t *testing.T) {
 	w := newWorld(t)
-	w.stop()
 	ctx := context.Background()
 	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
-	list := seal.SignList(eve, 1, []seal.Device{eve.Device})
-	started, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var agentList seal.DeviceList
-	_ = json.Unmarshal(started.AgentList, &agentList)
-	sig := eve.Sign("pairing", seal.Transcript(agentList.Devices[0], eve.Device))
-	if err := (&relay.Client{BaseURL: w.srv.URL, Token: started.Credential}).Confirm(ctx, started.Agent, sig); err != nil {
-		t.Fatal(err)
-	}
-	w.start(t)
-	var st map[string]any
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		st = w.ok(t, "get_status", nil)
-		if len(st["refused_pairings"].([]any)) > 0 || time.Now().After(deadline) {
-			break
+	d := w.startPairing(t, "eve-tok", eve, 1)
+	d.waitAnswer(t)
+	hide := func(body []byte) []byte {
+		var out struct {
+			Pairings []relay.PairingView `json:"pairings"`
 		}
+		_ = json.Unmarshal(body, &out)
+		for i := range out.Pairings {
+			out.Pairings[i].PersonNonce, out.Pairings[i].Confirmation = nil, nil
+		}
+		b, _ := json.Marshal(out)
+		return b
 	}
-	if r := st["refused_pairings"].([]any); len(r) != 1 || !strings.Contains(r[0].(map[string]any)["reason"].(string), "never shown as pending") {
-		t.Fatalf("status: %v", st)
-	}
-	// Started again while the bridge runs: shown, compared, pinned.
-	time.Sleep(2 * time.Millisecond) // a new start has a new startedAt
-	started, err = (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, list)
-	if err != nil {
+	w.tamper.Store(&hide)
+	d.reveal(t)
+	d.confirm(t)
+	w.tamper.Store(nil)
+	if err := w.bridge.syncPairings(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !w.waitPending("person:eve", seal.Code(agentList.Devices[0], eve.Device)) {
+	if r, _ := w.refusedFor(t, "person:eve"); !strings.Contains(r.Reason, "never shown as pending") {
+		t.Fatalf("refused: %v", r)
+	}
+	// Started again while the bridge runs: answered, shown, compared, pinned.
+	time.Sleep(2 * time.Millisecond) // a new start has a new startedAt
+	d = w.startPairing(t, "eve-tok", eve, 2)
+	d.waitAnswer(t)
+	d.reveal(t)
+	if !w.waitPending("person:eve", d.code(d.agent)) {
 		t.Fatal("the new start is not shown with eve's code")
 	}
-	if err := (&relay.Client{BaseURL: w.srv.URL, Token: started.Credential}).Confirm(ctx, started.Agent, sig); err != nil {
-		t.Fatal(err)
-	}
+	d.confirm(t)
+	var st map[string]any
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		st = w.ok(t, "get_status", nil)
 		if len(st["pairings"].([]any)) == 2 || time.Now().After(deadline) {
@@ -191,6 +179,80 @@ func TestConfirmationNeverShownPending(t *testing.T) {
 	if len(st["pairings"].([]any)) != 2 || len(st["pending_pairings"].([]any)) != 0 {
 		t.Fatalf("status after the new start: %v", st)
 	}
+}
+
+// TestStartWhileBridgeDownIsAnswered: a device that starts while the
+// bridge is down waits for the answer; the bridge answers it once back.
+func TestStartWhileBridgeDownIsAnswered(t *testing.T) {
+	w := newWorld(t)
+	w.stop()
+	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	d := w.startPairing(t, "eve-tok", eve, 1)
+	w.start(t)
+	d.waitAnswer(t)
+	d.reveal(t)
+	if !w.waitPending("person:eve", d.code(d.agent)) {
+		t.Fatal("the bridge does not show eve's code")
+	}
+}
+
+// TestPairingV1Refused: a pairing the relay shows as v1 (no commitment:
+// an old relay, or one that tries a downgrade) is refused by name, and no
+// code is ever shown for it.
+func TestPairingV1Refused(t *testing.T) {
+	w := newWorld(t)
+	downgrade := func(body []byte) []byte {
+		var out struct {
+			Pairings []relay.PairingView `json:"pairings"`
+		}
+		_ = json.Unmarshal(body, &out)
+		for i := range out.Pairings {
+			if out.Pairings[i].Person == "person:eve" {
+				out.Pairings[i].Version, out.Pairings[i].Commit = 0, nil
+			}
+		}
+		b, _ := json.Marshal(out)
+		return b
+	}
+	w.tamper.Store(&downgrade)
+	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	w.startPairing(t, "eve-tok", eve, 1)
+	r, st := w.refusedFor(t, "person:eve")
+	if !strings.Contains(r.Reason, "pairing v1") || len(st["pending_pairings"].([]any)) != 0 {
+		t.Fatalf("refused %v, status %v", r, st)
+	}
+}
+
+// TestBridgePairingLimitsFakeClock: the bridge answers at most
+// BridgeStartsPerPerson starts of one person per hour (the relay in this
+// world is lenient, as a lying one would be); the next is refused naming
+// the limit and when to retry, and an hour later a start is answered.
+func TestBridgePairingLimitsFakeClock(t *testing.T) {
+	w := newWorld(t)
+	// The bridge's clock starts an hour and a minute behind and is then
+	// set right: the hour passes for its limits, not for the pairings'
+	// start times, which are the relay's.
+	clock := func(d time.Duration) {
+		w.bridge.mu.Lock()
+		w.bridge.now = func() time.Time { return time.Now().Add(d) }
+		w.bridge.mu.Unlock()
+	}
+	clock(-BridgeStartsWindow - time.Minute)
+	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	for i := range BridgeStartsPerPerson {
+		time.Sleep(2 * time.Millisecond) // a new start has a new startedAt
+		w.startPairing(t, "eve-tok", eve, uint64(i+1)).waitAnswer(t)
+	}
+	time.Sleep(2 * time.Millisecond)
+	w.startPairing(t, "eve-tok", eve, 10)
+	r, _ := w.refusedFor(t, "person:eve")
+	if !strings.Contains(r.Reason, "at most 5 pairing starts per person per 1h0m0s") || !strings.Contains(r.Reason, "retry after") {
+		t.Fatalf("refused: %v", r)
+	}
+	clock(0)
+	time.Sleep(2 * time.Millisecond)
+	d := w.startPairing(t, "eve-tok", eve, 11)
+	d.waitAnswer(t)
 }
 
 // TestBridgeResetNeedsNewPairing: the bridge loses its state and comes
@@ -253,16 +315,17 @@ func TestBridgeResetNeedsNewPairing(t *testing.T) {
 	}
 }
 
-// TestPendingPairingExpires: a started pairing nobody confirmed is shown
-// for PendingTTL, then listed as refused once (not again at each sync).
+// TestPendingPairingExpires: a started pairing nobody confirmed is
+// pending for PendingTTL, then listed as refused once (not again at each
+// sync).
 func TestPendingPairingExpires(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
-	if _, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", eve.Device, seal.SignList(eve, 1, []seal.Device{eve.Device})); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := w.waitShown("person:eve"); !ok {
+	d := w.startPairing(t, "eve-tok", eve, 1)
+	d.waitAnswer(t)
+	d.reveal(t)
+	if !w.waitPending("person:eve", d.code(d.agent)) {
 		t.Fatal("the started pairing is not shown")
 	}
 	w.bridge.mu.Lock()

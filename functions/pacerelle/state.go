@@ -103,7 +103,9 @@ type State struct {
 	// is shown, and confirmations that were not pinned (pairing.go).
 	PendingPairings []PendingPairing `json:"pendingPairings,omitempty"`
 	RefusedPairings []RefusedPairing `json:"refusedPairings,omitempty"`
-	Current         *Current         `json:"current,omitempty"`
+	// PairingStarts are the starts answered in the last hour (limits).
+	PairingStarts []PairingStart `json:"pairingStarts,omitempty"`
+	Current       *Current       `json:"current,omitempty"`
 }
 
 func (s *State) request(id string) *Request {

@@ -143,7 +143,7 @@ func (b *Bridge) getStatus(_ context.Context, raw json.RawMessage) (any, error) 
 	return map[string]any{
 		"connection": b.conn, "agent_id": b.cfg.AgentID, "device": b.me.ID, "fingerprint": b.fingerprint(),
 		"pending": b.st.pending(), "uncertain_sends": un, "pairings": append([]PairingInfo{}, b.st.Pairings...),
-		"pending_pairings": append([]PendingPairing{}, b.st.PendingPairings...), "refused_pairings": append([]RefusedPairing{}, b.st.RefusedPairings...),
+		"pending_pairings": b.st.shownPairings(), "refused_pairings": append([]RefusedPairing{}, b.st.RefusedPairings...),
 		"e2ee": !b.cfg.NoE2EE, "last_error": b.lastErr, "refused_envelopes": b.refused,
 	}, nil
 }

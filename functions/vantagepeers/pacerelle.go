@@ -27,7 +27,8 @@ const pacerelleUsage = `Usage:
   vantagepeers pacerelle send --agent AGENT --person ME --conversation C [--id ID] TEXT
   vantagepeers pacerelle wait --agent AGENT --person ME [--reply-to ID] [--count N] [--timeout 60s]
 
-pair prints the pairing code; it must equal the code the agent shows (get_status.pairings).
+pair commits to the new device, waits (up to 2 minutes) for the agent's bridge to answer, then prints
+the pairing code; it must equal the code the agent shows (get_status.pending_pairings).
 --code CODE confirms when it matches; --yes confirms without comparing (tests only).
 add-device makes another device of yours in DIR, confirmed by this one (it signs the new device list).
 send prints {"id","seq"}; wait prints one JSON reply a line.

@@ -171,12 +171,22 @@ func pushViaConnectionsFake(t *testing.T, b teststores.Backend) {
 		t.Fatal(err)
 	}
 	person, _ := seal.NewIdentity(relay.PersonParty("ann"), "phone")
-	started, err := (&relay.Client{BaseURL: srv.URL, Token: personTok}).StartPairing(ctx, "bot", "", person.Device, seal.SignList(person, 1, []seal.Device{person.Device}))
+	// Pairing v2: commit, answer, reveal, confirm.
+	nonce, agentNonce := seal.NewPairingNonce(), seal.NewPairingNonce()
+	commit := seal.Commitment(person.Device, nonce)
+	started, err := (&relay.Client{BaseURL: srv.URL, Token: personTok}).StartPairing(ctx, "bot", "", person.Device, seal.SignList(person, 1, []seal.Device{person.Device}), commit)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := ac.Answer(ctx, relay.AnswerBody{Person: started.Party, Commit: commit, Nonce: agentNonce, Sig: agent.Sign(seal.AnswerLabel, seal.AnswerBytes(commit, agentNonce))}); err != nil {
+		t.Fatal(err)
+	}
 	pc := &relay.Client{BaseURL: srv.URL, Token: started.Credential}
-	if err := pc.Confirm(ctx, started.Agent, person.Sign("pairing", seal.Transcript(agent.Device, person.Device))); err != nil {
+	if err := pc.Reveal(ctx, started.Agent, nonce); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := seal.PairingTranscript(person.Device, nonce, agent.Device, agentNonce)
+	if err := pc.Confirm(ctx, started.Agent, person.Sign(seal.ConfirmLabel, tr)); err != nil {
 		t.Fatal(err)
 	}
 	send := func(c *relay.Client, from *seal.Identity, to seal.Device, id string) relay.SendResult {

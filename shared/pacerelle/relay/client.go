@@ -99,14 +99,15 @@ func (c *Client) RegisterAgent(ctx context.Context, device, list any) error {
 	return c.do(ctx, http.MethodPut, "/pacerelle/v1/agent/device", DeviceBody{Device: d, List: l}, nil)
 }
 
-// StartPairing registers a person's device with an agent.
-func (c *Client) StartPairing(ctx context.Context, agent, person string, device, list any) (PairingStarted, error) {
+// StartPairing registers a person's device with an agent and sends its
+// commitment (seal.Commitment of the device and its nonce): pairing v2.
+func (c *Client) StartPairing(ctx context.Context, agent, person string, device, list any, commit []byte) (PairingStarted, error) {
 	var out PairingStarted
 	d, l, err := raws(device, list)
 	if err != nil {
 		return out, err
 	}
-	err = c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings", PairingBody{Agent: agent, Person: person, Device: d, List: l}, &out)
+	err = c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings", PairingBody{Agent: agent, Person: person, Version: 2, Device: d, List: l, Commit: commit}, &out)
 	return out, err
 }
 
@@ -122,17 +123,27 @@ func (c *Client) AddDevice(ctx context.Context, device, list any) (DeviceAdded, 
 	return out, err
 }
 
+// Answer is the bridge's answer to a person device's commitment.
+func (c *Client) Answer(ctx context.Context, b AnswerBody) error {
+	return c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings/answer", b, nil)
+}
+
+// Reveal sends the person device's nonce, once the agent answered.
+func (c *Client) Reveal(ctx context.Context, agentParty string, nonce []byte) error {
+	return c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings/reveal", RevealBody{Agent: agentParty, Nonce: nonce}, nil)
+}
+
 // Confirm sends the person device's signature over the pairing transcript.
 func (c *Client) Confirm(ctx context.Context, agentParty string, sig []byte) error {
 	return c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings/confirm", ConfirmBody{Agent: agentParty, Sig: sig}, nil)
 }
 
-// Pairings lists the caller's pairings.
+// Pairings lists the caller's pairings (pairing v2).
 func (c *Client) Pairings(ctx context.Context) ([]PairingView, error) {
 	var out struct {
 		Pairings []PairingView `json:"pairings"`
 	}
-	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/pairings", nil, &out)
+	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/pairings?v=2", nil, &out)
 	return out.Pairings, err
 }
 

@@ -17,7 +17,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -60,6 +59,8 @@ func (r *Relay) Handler() http.Handler {
 	}
 	h("PUT /pacerelle/v1/agent/device", true, r.putAgentDevice)
 	h("POST /pacerelle/v1/pairings", false, r.startPairing)
+	h("POST /pacerelle/v1/pairings/answer", true, r.answerPairing)
+	h("POST /pacerelle/v1/pairings/reveal", false, r.revealPairing)
 	h("POST /pacerelle/v1/pairings/confirm", false, r.confirmPairing)
 	h("POST /pacerelle/v1/devices", false, r.addDevice)
 	h("GET /pacerelle/v1/pairings", false, r.listPairings)
@@ -263,75 +264,6 @@ func (r *Relay) list(ctx context.Context, tenant, party string) (json.RawMessage
 	return l.List, err
 }
 
-// PairingBody starts a pairing: a person's new device, authenticated by a
-// VantagePeers token of the person, asks to talk to an agent.
-type PairingBody struct {
-	Agent  string          `json:"agent"`
-	Person string          `json:"person,omitempty"` // default: the token's identity
-	Device json.RawMessage `json:"device"`
-	List   json.RawMessage `json:"list"`
-}
-
-// PairingStarted is the answer: the device credential (shown once) and the
-// agent's device list, from which the device computes the pairing code.
-type PairingStarted struct {
-	Party      string          `json:"party"`
-	Agent      string          `json:"agent"`
-	Credential string          `json:"credential"`
-	AgentList  json.RawMessage `json:"agentList"`
-}
-
-func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller) error {
-	const op = "pacerelle.pair"
-	if c.principal == nil || c.party != "" {
-		return vp.E(op, vp.KindForbidden, "Authorization", "a pairing is started with the person's VantagePeers token, without "+AgentHeader)
-	}
-	var b PairingBody
-	if err := readJSON(op, req, &b); err != nil {
-		return err
-	}
-	if err := vp.CheckName(op, "agent", b.Agent, true); err != nil {
-		return err
-	}
-	person, err := c.principal.ActAs(op, "person", b.Person)
-	if err != nil {
-		return err
-	}
-	party, agent := PersonParty(person), AgentParty(b.Agent)
-	agentList, err := r.list(req.Context(), c.tenant, agent)
-	if vp.IsKind(err, vp.KindNotFound) {
-		return vp.Errorf(op, vp.KindNotFound, "agent", "agent %q has no registered bridge yet; start its pacerelle MCP server first", b.Agent)
-	}
-	if err != nil {
-		return err
-	}
-	d, err := decodeDevice(op, b.Device, party)
-	if err != nil {
-		return err
-	}
-	cred, hash := newCredential(c.tenant, party, d.ID)
-	if err := r.putDevice(req.Context(), op, c.tenant, DeviceRec{Party: party, ID: d.ID, Bundle: b.Device, CredHash: hash, CreatedAt: r.now().UnixMilli()}); err != nil {
-		return err
-	}
-	if err := r.storeList(req.Context(), op, c.tenant, party, b.List); err != nil {
-		return err
-	}
-	it, err := pairings.Item(op, c.tenant, Pairing{Agent: agent, Person: party, PersonDevice: d.ID, CreatedAt: r.now().UnixMilli()})
-	if err != nil {
-		return err
-	}
-	ring, err := r.ringPairing(req.Context(), c.tenant, agent)
-	if err != nil {
-		return err
-	}
-	if err := r.st.Write(req.Context(), append([]store.Op{store.Put(it, store.Always)}, ring.Ops()...)...); err != nil {
-		return records.Err(op, err)
-	}
-	r.rangPairing(req.Context(), c.tenant, agent, ring)
-	writeJSON(w, http.StatusOK, PairingStarted{Party: party, Agent: agent, Credential: cred, AgentList: agentList})
-	return nil
-}
-
 // DeviceAdded is the new device's credential (shown once).
 type DeviceAdded struct {
 	Party      string `json:"party"`
@@ -368,76 +300,6 @@ func (r *Relay) addDevice(w http.ResponseWriter, req *http.Request, c caller) er
 		return err
 	}
 	writeJSON(w, http.StatusOK, DeviceAdded{Party: c.party, Device: d.ID, Credential: cred})
-	return nil
-}
-
-// ConfirmBody is the person device's signature over the pairing transcript
-// (seal.Transcript), made once the person compared the codes.
-type ConfirmBody struct {
-	Agent string `json:"agent"` // the agent party
-	Sig   []byte `json:"sig"`
-}
-
-func (r *Relay) confirmPairing(w http.ResponseWriter, req *http.Request, c caller) error {
-	const op = "pacerelle.confirm"
-	if !isPerson(c.party) {
-		return vp.E(op, vp.KindForbidden, "Authorization", "a pairing is confirmed with the person's device credential")
-	}
-	var b ConfirmBody
-	if err := readJSON(op, req, &b); err != nil {
-		return err
-	}
-	k := pairings.KeyOf(c.tenant, table.Values{"agent": b.Agent, "person": c.party})
-	var ring outbox.Pending
-	_, _, err := pairings.Update(req.Context(), r.st, op, c.tenant, "agent", b.Agent, k, func(p *Pairing, _ store.Item) ([]store.Op, error) {
-		p.Confirmation, p.PersonDevice = b.Sig, c.device
-		var err error
-		ring, err = r.ringPairing(req.Context(), c.tenant, b.Agent)
-		return ring.Ops(), err
-	})
-	if err != nil {
-		return err
-	}
-	r.rangPairing(req.Context(), c.tenant, b.Agent, ring)
-	writeJSON(w, http.StatusOK, map[string]any{"confirmed": true})
-	return nil
-}
-
-// PairingView is a pairing as the bridge reads it: the person's list and
-// confirmation, to verify against its own keys.
-type PairingView struct {
-	Pairing
-	PersonList json.RawMessage `json:"personList,omitempty"`
-}
-
-func (r *Relay) listPairings(w http.ResponseWriter, req *http.Request, c caller) error {
-	const op = "pacerelle.pairings"
-	var q store.Query
-	switch {
-	case c.device == AgentDevice:
-		q = pairings.Query(c.tenant, store.Primary, table.Values{"agent": c.party})
-	case isPerson(c.party):
-		q = pairings.Query(c.tenant, store.GSI1, table.Values{"person": c.party})
-	default:
-		return vp.E(op, vp.KindForbidden, "Authorization", "an agent or a person device may list its pairings")
-	}
-	rows, err := records.QueryAll(req.Context(), r.st, q, 1000)
-	if err != nil {
-		return records.Err(op, err)
-	}
-	out := []PairingView{}
-	for _, it := range rows {
-		p, err := records.Decode[Pairing](op, it)
-		if err != nil {
-			return err
-		}
-		v := PairingView{Pairing: p}
-		if v.PersonList, err = r.list(req.Context(), c.tenant, p.Person); err != nil && !vp.IsKind(err, vp.KindNotFound) {
-			return err
-		}
-		out = append(out, v)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"pairings": out})
 	return nil
 }
 
@@ -753,6 +615,8 @@ type ErrorBody struct {
 	Error string `json:"error"`
 	Kind  string `json:"kind"`
 	Field string `json:"field,omitempty"`
+	// RetryAfterSeconds, on a 429, is when the refused call may succeed.
+	RetryAfterSeconds int64 `json:"retryAfterSeconds,omitempty"`
 }
 
 func (r *Relay) writeErr(w http.ResponseWriter, req *http.Request, err error) {
@@ -765,6 +629,10 @@ func (r *Relay) writeErr(w http.ResponseWriter, req *http.Request, err error) {
 	var ve *vp.Error
 	if errors.As(err, &ve) {
 		body.Field = ve.Field
+	}
+	if d, ok := vp.RetryAfter(err); ok && status == http.StatusTooManyRequests {
+		body.RetryAfterSeconds = int64((d + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfterSeconds, 10))
 	}
 	if status == 0 {
 		status = http.StatusInternalServerError

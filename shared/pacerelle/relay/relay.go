@@ -52,13 +52,26 @@ type ListRec struct {
 	List    []byte `json:"list"`
 }
 
-// Pairing links an agent and a person; Confirmation is the person device's
-// signature over the pairing transcript, which the bridge verifies.
+// Pairing links an agent and a person, and carries the pairing protocol
+// (seal's pairing v2, pairing.go) through its stages: the person device's
+// Commit at the start, the bridge's AgentNonce and AnswerSig, the device's
+// PersonNonce (its reveal), then the device's Confirmation over the whole
+// transcript. The clients verify everything; the relay checks it too, to
+// count failures (Failures) and drop a pairing that keeps failing.
 type Pairing struct {
 	Agent        string `json:"agent"`
 	Person       string `json:"person"`
 	PersonDevice string `json:"personDevice"`
+	// Version is the pairing protocol (seal.PairingVersion); 0 is a v1
+	// pairing stored before v2, kept for the parties it links.
+	Version      int    `json:"version,omitempty"`
+	Commit       []byte `json:"commit,omitempty"`
+	AgentDevice  string `json:"agentDevice,omitempty"` // the device that signed the answer
+	AgentNonce   []byte `json:"agentNonce,omitempty"`
+	AnswerSig    []byte `json:"answerSig,omitempty"`
+	PersonNonce  []byte `json:"personNonce,omitempty"`
 	Confirmation []byte `json:"confirmation,omitempty"`
+	Failures     int    `json:"failures,omitempty"`
 	CreatedAt    int64  `json:"createdAt"`
 }
 
@@ -150,7 +163,7 @@ var (
 
 // Tables describes the relay's keys for shared/store/KEYS.md.
 func Tables() []table.Doc {
-	return []table.Doc{devices.Doc(), lists.Doc(), pairings.Doc(), heads.Doc(), messages.Doc(), messageIDs.Doc(), conversations.Doc(), acks.Doc(), conns.Doc(), connIDs.Doc()}
+	return []table.Doc{devices.Doc(), lists.Doc(), pairings.Doc(), heads.Doc(), messages.Doc(), messageIDs.Doc(), conversations.Doc(), acks.Doc(), conns.Doc(), connIDs.Doc(), pairingLimits.Doc()}
 }
 
 // Resolver turns a VantagePeers bearer token into a principal
@@ -171,6 +184,9 @@ type Options struct {
 	// process's Handler are rung.
 	Jobs   Jobs
 	Pusher Pusher
+	// Limits bounds pairing starts and failed pairing steps (zero fields:
+	// DefaultLimits).
+	Limits Limits
 }
 
 // Relay is the service behind the HTTP API.
@@ -182,6 +198,7 @@ type Relay struct {
 	bell   doorbell
 	jobs   Jobs
 	pusher Pusher
+	limits Limits
 }
 
 // New returns a Relay.
@@ -193,7 +210,7 @@ func New(o Options) *Relay {
 		o.Now = time.Now
 	}
 	return &Relay{st: o.Store, tokens: o.Tokens, log: o.Logger, now: o.Now, bell: doorbell{subs: map[string]map[chan int64]struct{}{}},
-		jobs: o.Jobs, pusher: o.Pusher}
+		jobs: o.Jobs, pusher: o.Pusher, limits: o.Limits.withDefaults()}
 }
 
 // doorbell rings the subscribers of an inbox in this process.

@@ -81,14 +81,7 @@ func newFixtureOn(t *testing.T, st store.Store) *fixture {
 	}
 	f.person, _ = seal.NewIdentity(PersonParty("ann"), "phone")
 	f.pList = seal.SignList(f.person, 1, []seal.Device{f.person.Device})
-	started, err := (&Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "bot", "", f.person.Device, f.pList)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.pc = &Client{BaseURL: f.srv.URL, Token: started.Credential}
-	if err := f.pc.Confirm(ctx, started.Agent, f.person.Sign("pairing", seal.Transcript(f.agent.Device, f.person.Device))); err != nil {
-		t.Fatal(err)
-	}
+	f.pc = f.pair(t, "person-tok", f.person, f.pList).dev
 	return f
 }
 
@@ -127,7 +120,11 @@ func TestPairingFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := l.Find(ps[0].PersonDevice)
-	if !d.Verify("pairing", seal.Transcript(f.agent.Device, d), ps[0].Confirmation) {
+	if err := seal.CheckReveal(ps[0].Commit, d, ps[0].PersonNonce); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := seal.PairingTranscript(d, ps[0].PersonNonce, f.agent.Device, ps[0].AgentNonce)
+	if !d.Verify(seal.ConfirmLabel, tr, ps[0].Confirmation) {
 		t.Fatal("the confirmation does not verify")
 	}
 	var al seal.DeviceList
@@ -221,11 +218,11 @@ func TestRefusals(t *testing.T) {
 			return err
 		}, 400, "envelope"},
 		{"pairing with an unknown agent", func() error {
-			_, err := (&Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "ghost", "", f.person.Device, f.pList)
+			_, err := (&Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "ghost", "", f.person.Device, f.pList, make([]byte, 32))
 			return err
 		}, 404, "agent"},
 		{"pairing as someone else", func() error {
-			_, err := (&Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "bot", "zed", f.person.Device, f.pList)
+			_, err := (&Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "bot", "zed", f.person.Device, f.pList, make([]byte, 32))
 			return err
 		}, 403, "person"},
 	}
@@ -478,9 +475,9 @@ func TestConversations(t *testing.T) {
 	}
 }
 
-// TestDoorbellRingsOnPairing: a pairing started and one confirmed ring the
-// agent's doorbell with its unchanged head, so that its bridge shows the
-// started pairing's code while the person compares it.
+// TestDoorbellRingsOnPairing: a pairing started, revealed and confirmed
+// rings the agent's doorbell with its unchanged head, so that its bridge
+// answers the commitment and shows the code while the person compares it.
 func TestDoorbellRingsOnPairing(t *testing.T) {
 	f := newFixture(t)
 	f.request(t, "r1", "c1", "x")
@@ -496,17 +493,18 @@ func TestDoorbellRingsOnPairing(t *testing.T) {
 		t.Fatalf("first ring %d, want 1", s)
 	}
 	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
-	started, err := (&Client{BaseURL: f.srv.URL, Token: "other-tok"}).StartPairing(ctx, "bot", "", zed.Device, seal.SignList(zed, 1, []seal.Device{zed.Device}))
-	if err != nil {
-		t.Fatal(err)
+	pp := f.start(t, "other-tok", zed, seal.SignList(zed, 1, []seal.Device{zed.Device}))
+	reveal := func() error {
+		if err := f.answer(t, pp); err != nil {
+			return err
+		}
+		return pp.dev.Reveal(ctx, pp.started.Agent, pp.nonce)
 	}
-	confirm := func() error {
-		return (&Client{BaseURL: f.srv.URL, Token: started.Credential}).Confirm(ctx, started.Agent, zed.Sign("pairing", seal.Transcript(f.agent.Device, zed.Device)))
-	}
+	confirm := func() error { return pp.dev.Confirm(ctx, pp.started.Agent, pp.confirmation(t, f.agent.Device)) }
 	for _, step := range []struct {
 		name string
 		do   func() error
-	}{{"start", func() error { return nil }}, {"confirm", confirm}} {
+	}{{"start", func() error { return nil }}, {"reveal", reveal}, {"confirm", confirm}} {
 		if err := step.do(); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@
 package requester
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,6 +102,10 @@ type PairOptions struct {
 	// pending pairing (get_status.pending_pairings, or the bridge's log
 	// line "pairing requested by ...").
 	Confirm func(code, fingerprint string) bool
+	// AnswerTimeout bounds the wait for the agent's bridge to answer the
+	// device's commitment (default 2 minutes); PollEvery is how often the
+	// device looks (default 250 ms).
+	AnswerTimeout, PollEvery time.Duration
 }
 
 // Pair makes a device, registers it with the agent, and confirms the
@@ -135,40 +141,97 @@ func Pair(ctx context.Context, o PairOptions) (*Device, string, error) {
 	// newest list, so a re-pairing (a new state folder) must be newer than
 	// the last one, or the agent would be shown the old device key.
 	list := seal.SignList(d.me, uint64(time.Now().UnixMilli()), []seal.Device{d.me.Device})
-	started, err := c.StartPairing(ctx, o.Agent, person, d.me.Device, list)
-	if err != nil {
+	// Pairing v2: commit to this device and a fresh nonce before seeing
+	// anything of the agent's side, reveal the nonce only once the agent
+	// answered with its own (seal/sas.go).
+	nonce := seal.NewPairingNonce()
+	commit := seal.Commitment(d.me.Device, nonce)
+	fail := func(code string, err error) (*Device, string, error) {
 		_ = f.Close()
-		return nil, "", err
+		return nil, code, err
+	}
+	started, err := c.StartPairing(ctx, o.Agent, person, d.me.Device, list, commit)
+	if err != nil {
+		return fail("", err)
 	}
 	var agentList seal.DeviceList
-	if err := json.Unmarshal(started.AgentList, &agentList); err != nil || len(agentList.Devices) != 1 {
-		_ = f.Close()
-		return nil, "", fmt.Errorf("pair: the agent's device list is not usable (%v)", err)
+	var check seal.Pins
+	if err := json.Unmarshal(started.AgentList, &agentList); err != nil || len(agentList.Devices) != 1 || agentList.Party != started.Agent {
+		return fail("", fmt.Errorf("pair: the agent's device list is not usable (%v)", err))
+	}
+	if err := check.Pin(agentList); err != nil {
+		return fail("", fmt.Errorf("pair: the agent's device list: %w", err))
 	}
 	agentDev := agentList.Devices[0]
-	code := seal.Code(agentDev, d.me.Device)
 	d.st.Identity, _ = d.me.Bytes()
 	d.st.Agent, d.st.Credential, d.st.BaseURL = started.Agent, started.Credential, o.BaseURL
 	d.client = &relay.Client{BaseURL: o.BaseURL, Token: started.Credential, HTTP: c.HTTP}
+	agentNonce, err := d.waitAnswer(ctx, o, commit, agentDev)
+	if err != nil {
+		return fail("", err)
+	}
+	if err := d.client.Reveal(ctx, started.Agent, nonce); err != nil {
+		return fail("", err)
+	}
+	code, err := seal.PairingCode(d.me.Device, nonce, agentDev, agentNonce)
+	if err != nil {
+		return fail("", err)
+	}
 	if o.Confirm == nil || !o.Confirm(code, seal.Fingerprint(agentDev)) {
 		_ = d.save()
-		_ = f.Close()
-		return nil, code, fmt.Errorf("pair: code %s not confirmed; nothing was trusted", code)
+		return fail(code, fmt.Errorf("pair: code %s not confirmed; nothing was trusted", code))
 	}
 	if err := d.st.Pins.Pin(agentList); err != nil {
-		_ = f.Close()
-		return nil, code, err
+		return fail(code, err)
 	}
-	if err := d.client.Confirm(ctx, started.Agent, d.me.Sign("pairing", seal.Transcript(agentDev, d.me.Device))); err != nil {
-		_ = f.Close()
-		return nil, code, err
+	tr, err := seal.PairingTranscript(d.me.Device, nonce, agentDev, agentNonce)
+	if err != nil {
+		return fail(code, err)
+	}
+	if err := d.client.Confirm(ctx, started.Agent, d.me.Sign(seal.ConfirmLabel, tr)); err != nil {
+		return fail(code, err)
 	}
 	d.st.Paired, d.st.OwnList = true, list
 	if err := d.save(); err != nil {
-		_ = f.Close()
-		return nil, code, err
+		return fail(code, err)
 	}
 	return d, code, nil
+}
+
+// ErrNoAnswer: the agent's bridge did not answer the pairing in time.
+var ErrNoAnswer = errors.New("pair: the agent's bridge did not answer this pairing; is its pacerelle MCP server running?")
+
+// waitAnswer polls the device's pairing until the agent answered its
+// commitment, and checks the answer: signed by the agent device shown,
+// for this very commitment (an answer replayed from another pairing, or a
+// pairing the relay swapped, is refused).
+func (d *Device) waitAnswer(ctx context.Context, o PairOptions, commit []byte, agent seal.Device) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(o.AnswerTimeout, 2*time.Minute))
+	defer cancel()
+	for {
+		ps, err := d.client.Pairings(ctx)
+		var ae *relay.APIError
+		if errors.As(err, &ae) {
+			return nil, err
+		}
+		for _, p := range ps {
+			if p.Agent != d.st.Agent || p.AgentNonce == nil {
+				continue
+			}
+			if !bytes.Equal(p.Commit, commit) {
+				return nil, fmt.Errorf("pair: the relay shows an answer to another commitment than this device's: refused, nothing was trusted")
+			}
+			if err := seal.CheckAnswer(agent, commit, p.AgentNonce, p.AnswerSig); err != nil {
+				return nil, fmt.Errorf("pair: %w; nothing was trusted", err)
+			}
+			return p.AgentNonce, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ErrNoAnswer
+		case <-time.After(cmp.Or(o.PollEvery, 250*time.Millisecond)):
+		}
+	}
 }
 
 // Send seals text once and sends it as request id of conversation,

@@ -2,10 +2,13 @@ package requester
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +32,31 @@ func agentDevice(t *testing.T, url string, version uint64) (*seal.Identity, *rel
 		t.Fatal(err)
 	}
 	return me, c
+}
+
+// answerer is the bridge's side of pairing v2 for these tests: it answers
+// every commitment of a pairing with bot with a fresh nonce, until the test
+// ends.
+func answerer(t *testing.T, me *seal.Identity, c *relay.Client) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			ps, _ := c.Pairings(ctx)
+			for _, p := range ps {
+				if p.Version == seal.PairingVersion && p.AgentNonce == nil {
+					n := seal.NewPairingNonce()
+					_ = c.Answer(ctx, relay.AnswerBody{Person: p.Person, Commit: p.Commit, Nonce: n, Sig: me.Sign(seal.AnswerLabel, seal.AnswerBytes(p.Commit, n))})
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
 }
 
 func reply(t *testing.T, me *seal.Identity, c *relay.Client, to seal.Device, version uint64, id string) {
@@ -59,6 +87,7 @@ func TestNewAgentKeyRefusedUntilRepaired(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	old, oc := agentDevice(t, srv.URL, 1)
+	answerer(t, old, oc)
 	pair := func(want *seal.Identity) *Device {
 		t.Helper()
 		d, _, err := Pair(ctx, PairOptions{Dir: t.TempDir(), BaseURL: srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
@@ -81,6 +110,7 @@ func TestNewAgentKeyRefusedUntilRepaired(t *testing.T) {
 	// The bridge is re-created: a new key, a newer list (bridge.go makes
 	// its first version from the clock).
 	fresh, fc := agentDevice(t, srv.URL, 2)
+	answerer(t, fresh, fc)
 	reply(t, fresh, fc, d.me.Device, 2, "r-new")
 	rs, refused, err := d.Fetch(ctx)
 	if !errors.Is(err, ErrAgentNotPinned) || refused != 1 || len(rs) != 0 {
@@ -106,5 +136,67 @@ func TestNewAgentKeyRefusedUntilRepaired(t *testing.T) {
 	rs, _, err = d2.Fetch(ctx)
 	if len(rs) != 1 || rs[0].ID != "r-new-2" || !errors.Is(err, ErrAgentNotPinned) || !strings.Contains(err.Error(), `"`+old.ID+`"`) {
 		t.Fatalf("after re-pairing: %v, %v", rs, err)
+	}
+}
+
+// TestPairRefusesAnswerNotForItsCommitmentLyingRelay: a relay that shows
+// the device an answer made for another pairing (another commitment), or
+// a nonce the agent did not sign, is refused before the device reveals
+// anything; nothing is trusted and nothing is confirmed.
+func TestPairRefusesAnswerNotForItsCommitmentLyingRelay(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "relay.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	h := relay.New(relay.Options{Store: st, Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann")}}).Handler()
+	var lie atomic.Pointer[func(*relay.PairingView)]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/pacerelle/v1/pairings" || r.Header.Get(relay.AgentHeader) != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var out struct {
+			Pairings []relay.PairingView `json:"pairings"`
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &out)
+		for i := range out.Pairings {
+			if out.Pairings[i].AgentNonce != nil {
+				(*lie.Load())(&out.Pairings[i])
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(srv.Close)
+	me, c := agentDevice(t, srv.URL, 1)
+	answerer(t, me, c)
+	earlier := seal.Commitment(me.Device, seal.NewPairingNonce())
+	for name, tc := range map[string]struct {
+		lie  func(*relay.PairingView)
+		want string
+	}{
+		"an answer to another commitment, replayed": {func(p *relay.PairingView) {
+			p.Commit, p.AgentNonce = earlier, seal.NewPairingNonce()
+			p.AnswerSig = me.Sign(seal.AnswerLabel, seal.AnswerBytes(earlier, p.AgentNonce))
+		}, "another commitment"},
+		"a nonce the agent did not sign": {func(p *relay.PairingView) { p.AgentNonce = seal.NewPairingNonce() }, "not signed by the agent"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lie.Store(&tc.lie)
+			confirmed := false
+			_, _, err := Pair(ctx, PairOptions{Dir: t.TempDir(), BaseURL: srv.URL, Token: "person-tok", Agent: "bot", Person: "ann", AnswerTimeout: 10 * time.Second,
+				Confirm: func(string, string) bool { confirmed = true; return true }})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing was trusted") || confirmed {
+				t.Fatalf("Pair: %v (asked to confirm: %v)", err, confirmed)
+			}
+			ps, _ := c.Pairings(ctx)
+			if len(ps) != 1 || ps[0].PersonNonce != nil || ps[0].Confirmation != nil {
+				t.Fatalf("the device revealed or confirmed: %+v", ps)
+			}
+		})
 	}
 }

@@ -1,9 +1,7 @@
 package seal
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -79,7 +77,7 @@ type Pins struct {
 }
 
 // Pin trusts a party's list for the first time: after the person compared
-// the pairing code (Code) on both devices. The list must be self-signed.
+// the pairing code (PairingCode) on both devices. The list must be self-signed.
 func (p *Pins) Pin(l DeviceList) error {
 	if err := l.verifyBy(l); err != nil {
 		return err
@@ -128,42 +126,10 @@ func (p *Pins) device(party, id string, version uint64) (Device, error) {
 	return d, nil
 }
 
-// Code is the pairing code both devices show: six digits from SHA-256 over
-// both devices' public keys, in an order that does not depend on who
-// computes it. A relay that substitutes either key changes it (with
-// probability 1 - 10^-6).
-func Code(a, b Device) string {
-	var wa, wb writer
-	a.encode(&wa)
-	b.encode(&wb)
-	if bytes.Compare(wa.b, wb.b) > 0 {
-		wa, wb = wb, wa
-	}
-	h := sha256.New()
-	h.Write([]byte("pacerelle/v1 sas\x00"))
-	h.Write(wa.b)
-	h.Write(wb.b)
-	sum := h.Sum(nil)
-	return fmt.Sprintf("%06d", binary.BigEndian.Uint32(sum)%1_000_000)
-}
-
 // Fingerprint is a short hex digest of a device's keys, for display.
 func Fingerprint(d Device) string {
 	var w writer
 	d.encode(&w)
 	sum := sha256.Sum256(w.b)
 	return hex.EncodeToString(sum[:8])
-}
-
-// Transcript is what a device signs to confirm a pairing: both devices'
-// keys as it saw them. A device that verifies a confirmation against its own
-// view detects a key the relay substituted toward the other side.
-func Transcript(a, b Device) []byte {
-	var wa, wb writer
-	a.encode(&wa)
-	b.encode(&wb)
-	if bytes.Compare(wa.b, wb.b) > 0 {
-		wa, wb = wb, wa
-	}
-	return append(wa.b, wb.b...)
 }

@@ -214,32 +214,39 @@ func TestReplayWindow(t *testing.T) {
 }
 
 // TestPairingCodeDetectsSubstitution: both sides compute the same code
-// over the real keys; a relay that hands either side a key of its own
-// makes the codes differ, and a confirmation signed over the substituted
-// view does not verify against the real one.
+// over the real keys and nonces; a relay that hands either side a key of
+// its own makes the codes differ, and a confirmation signed over the
+// substituted view does not verify against the real one.
 func TestPairingCodeDetectsSubstitution(t *testing.T) {
 	agent, person := newParty(t, "agent", 1), newParty(t, "person", 1)
 	a, p := agent.ids[0].Device, person.ids[0].Device
-	if seal.Code(a, p) != seal.Code(p, a) {
-		t.Fatal("the code depends on who computes it")
+	nP, nA := seal.NewPairingNonce(), seal.NewPairingNonce()
+	code := func(p, a seal.Device) string {
+		c, err := seal.PairingCode(p, nP, a, nA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
-	if len(seal.Code(a, p)) != 6 {
-		t.Fatalf("code %q is not six digits", seal.Code(a, p))
+	if len(code(p, a)) != 6 {
+		t.Fatalf("code %q is not six digits", code(p, a))
 	}
 	mitmA, _ := seal.NewIdentity("agent", "agent-d0")
 	mitmP, _ := seal.NewIdentity("person", "person-d0")
 	// The person sees the relay's agent key; the agent sees the real person key.
-	if seal.Code(mitmA.Device, p) == seal.Code(a, p) {
+	if code(p, mitmA.Device) == code(p, a) {
 		t.Error("substituted agent key: same code")
 	}
-	if seal.Code(a, mitmP.Device) == seal.Code(a, p) {
+	if code(mitmP.Device, a) == code(p, a) {
 		t.Error("substituted person key: same code")
 	}
-	conf := person.ids[0].Sign("pairing", seal.Transcript(mitmA.Device, p))
-	if p.Verify("pairing", seal.Transcript(a, p), conf) {
+	seen, _ := seal.PairingTranscript(p, nP, mitmA.Device, nA)
+	real, _ := seal.PairingTranscript(p, nP, a, nA)
+	conf := person.ids[0].Sign(seal.ConfirmLabel, seen)
+	if p.Verify(seal.ConfirmLabel, real, conf) {
 		t.Error("a confirmation of the substituted view verifies against the real one")
 	}
-	if !p.Verify("pairing", seal.Transcript(mitmA.Device, p), conf) {
+	if !p.Verify(seal.ConfirmLabel, seen, conf) {
 		t.Error("the confirmation does not verify against its own view")
 	}
 }

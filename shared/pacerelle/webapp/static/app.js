@@ -80,6 +80,23 @@ async function api(bearer, method, path, body) {
 
 // ---- pairing
 
+// waitAnswer polls this device's pairing until the agent answered its
+// commitment, and checks the answer is the agent device's, for this very
+// commitment.
+async function waitAnswer(credential, agent, commit, agentDev) {
+  const want = pcr.b64(commit);
+  for (const deadline = Date.now() + 120000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 400))) {
+    const { pairings } = await api(credential, "GET", "/pairings?v=" + pcr.PAIRING_VERSION);
+    const p = pairings.find((x) => x.agent === agent && x.agentNonce);
+    if (!p) continue;
+    if (p.commit !== want) throw new Error("the relay shows an answer to another commitment: nothing was trusted");
+    const n = pcr.unb64(p.agentNonce);
+    await pcr.checkAnswer(agentDev, commit, n, pcr.unb64(p.answerSig));
+    return n;
+  }
+  throw new Error(T.js_no_answer);
+}
+
 function pairPage() {
   const form = $("pc-pair-form");
   form.addEventListener("submit", async (ev) => {
@@ -95,13 +112,21 @@ function pairPage() {
       // The first version comes from the clock: the relay keeps a party's
       // newest list, so a re-pairing must be newer than the last one.
       const list = await pcr.signList(me, Date.now(), [me.device]);
-      const started = await api(token, "POST", "/pairings", { agent: agentId, person, device: me.device, list });
+      // Pairing v2: commit to this device and a fresh nonce first; reveal
+      // the nonce only once the agent answered with its own (pcr.js).
+      const nonce = pcr.newPairingNonce();
+      const commit = await pcr.commitment(me.device, nonce);
+      const started = await api(token, "POST", "/pairings",
+        { agent: agentId, person, version: pcr.PAIRING_VERSION, device: me.device, list, commit: pcr.b64(commit) });
       $("pc-token").value = "";
       const agentList = started.agentList;
       if (!agentList || agentList.devices?.length !== 1 || agentList.party !== started.agent) throw new Error("the agent's device list is not usable");
       await pcr.verifyList(agentList, agentList);
       const agentDev = agentList.devices[0];
-      $("pc-code").textContent = await pcr.pairingCode(agentDev, me.device);
+      status(T.js_waiting_answer);
+      const agentNonce = await waitAnswer(started.credential, started.agent, commit, agentDev);
+      await api(started.credential, "POST", "/pairings/reveal", { agent: started.agent, nonce: pcr.b64(nonce) });
+      $("pc-code").textContent = await pcr.pairingCode(me.device, nonce, agentDev, agentNonce);
       $("pc-fingerprint").textContent = await pcr.fingerprint(agentDev);
       form.hidden = true;
       $("pc-code-box").hidden = false;
@@ -118,7 +143,7 @@ function pairPage() {
         return;
       }
       $("pc-confirm").disabled = $("pc-reject").disabled = true;
-      const sig = await pcr.sign(me, "pairing", pcr.transcript(agentDev, me.device));
+      const sig = await pcr.sign(me, pcr.CONFIRM_LABEL, pcr.pairingTranscript(me.device, nonce, agentDev, agentNonce));
       await api(started.credential, "POST", "/pairings/confirm", { agent: started.agent, sig: pcr.b64(sig) });
       const wrapKey = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
       const rec = {

@@ -1,8 +1,8 @@
 // Pacerelle in the browser: the byte formats and the cryptography of
-// shared/pacerelle/seal (envelopes, device lists, pairing codes), on
+// shared/pacerelle/seal (envelopes, device lists, pairing v2), on
 // WebCrypto (Ed25519, AES-256-GCM, SHA-256) and HPKE X-Wing from the
 // bundled @hpke packages. Keep in step with seal/codec.go, seal/seal.go
-// and seal/pins.go: the interop test (tests/pacerelle_web_test.go) seals
+// seal/pins.go and seal/sas.go: the interop test (tests/pacerelle_web_test.go) seals
 // on one side and opens on the other.
 import { Aes256Gcm, CipherSuite, HkdfSha256, XWing } from "./hpke.bundle.js";
 
@@ -164,31 +164,69 @@ function listBytes(l) {
   return w.done();
 }
 
-function compare(a, b) {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return a.length - b.length;
+// Pairing v2 (seal/sas.go): the device commits to its keys and a fresh
+// nonce, the agent answers with its own nonce, the device reveals; the
+// code covers both keys and both nonces, so a relay in the middle cannot
+// grind keys until both screens agree.
+export const PAIRING_VERSION = 2;
+export const NONCE_SIZE = 32;
+export const ANSWER_LABEL = "pairing/v2 answer";
+export const CONFIRM_LABEL = "pairing/v2 confirm";
+
+export function newPairingNonce() {
+  return globalThis.crypto.getRandomValues(new Uint8Array(NONCE_SIZE));
 }
 
-function ordered(a, b) {
-  const wa = deviceBytes(a), wb = deviceBytes(b);
-  return compare(wa, wb) > 0 ? [wb, wa] : [wa, wb];
+// commitment is seal.Commitment.
+export async function commitment(d, nonce) {
+  const w = new Writer();
+  w.raw(te.encode("pacerelle/v2 sas commit\0"));
+  encodeDevice(w, d);
+  w.bytes(nonce);
+  return sha256(w.done());
 }
 
-// pairingCode is seal.Code: six digits both devices show.
-export async function pairingCode(a, b) {
-  const sum = await sha256(concat(te.encode("pacerelle/v1 sas\0"), ...ordered(a, b)));
-  const n = new DataView(sum.buffer).getUint32(0) % 1000000;
+// pairingTranscript is seal.PairingTranscript: the committer (this
+// device) and its nonce, then the responder (the agent) and its nonce.
+export function pairingTranscript(committer, cNonce, responder, rNonce) {
+  if (cNonce.length !== NONCE_SIZE || rNonce.length !== NONCE_SIZE) throw new Error("a pairing nonce is not " + NONCE_SIZE + " bytes");
+  const w = new Writer();
+  w.u16(PAIRING_VERSION);
+  encodeDevice(w, committer);
+  w.bytes(cNonce);
+  encodeDevice(w, responder);
+  w.bytes(rNonce);
+  return w.done();
+}
+
+// pairingCode is seal.PairingCode: six digits both screens show.
+export async function pairingCode(committer, cNonce, responder, rNonce) {
+  const sum = await sha256(concat(te.encode("pacerelle/v2 sas\0"), pairingTranscript(committer, cNonce, responder, rNonce)));
+  const n = new DataView(sum.buffer).getBigUint64(0) % 1000000n;
   return String(n).padStart(6, "0");
+}
+
+function answerBytes(commit, rNonce) {
+  const w = new Writer();
+  w.u16(PAIRING_VERSION);
+  w.bytes(commit);
+  w.bytes(rNonce);
+  return w.done();
+}
+
+// checkAnswer is seal.CheckAnswer: the agent's nonce, signed by its device
+// for this very commitment (an answer replayed from another pairing fails).
+export async function checkAnswer(responder, commit, rNonce, sig) {
+  if (rNonce.length !== NONCE_SIZE) throw new Error("the agent's answer nonce is not " + NONCE_SIZE + " bytes");
+  if (!(await verify(responder, ANSWER_LABEL, answerBytes(commit, rNonce), sig))) {
+    throw new Error("the agent's answer is not signed by its device for this commitment");
+  }
 }
 
 // fingerprint is seal.Fingerprint.
 export async function fingerprint(d) {
   const sum = await sha256(deviceBytes(d));
   return Array.from(sum.subarray(0, 8), (c) => c.toString(16).padStart(2, "0")).join("");
-}
-
-export function transcript(a, b) {
-  return concat(...ordered(a, b));
 }
 
 // An identity is { device, signKey (a non-extractable Ed25519 CryptoKey),
