@@ -15,7 +15,7 @@ import (
 var loghubPath = filepath.Join("..", "..", "..", "..", "shared", "bench", "loghub-dev.json")
 
 type loghub struct {
-	DrainGA  map[string]float64      `json:"drain_ga"`
+	DrainGA  map[string]float64     `json:"drain_ga"`
 	Datasets map[string][][2]string `json:"datasets"`
 }
 
@@ -47,7 +47,7 @@ func (d loghub) systems() []string {
 
 // score is one system's grouping measured against its labels.
 type score struct {
-	templates, groups int
+	templates, groups     int
 	ga, precision, recall float64
 }
 

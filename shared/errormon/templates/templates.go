@@ -25,6 +25,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"slices"
 	"sort"
 	"strings"
 
@@ -201,6 +202,7 @@ func (l *Learner) learn(s Scope, sk string, m list) Result {
 	}
 	r := Result{Learned: true, Scope: s}
 	var cur *tmpl
+	created := ""
 	if len(hit) == 0 {
 		key := hashParts(Version, "template", sk, text(m.toks))
 		if sc.count >= l.opts.MaxTemplates || b.size() >= l.opts.MaxPerBucket {
@@ -208,6 +210,7 @@ func (l *Learner) learn(s Scope, sk string, m list) Result {
 		}
 		b.seq++
 		cur = &tmpl{key: key, seq: b.seq, list: m}
+		created = key
 		b.branches[br] = append(b.branches[br], cur)
 		sc.count++
 		l.byKey[key] = cur
@@ -224,6 +227,8 @@ func (l *Learner) learn(s Scope, sk string, m list) Result {
 	}
 	b.branches[br] = compact(b.branches[br])
 	sc.count -= len(r.Merged)
+	// A template made for m and merged at once was never a group.
+	r.Merged = slices.DeleteFunc(r.Merged, func(k string) bool { return k == created })
 	sort.Strings(r.Merged)
 	cur = l.byKey[l.resolve(key)]
 	r.Key, r.Template = cur.key, cur.text()
@@ -315,6 +320,9 @@ func (t *tmpl) older(u *tmpl) bool {
 }
 
 func (b *bucket) size() int {
+	if b == nil {
+		return 0
+	}
 	n := 0
 	for _, ts := range b.branches {
 		n += len(ts)

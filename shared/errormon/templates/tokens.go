@@ -211,7 +211,7 @@ func keyWord(t string) bool {
 	return k > 0 && k < len(t)-1 && trailingPunct(t[:k]) && trailingPunct(t[k+1:])
 }
 
-// trailingPunct: t is letters (and '-' or '_' or '\'' between them)
+// trailingPunct: t is letters (and '-' or '_' or '\” between them)
 // followed by at most two bytes of sentence punctuation.
 func trailingPunct(t string) bool {
 	e := len(t)
