@@ -38,6 +38,7 @@ Usage:
   vantagepeers github set [--tenant T] --webhook-secret-stdin | --token-stdin | show [--tenant T] | remove --tenant T   (vantagepeers github help)
   vantagepeers okf export --namespace NS --out F | validate --in F | import --namespace NS --in F [--mode M]   (vantagepeers okf help)
   vantagepeers pacerelle pair | send | wait   (a person's Pacerelle device; vantagepeers pacerelle help)
+  vantagepeers errors group [--function F] [--jsonl] [--final]   (how the error monitor groups messages read on stdin)
   vantagepeers version
   vantagepeers COMMAND --help
 
@@ -100,6 +101,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return okfCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "pacerelle":
 		return pacerelleCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "errors":
+		return errorsCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "vantagepeers", version)
 		return nil
@@ -134,7 +137,7 @@ func wantsHelp(args []string) bool {
 // page when it has one.
 func helpFor(cmd string) string {
 	pages := map[string]string{"connect": connectUsage, "admin": adminUsage, "outbox": outboxUsage, "github": githubUsage,
-		"okf": okfUsage, "pacerelle": pacerelleUsage}
+		"okf": okfUsage, "pacerelle": pacerelleUsage, "errors": errorsUsage}
 	if p, ok := pages[cmd]; ok {
 		return p
 	}

@@ -17,8 +17,11 @@ const (
 
 // TestCorpusCauseByCause: on the labelled Convex corpus, learning keeps
 // every near-miss apart (no group holds two causes: a field name, a
-// status, an exit code, a constraint that differs) and keeps a cause
-// together as fp1 does.
+// status, an exit code, a constraint that differs) and keeps causes
+// together. Recall is a little under fp1's (0.98): a boolean flag's
+// value is kept (keepBools), so the two causes that log one
+// (retry=true|false, "livemode":true|false) are two groups each, the
+// cost of keeping "isOverlap:true" and "isOverlap:false" apart.
 func TestCorpusCauseByCause(t *testing.T) {
 	events := corpus.Generate(corpusSeed, corpusPerCause)
 	l := New(Options{})
@@ -50,7 +53,7 @@ func TestCorpusCauseByCause(t *testing.T) {
 	}
 	p, r := pairScores(keys, labels)
 	t.Logf("corpus: %d events, %d causes, %d groups; precision %.4f, recall %.4f", len(events), len(corpus.Labels()), distinct(keys), p, r)
-	if p != 1 || r < 0.98 {
-		t.Errorf("precision %.4f, recall %.4f: want 1 and >= 0.98", p, r)
+	if p != 1 || r < 0.97 {
+		t.Errorf("precision %.4f, recall %.4f: want 1 and >= 0.97", p, r)
 	}
 }

@@ -85,8 +85,8 @@ func TestLoghubSweep(t *testing.T) {
 						minP := 1.0
 						line := ""
 						for _, sys := range d.systems() {
-							minP = min(minP, sc[sys].precision)
-							line += fmt.Sprintf(" %s=%.3f/%.3f", sys[:3], sc[sys].ga, sc[sys].precision)
+							minP = min(minP, sc[sys].Precision)
+							line += fmt.Sprintf(" %s=%.3f/%.3f", sys[:3], sc[sys].GA, sc[sys].Precision)
 						}
 						fmt.Printf("mv=%d v=%.2f r=%.2f mb=%.0f mw=%3d avg=%.4f minP=%.4f%s\n", mv, v, r, mb, mw, avg, minP, line)
 					}

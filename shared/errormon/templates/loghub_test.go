@@ -45,12 +45,6 @@ func (d loghub) systems() []string {
 	return out
 }
 
-// score is one system's grouping measured against its labels.
-type score struct {
-	templates, groups     int
-	ga, precision, recall float64
-}
-
 // groupAll learns lines in order and returns each line's final group
 // (its key at arrival, resolved through the merges that followed).
 func groupAll(l *Learner, lines []string) []string {
@@ -64,13 +58,6 @@ func groupAll(l *Learner, lines []string) []string {
 	return keys
 }
 
-func scoreOf(groups, labels []string) score {
-	s := score{templates: distinct(labels), groups: distinct(groups)}
-	s.ga = groupingAccuracy(groups, labels)
-	s.precision, s.recall = pairScores(groups, labels)
-	return s
-}
-
 func distinct(xs []string) int {
 	m := map[string]bool{}
 	for _, x := range xs {
@@ -79,68 +66,20 @@ func distinct(xs []string) int {
 	return len(m)
 }
 
-// groupingAccuracy: the share of lines whose group is exactly the set of
-// lines sharing their label.
-func groupingAccuracy(groups, labels []string) float64 {
-	byGroup, byLabel := map[string]map[string]bool{}, map[string]map[string]bool{}
-	for i := range groups {
-		if byGroup[groups[i]] == nil {
-			byGroup[groups[i]] = map[string]bool{}
-		}
-		byGroup[groups[i]][labels[i]] = true
-		if byLabel[labels[i]] == nil {
-			byLabel[labels[i]] = map[string]bool{}
-		}
-		byLabel[labels[i]][groups[i]] = true
-	}
-	ok := 0
-	for i := range groups {
-		if len(byGroup[groups[i]]) == 1 && len(byLabel[labels[i]]) == 1 {
-			ok++
-		}
-	}
-	return float64(ok) / float64(max(1, len(groups)))
-}
-
-// pairScores: pairwise precision and recall, from group, label and
-// intersection sizes.
 func pairScores(groups, labels []string) (precision, recall float64) {
-	pairs := func(n int) float64 { return float64(n) * float64(n-1) / 2 }
-	byGroup, byLabel, byBoth := map[string]int{}, map[string]int{}, map[[2]string]int{}
-	for i := range groups {
-		byGroup[groups[i]]++
-		byLabel[labels[i]]++
-		byBoth[[2]string{groups[i], labels[i]}]++
-	}
-	var together, same, both float64
-	for _, n := range byGroup {
-		together += pairs(n)
-	}
-	for _, n := range byLabel {
-		same += pairs(n)
-	}
-	for _, n := range byBoth {
-		both += pairs(n)
-	}
-	precision, recall = 1, 1
-	if together > 0 {
-		precision = both / together
-	}
-	if same > 0 {
-		recall = both / same
-	}
-	return precision, recall
+	s := Score(groups, labels)
+	return s.Precision, s.Recall
 }
 
-func scoreLoghub(d loghub, tune tuning) (map[string]score, float64) {
-	out := map[string]score{}
+func scoreLoghub(d loghub, tune tuning) (map[string]Scores, float64) {
+	out := map[string]Scores{}
 	sum := 0.0
 	for _, sys := range d.systems() {
 		lines, labels := split(d.Datasets[sys])
 		l := New(Options{})
 		l.tune = tune
-		out[sys] = scoreOf(groupAll(l, lines), labels)
-		sum += out[sys].ga
+		out[sys] = Score(groupAll(l, lines), labels)
+		sum += out[sys].GA
 	}
 	return out, sum / float64(len(out))
 }
@@ -153,19 +92,45 @@ func split(rows [][2]string) (lines, labels []string) {
 	return lines, labels
 }
 
-func table(d loghub, scores map[string]score, avg float64) string {
+func table(d loghub, scores map[string]Scores, avg float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-10s %9s %6s %6s %9s %7s %8s\n", "system", "templates", "groups", "GA", "precision", "recall", "Drain GA")
 	for _, sys := range d.systems() {
 		s := scores[sys]
-		fmt.Fprintf(&b, "%-10s %9d %6d %6.3f %9.4f %7.4f %8.3f\n", sys, s.templates, s.groups, s.ga, s.precision, s.recall, d.DrainGA[sys])
+		fmt.Fprintf(&b, "%-10s %9d %6d %6.3f %9.4f %7.4f %8.3f\n", sys, s.Labels, s.Groups, s.GA, s.Precision, s.Recall, d.DrainGA[sys])
 	}
 	fmt.Fprintf(&b, "%-10s %9s %6s %6.3f\n", "average", "", "", avg)
 	return b.String()
 }
 
-func TestLoghubTable(t *testing.T) {
+// TestLoghubGoal: on the eight dev systems, grouping accuracy 0.90 or
+// more on average, and pairwise precision 0.99 or more on each (when in
+// doubt, split). fp1 alone: 0.603.
+func TestLoghubGoal(t *testing.T) {
 	d := readLoghub(t)
 	scores, avg := scoreLoghub(d, defaultTuning)
 	t.Logf("\n%s", table(d, scores, avg))
+	if avg < 0.90 {
+		t.Errorf("average GA %.3f, want >= 0.90", avg)
+	}
+	for sys, s := range scores {
+		if s.Precision < 0.99 {
+			t.Errorf("%s: pairwise precision %.4f, want >= 0.99", sys, s.Precision)
+		}
+	}
+}
+
+func TestScore(t *testing.T) {
+	// Labels a (3) and b (3); one b grouped with the a's.
+	groups := []string{"1", "1", "1", "1", "2", "2"}
+	labels := []string{"a", "a", "a", "b", "b", "b"}
+	s := Score(groups, labels)
+	// Together: C(4,2)+C(2,2) = 7 pairs, 4 of them sharing a label; same
+	// label: 6 pairs, 4 grouped; no line's group is exactly its label's.
+	if s.GA != 0 || s.Precision != 4.0/7 || s.Recall != 4.0/6 || s.Groups != 2 || s.Labels != 2 {
+		t.Fatalf("Score = %+v", s)
+	}
+	if s := Score([]string{"x", "x", "y"}, []string{"a", "a", "b"}); s.GA != 1 || s.Precision != 1 || s.Recall != 1 {
+		t.Fatalf("a perfect grouping: %+v", s)
+	}
 }

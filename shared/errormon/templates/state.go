@@ -40,6 +40,9 @@ type Template struct {
 	Tokens []string `json:"tokens"`
 }
 
+// Text is the template as a line, variables as <*>.
+func (t Template) Text() string { return text(t.Tokens) }
+
 // maxTokenBytes bounds a stored token: a message's parameterised form is
 // at most 1024 bytes.
 const maxTokenBytes = 1024

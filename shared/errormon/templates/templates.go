@@ -139,9 +139,11 @@ func New(opts Options) *Learner {
 	}
 }
 
-// ScopeOf is the scope of an event: the parts of its fp1 fingerprint
-// other than the message.
+// ScopeOf is the scope of an event, the parts of its fp1 fingerprint
+// other than the message, and its parameterised message (booleans kept,
+// see keepBools).
 func ScopeOf(e source.Event) (Scope, string) {
+	e.Message = keepBools(e.Message)
 	f := fingerprint.Of(e)
 	return Scope{Function: f.Function, Type: f.Type, Frame: f.Frame}, f.Message
 }
@@ -149,13 +151,15 @@ func ScopeOf(e source.Event) (Scope, string) {
 // Learn groups an event, learning from it.
 func (l *Learner) Learn(e source.Event) Result {
 	s, msg := ScopeOf(e)
-	return l.LearnMessage(s, msg)
+	return l.learnTokens(s, tokens(msg))
 }
 
-// LearnMessage groups a message (parameterised or not: parameterising is
-// idempotent) within a scope, learning from it.
+// LearnMessage groups a message within a scope, learning from it.
 func (l *Learner) LearnMessage(s Scope, msg string) Result {
-	toks := tokenize(msg)
+	return l.learnTokens(s, tokenize(msg))
+}
+
+func (l *Learner) learnTokens(s Scope, toks []string) Result {
 	sk := s.key()
 	ck := sk + "\x00" + strings.Join(toks, " ")
 	if k, ok := l.cache[ck]; ok {

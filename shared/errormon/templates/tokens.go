@@ -50,8 +50,10 @@ const (
 // bytes (<float> KB)") is dropped; and a run of one repeated token that
 // holds a placeholder is written once ("blk_<int> blk_<int> blk_<int>"
 // is a list of ids, whose length is data). At most maxTokens are kept.
-func tokenize(msg string) []string {
-	m := fingerprint.Message(keepBools(msg))
+func tokenize(msg string) []string { return tokens(fingerprint.Message(keepBools(msg))) }
+
+// tokens cuts a parameterised message into tokens, as tokenize does.
+func tokens(m string) []string {
 	if m == "" {
 		return nil
 	}
