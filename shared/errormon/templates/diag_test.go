@@ -95,3 +95,54 @@ func TestLoghubSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestLoghubLeaveOneOut: for each system, the grid point (ratio,
+// minValues) best on the seven others (average GA, precision >= 0.99 on
+// each), and what it scores on the one left out.
+func TestLoghubLeaveOneOut(t *testing.T) {
+	if os.Getenv("VP_SWEEP") == "" {
+		t.Skip("VP_SWEEP=1 runs it")
+	}
+	d := readLoghub(t)
+	type point struct {
+		tu tuning
+		sc map[string]Scores
+	}
+	var grid []point
+	for _, r := range []float64{0.2, 0.25, 0.3, 0.35, 0.4, 0.5} {
+		for _, mv := range []int{2, 3, 4, 5, 6} {
+			tu := defaultTuning
+			tu.ratio, tu.minValues = r, mv
+			sc, _ := scoreLoghub(d, tu)
+			grid = append(grid, point{tu, sc})
+		}
+	}
+	sum := 0.0
+	for _, out := range d.systems() {
+		best, bestAvg := -1, -1.0
+		for i, p := range grid {
+			avg, ok := 0.0, true
+			for _, sys := range d.systems() {
+				if sys == out {
+					continue
+				}
+				avg += p.sc[sys].GA / 7
+				ok = ok && p.sc[sys].Precision >= 0.99
+			}
+			if ok && avg > bestAvg {
+				best, bestAvg = i, avg
+			}
+		}
+		p := grid[best]
+		sum += p.sc[out].GA
+		fmt.Printf("left out %-10s: ratio %.2f minValues %d (others %.3f) -> %.3f, precision %.4f\n", out, p.tu.ratio, p.tu.minValues, bestAvg, p.sc[out].GA, p.sc[out].Precision)
+	}
+	fmt.Printf("leave-one-out average GA %.3f\n", sum/8)
+	for _, p := range grid {
+		line := ""
+		for _, sys := range d.systems() {
+			line += fmt.Sprintf(" %s=%.3f/%.4f", sys[:3], p.sc[sys].GA, p.sc[sys].Precision)
+		}
+		fmt.Printf("grid r=%.2f mv=%d%s\n", p.tu.ratio, p.tu.minValues, line)
+	}
+}
