@@ -40,6 +40,7 @@ Usage:
   vantagepeers loggroups allow|show|remove [--tenant T] NAME-or-PREFIX*   (the log groups a tenant may read; vantagepeers loggroups help)
   vantagepeers okf export --namespace NS --out F | validate --in F | import --namespace NS --in F [--mode M]   (vantagepeers okf help)
   vantagepeers pacerelle pair | send | wait   (a person's Pacerelle device; vantagepeers pacerelle help)
+  vantagepeers errors group [--function F] [--jsonl] [--final]   (how the error monitor groups messages read on stdin)
   vantagepeers version
   vantagepeers COMMAND --help
 
@@ -106,6 +107,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return okfCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "pacerelle":
 		return pacerelleCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "errors":
+		return errorsCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "vantagepeers", version)
 		return nil
@@ -140,7 +143,7 @@ func wantsHelp(args []string) bool {
 // page when it has one.
 func helpFor(cmd string) string {
 	pages := map[string]string{"connect": connectUsage, "admin": adminUsage, "outbox": outboxUsage, "github": githubUsage,
-		"deploykey": deploykeyUsage, "loggroups": loggroupsUsage, "okf": okfUsage, "pacerelle": pacerelleUsage}
+		"deploykey": deploykeyUsage, "loggroups": loggroupsUsage, "okf": okfUsage, "pacerelle": pacerelleUsage, "errors": errorsUsage}
 	if p, ok := pages[cmd]; ok {
 		return p
 	}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/templates"
+)
+
+const errorsUsage = `vantagepeers errors — how the error monitor groups errors
+
+  vantagepeers errors group [--function F] [--jsonl] [--final] [--state FILE]
+
+group reads one error message per line on stdin (with --jsonl, one JSON event per line:
+{"function", "type", "message", "stack"}) and prints, for each line in order, its group key,
+a tab, and the group's template (learned variables as <*>): the grouping the monitor applies
+to these events in this order (algorithm ` + templates.Version + `), from an empty state.
+When a line makes templates merge, "# merged KEY into KEY" goes to stderr: the older group
+keeps its key. --final prints, once all lines are read, each line's group as it ends (merges
+applied): the groups do not depend on the order of the lines.
+  --function F  the function or route of plain lines (and of JSON events without one)
+  --state FILE  start from the templates stored in FILE (JSON) when it exists, and write them
+                back at the end. Reading a deployment's state from --data-dir is not wired yet.
+`
+
+// errorsCmd runs the errors subcommands.
+func errorsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "group" {
+		fmt.Fprint(stderr, errorsUsage)
+		if len(args) == 0 {
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("errors: unknown subcommand %q; use group", args[0])
+	}
+	fs := flag.NewFlagSet("errors group", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	function := fs.String("function", "", "the function or route of plain lines")
+	jsonl := fs.Bool("jsonl", false, "read one JSON event per line")
+	final := fs.Bool("final", false, "print each line's final group once all are read")
+	statePath := fs.String("state", "", "a JSON file of learned templates to start from and write back")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("errors group: unexpected argument %q", fs.Arg(0))
+	}
+	l, err := loadLearner(*statePath)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(stdout)
+	// With --final: each line's key and template at its arrival.
+	var keys, arrived []string
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), maxGroupLine)
+	for n := 1; sc.Scan(); n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e := source.Event{Function: *function, Message: sc.Text()}
+		if *jsonl {
+			e = source.Event{}
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				return fmt.Errorf("errors group: line %d: not a JSON event (%v)", n, err)
+			}
+			if e.Function == "" {
+				e.Function = *function
+			}
+		}
+		r := l.Learn(e)
+		for _, m := range r.Merged {
+			fmt.Fprintf(stderr, "# merged %s into %s\n", m, r.Key)
+		}
+		if *final {
+			keys, arrived = append(keys, r.Key), append(arrived, r.Template)
+			continue
+		}
+		fmt.Fprintf(out, "%s\t%s\n", r.Key, r.Template)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("errors group: a line is longer than %d bytes", maxGroupLine)
+		}
+		return fmt.Errorf("errors group: reading stdin: %w", err)
+	}
+	if *final {
+		texts := map[string]string{}
+		for _, b := range l.State().Buckets {
+			for _, t := range b.Templates {
+				texts[t.Key] = t.Text()
+			}
+		}
+		for i, k := range keys {
+			k = l.Resolve(k)
+			text, ok := texts[k]
+			if !ok { // not learned (a cap): its own message
+				text = arrived[i]
+			}
+			fmt.Fprintf(out, "%s\t%s\n", k, text)
+		}
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	return saveLearner(*statePath, l)
+}
+
+// maxGroupLine bounds an input line: the parameteriser reads the first
+// 2 KiB of a message, a JSON event carries its stack too.
+const maxGroupLine = 1 << 20
+
+func loadLearner(path string) (*templates.Learner, error) {
+	if path == "" {
+		return templates.New(templates.Options{}), nil
+	}
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return templates.New(templates.Options{}), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("errors group: --state: %w", err)
+	}
+	var st templates.State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("errors group: --state %s: not a templates state (%v)", path, err)
+	}
+	return templates.Restore(templates.Options{}, st)
+}
+
+func saveLearner(path string, l *templates.Learner) error {
+	if path == "" {
+		return nil
+	}
+	raw, err := json.Marshal(l.State())
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return fmt.Errorf("errors group: --state: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
