@@ -171,10 +171,14 @@ func TestThirtyExtraErrorsMakeOneSummaryCommentAgainstFakeGitHub(t *testing.T) {
 	lost := &lostCommentAnswer{}
 	e := newRealEnv(t, realOpts{ghTransport: func(rt http.RoundTripper) http.RoundTripper { lost.next = rt; return lost }})
 	e.addConvex(t, "app", keyEnvVar)
-	at := time.Now().Add(-10 * time.Minute)
-	at = at.Truncate(time.Hour).Add(time.Minute) // all within one hour
-	if at.After(time.Now()) {
-		at = at.Add(-time.Hour)
+	// All 40 events within one clock hour, in the past, and inside the
+	// first scan's one-hour backfill, whatever the time of day: early in an
+	// hour they go at the end of the previous one.
+	now := time.Now()
+	hour := now.Truncate(time.Hour)
+	at := hour.Add(10 * time.Second)
+	if now.Sub(hour) < 2*time.Minute {
+		at = hour.Add(-2 * time.Minute)
 	}
 	for c := range 40 {
 		e.convex.Append(convexfake.Entry{Identifier: fmt.Sprintf("fn%d:run", c), UdfType: "Mutation", ExecutionID: fmt.Sprint("exec-", c),
