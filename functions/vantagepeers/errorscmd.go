@@ -12,11 +12,13 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/templates"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 const errorsUsage = `vantagepeers errors — how the error monitor groups errors
 
   vantagepeers errors group [--function F] [--jsonl] [--final] [--state FILE]
+                            [--data-dir D [--tenant T] --deployment NAME]
 
 group reads one error message per line on stdin (with --jsonl, one JSON event per line:
 {"function", "type", "message", "stack"}) and prints, for each line in order, its group key,
@@ -27,7 +29,10 @@ keeps its key. --final prints, once all lines are read, each line's group as it 
 applied): the groups do not depend on the order of the lines.
   --function F  the function or route of plain lines (and of JSON events without one)
   --state FILE  start from the templates stored in FILE (JSON) when it exists, and write them
-                back at the end. Reading a deployment's state from --data-dir is not wired yet.
+                back at the end.
+  --deployment NAME  start from the templates the monitor learned for deployment NAME of
+                tenant T (default "default") in the data dir; the data dir is only read (a copy
+                of its database is opened), never written.
 `
 
 // errorsCmd runs the errors subcommands.
@@ -47,13 +52,21 @@ func errorsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	jsonl := fs.Bool("jsonl", false, "read one JSON event per line")
 	final := fs.Bool("final", false, "print each line's final group once all are read")
 	statePath := fs.String("state", "", "a JSON file of learned templates to start from and write back")
+	deployment := fs.String("deployment", "", "start from this deployment's learned templates in --data-dir")
+	tenant := fs.String("tenant", vp.DefaultTenant, "the deployment's tenant")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("errors group: unexpected argument %q", fs.Arg(0))
 	}
+	if *deployment != "" && *statePath != "" {
+		return errors.New("errors group: give --state or --deployment, not both")
+	}
 	l, err := loadLearner(*statePath)
+	if *deployment != "" {
+		l, err = deploymentLearner(ctx, c.dataDir, *tenant, *deployment)
+	}
 	if err != nil {
 		return err
 	}

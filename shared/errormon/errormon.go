@@ -85,6 +85,12 @@ type Group struct {
 	// Algorithm is the fingerprint's version: groups of different versions
 	// never merge.
 	Algorithm string `json:"algorithm"`
+	// MergedInto: a template that generalised took this group in; that
+	// group counts its occurrences and carries the issue.
+	MergedInto string `json:"mergedInto,omitempty"`
+	// IssueFrom: the issue was this group's (taken in, or the same error
+	// under fp1 before an upgrade), and none is filed for this one.
+	IssueFrom string `json:"issueFrom,omitempty"`
 	Function  string `json:"function,omitempty"`
 	Type      string `json:"type,omitempty"`
 	// Message is the parameterised message the group is keyed by; Sample
@@ -123,7 +129,7 @@ var Deployments = table.Declare(table.Schema[Deployment]{
 var Groups = table.Declare(table.Schema[Group]{
 	Entity: "error group",
 	Primary: table.Key{PK: "ERRGRP#{id}", SK: "ERRGRP", Pattern: "error by id",
-		Note: "id = hash(deployment, fingerprint): a new group is one IfNotExists put"},
+		Note: "id = hash(deployment, fingerprint or tpl1 key): a new group is one IfNotExists put"},
 	Indexes: []table.Key{
 		{Index: store.GSI1, PK: "ERRDEP#{deployment}", SK: "{lastSeen 13 digits}#{id}", Pattern: "a deployment's errors, last seen first", Note: "moves on every count"},
 		{Index: store.GSI2, PK: "ERRS", SK: "{lastSeen 13 digits}#{id}", Pattern: "every error, last seen first"},
@@ -139,7 +145,9 @@ var Groups = table.Declare(table.Schema[Group]{
 })
 
 // Tables describes the keys for shared/store/KEYS.md.
-func Tables() []table.Doc { return []table.Doc{Deployments.Doc(), Groups.Doc(), summaries.Doc()} }
+func Tables() []table.Doc {
+	return []table.Doc{Deployments.Doc(), Groups.Doc(), summaries.Doc(), TemplateBuckets.Doc(), groupMerges.Doc()}
+}
 
 // GroupID is the id of a deployment's group of a fingerprint.
 func GroupID(deployment, fingerprint string) string {

@@ -80,7 +80,7 @@ func githubErr(err error) error {
 func (s *Service) FileJob(ctx context.Context, j outbox.Job) error {
 	const op = "errormon.file"
 	_, g, d, err := s.jobGroup(ctx, op, j)
-	if err != nil {
+	if err != nil || nothingToFile(g) {
 		return ignoreGone(err)
 	}
 	title := Title(g)
@@ -126,7 +126,7 @@ func (s *Service) linkIssue(ctx context.Context, op, tenant, id, repo string, n 
 func (s *Service) SummaryJob(ctx context.Context, j outbox.Job) error {
 	const op = "errormon.summary"
 	_, g, d, err := s.jobGroup(ctx, op, j)
-	if err != nil {
+	if err != nil || nothingToFile(g) {
 		return ignoreGone(err)
 	}
 	n, url, err := s.summarise(ctx, op, j, g, d)

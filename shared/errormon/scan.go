@@ -218,11 +218,15 @@ func ownPipeline(e source.Event) bool {
 func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, page source.Page, last bool) (Deployment, error) {
 	aggs := map[string]*aggregate{}
 	var order []string
-	for _, e := range page.Events {
-		if ownPipeline(e) {
-			continue
+	fps, err := s.groupPage(ctx, op, tenant, d.Name, page.Events)
+	if err != nil {
+		return d, err
+	}
+	for i, e := range page.Events {
+		fp := fps[i]
+		if fp.Hash == "" {
+			continue // ownPipeline
 		}
-		fp := fingerprint.Of(e)
 		id := GroupID(d.Name, fp.Hash)
 		a := aggs[id]
 		if a == nil {
@@ -242,7 +246,7 @@ func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, pa
 			return d, err
 		}
 		if final {
-			return d, nil
+			return d, s.applyMerges(ctx, op, tenant, d.Name)
 		}
 	}
 }
@@ -319,6 +323,13 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 		g = Group{ID: id, CreationTime: now, Deployment: d.Name, Fingerprint: a.fp.Hash, Algorithm: a.fp.Version,
 			Function: a.fp.Function, Type: a.fp.Type, Message: a.fp.Message, Frame: a.fp.Frame,
 			Sample: e.Message, Stack: e.Stack, Raw: e.Raw, FirstSeen: a.first, LastSeen: a.last, Status: StatusNew}
+		cont, err := s.continueFP1(ctx, op, tenant, &g, e)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cont {
+			break // an error known before the upgrade keeps its issue
+		}
 		if d.IssuesHour < s.o.IssuesPerHour {
 			d.IssuesHour++
 			topic, dedup = TopicFile, "file:"+id
@@ -331,6 +342,9 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 	default:
 		cond = store.IfVersion(it.Version)
 		g.FirstSeen, g.LastSeen = min(g.FirstSeen, a.first), max(g.LastSeen, a.last)
+		if g.Algorithm == a.fp.Version {
+			g.Message = a.fp.Message // a learned template generalises
+		}
 		if g.IssueNumber > 0 && (g.Status == StatusOngoing || g.Status == StatusResolved) {
 			st, err := s.o.Issues.StatusOf(ctx, tenant, g.IssueRepo, g.IssueNumber)
 			if err != nil {
