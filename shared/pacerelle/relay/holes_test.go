@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -135,6 +136,11 @@ func TestPendingDeviceTakesOnlyPairingSteps(t *testing.T) {
 	}
 	for name, call := range calls {
 		wantRefusal(t, name, call(), 403, "Authorization", "not confirmed")
+	}
+	// The WebSocket API's $connect (on AWS) refuses it too.
+	h := http.Header{"Authorization": {"Bearer " + p.started.Credential}}
+	if status, err := New(Options{Store: f.st}).Connect(ctx, h, nil, "conn-1"); status != 403 || err == nil || !strings.Contains(err.Error(), "not confirmed") {
+		t.Fatalf("$connect of a pending device: %d %v", status, err)
 	}
 	if _, _, err := devices.Get(ctx, f.st, "test", "id", "tablet", devices.KeyOf("acme", table.Values{"party": PersonParty("zed"), "id": "tablet"})); err == nil {
 		t.Fatal("a pending device added a device")
