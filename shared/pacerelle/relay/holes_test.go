@@ -150,7 +150,8 @@ func TestPendingDeviceTakesOnlyPairingSteps(t *testing.T) {
 // TestStartNeverReplacesConfirmed: the person's VantagePeers token cannot
 // start a pairing that overwrites a confirmed device (whose credential
 // would stop working) or a confirmed pairing record; a pending pairing is
-// replaced only by a start of the same device.
+// replaced only by a start of the same device. A confirmed pairing made
+// with an agent key the agent has since replaced is void and replaceable.
 func TestStartNeverReplacesConfirmed(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -201,6 +202,19 @@ func TestStartNeverReplacesConfirmed(t *testing.T) {
 	wantRefusal(t, "the replaced start's credential", first.dev.Reveal(ctx, first.started.Agent, first.nonce), 401, "Authorization", "not valid")
 	if err := f.answer(t, second); err != nil {
 		t.Fatal(err)
+	}
+
+	// The agent's bridge is reset (a new key in a newer list, which only
+	// the agent's token can store): the pairing made with the old key is
+	// void, and a new device may pair; the confirmed device stays.
+	reset, _ := seal.NewIdentity(AgentParty("bot"), "bridge-9")
+	if err := f.ac.RegisterAgent(ctx, reset.Device, seal.SignList(reset, 2, []seal.Device{reset.Device})); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.startWith(t, "person-tok", "bot", evil, seal.SignList(evil, 10, []seal.Device{evil.Device}))
+	wantRefusal(t, "the confirmed device, after the reset", err, 409, "device.id", "confirmed")
+	if _, err := f.startWith(t, "person-tok", "bot", laptop, seal.SignList(laptop, 11, []seal.Device{laptop.Device})); err != nil {
+		t.Fatalf("a new device after the agent's reset: %v", err)
 	}
 }
 

@@ -153,7 +153,7 @@ func (r *Relay) startChecks(ctx context.Context, tenant, agent, person, device s
 		return devCond, pairCond, err
 	case cur.PendingWith == "":
 		return devCond, pairCond, vp.Errorf(op, vp.KindConflict, "device.id", "%q is a confirmed device of %s; a pairing start never replaces a confirmed device: "+
-			"pair under another device name, or add this device from a paired one (POST /pacerelle/v1/devices); the relay has no device removal yet", device, person)
+			"pair under another device name (vantagepeers pacerelle pair --device NAME), or add a device from a paired one (POST /pacerelle/v1/devices); the relay has no device removal yet", device, person)
 	}
 	pk := pairings.KeyOf(tenant, table.Values{"agent": agent, "person": person})
 	prev, pit, err := records.Get[Pairing](ctx, r.st, op, "agent", agent, pk)
@@ -163,14 +163,42 @@ func (r *Relay) startChecks(ctx context.Context, tenant, agent, person, device s
 		pairCond = store.IfNotExists
 	case err != nil:
 		return devCond, pairCond, err
+	case prev.Confirmation != nil && prev.AgentDevice != "":
+		// A pairing with an agent device that is no longer in the agent's
+		// list (its bridge was reset: a new key) is void — the person's
+		// device refuses the new key anyway — and only the agent's token
+		// can change that list: a new start may replace it.
+		still, err := r.agentHasDevice(ctx, tenant, agent, prev.AgentDevice)
+		if err != nil {
+			return devCond, pairCond, err
+		}
+		if !still {
+			return devCond, pairCond, nil
+		}
+		fallthrough
 	case prev.Confirmation != nil:
-		return devCond, pairCond, vp.Errorf(op, vp.KindConflict, "agent", "%s is already paired with %s (confirmed, device %q); a pairing start never replaces a confirmed pairing: "+
-			"add a device from the paired one (POST /pacerelle/v1/devices); the relay has no pairing removal yet", person, agent, prev.PersonDevice)
+		return devCond, pairCond, vp.Errorf(op, vp.KindConflict, "agent", "%s is already paired with %s (confirmed, device %q); a pairing start never replaces a confirmed pairing "+
+			"while the agent keeps the key it was made with: add a device from the paired one (POST /pacerelle/v1/devices); the relay has no pairing removal yet", person, agent, prev.PersonDevice)
 	case prev.PersonDevice != device:
 		return devCond, pairCond, vp.Errorf(op, vp.KindConflict, "device.id", "a pairing of %s with %s is pending for device %q; a new start replaces only a pending pairing of the same device: "+
 			"finish that pairing, or start again as device %q", person, agent, prev.PersonDevice, prev.PersonDevice)
 	}
 	return devCond, pairCond, nil
+}
+
+// agentHasDevice says whether id is in the agent's current device list; an
+// unreadable list keeps the pairings made with it.
+func (r *Relay) agentHasDevice(ctx context.Context, tenant, agent, id string) (bool, error) {
+	raw, err := r.list(ctx, tenant, agent)
+	if err != nil {
+		return false, err
+	}
+	var l seal.DeviceList
+	if json.Unmarshal(raw, &l) != nil {
+		return true, nil
+	}
+	_, ok := l.Find(id)
+	return ok, nil
 }
 
 // AnswerBody is the bridge's answer to a commitment: its fresh nonce,
