@@ -154,11 +154,13 @@ func TestPacerelleWebApp(t *testing.T) {
 	check("chat-fr")
 
 	// A pairing (in French) whose codes the person says differ trusts
-	// nothing: no second device is kept.
+	// nothing: no second device is kept. Another person: the relay never
+	// lets a start replace bob's confirmed pairing with alice.
+	carolToken := createTokenOn(t, s, "default", "carol")
 	b.navigate(base + "/pacerelle/app/pair?lang=fr")
 	b.eval(`(() => { const set = (id, v) => { document.getElementById(id).value = v; };
-		set("pc-person", "bob"); set("pc-agent", "alice"); set("pc-device", "chromium-2");
-		set("pc-token", `+jsString(personToken)+`);
+		set("pc-person", "carol"); set("pc-agent", "alice"); set("pc-device", "chromium-2");
+		set("pc-token", `+jsString(carolToken)+`);
 		document.getElementById("pc-start").click(); return true; })()`, nil)
 	b.waitFor("the pairing code (fr)", `!document.getElementById("pc-code-box").hidden && /^\d{6}$/.test(document.getElementById("pc-code").textContent)`, 30*time.Second)
 	check("pair-code-fr")

@@ -49,28 +49,44 @@ const AgentDevice = "bridge"
 type caller struct {
 	tenant, party, device string
 	principal             *vp.Principal // a VantagePeers token (agent, or person starting a pairing)
+	pendingWith           string        // DeviceRec.PendingWith of a person device
 }
+
+// access is who may call a route.
+type access int
+
+const (
+	// confirmedOnly: an agent, a person's token, or a person device whose
+	// pairing is confirmed. A started pairing is not a paired device: its
+	// envelopes would be dropped by the clients, but the relay would store
+	// them (inbox spam, storage growth) and let it read the person's inbox.
+	confirmedOnly access = iota
+	agentOnly
+	// pairingStep: also a person device whose pairing is not confirmed,
+	// which takes the steps that confirm it.
+	pairingStep
+)
 
 // Handler serves the API under Prefix.
 func (r *Relay) Handler() http.Handler {
 	mux := http.NewServeMux()
-	h := func(pattern string, agentOnly bool, fn func(http.ResponseWriter, *http.Request, caller) error) {
-		mux.Handle(pattern, r.authed(agentOnly, fn))
+	h := func(pattern string, a access, fn func(http.ResponseWriter, *http.Request, caller) error) {
+		mux.Handle(pattern, r.authed(a, fn))
 	}
-	h("PUT /pacerelle/v1/agent/device", true, r.putAgentDevice)
-	h("POST /pacerelle/v1/pairings", false, r.startPairing)
-	h("POST /pacerelle/v1/pairings/answer", true, r.answerPairing)
-	h("POST /pacerelle/v1/pairings/reveal", false, r.revealPairing)
-	h("POST /pacerelle/v1/pairings/confirm", false, r.confirmPairing)
-	h("POST /pacerelle/v1/devices", false, r.addDevice)
-	h("GET /pacerelle/v1/pairings", false, r.listPairings)
-	h("GET /pacerelle/v1/lists/{party}", false, r.getList)
-	h("PUT /pacerelle/v1/lists", false, r.putList)
-	h("POST /pacerelle/v1/messages", false, r.send)
-	h("GET /pacerelle/v1/inbox", false, r.inbox)
-	h("POST /pacerelle/v1/inbox/ack", false, r.postAck)
-	h("GET /pacerelle/v1/conversations", false, r.listConversations)
-	mux.Handle("GET "+doorbellPath, queryCredentials(r.authed(false, r.doorbell)))
+	h("PUT /pacerelle/v1/agent/device", agentOnly, r.putAgentDevice)
+	h("POST /pacerelle/v1/pairings", confirmedOnly, r.startPairing)
+	h("POST /pacerelle/v1/pairings/answer", agentOnly, r.answerPairing)
+	h("POST /pacerelle/v1/pairings/reveal", pairingStep, r.revealPairing)
+	h("POST /pacerelle/v1/pairings/confirm", pairingStep, r.confirmPairing)
+	h("POST /pacerelle/v1/devices", confirmedOnly, r.addDevice)
+	h("GET /pacerelle/v1/pairings", pairingStep, r.listPairings)
+	h("GET /pacerelle/v1/lists/{party}", confirmedOnly, r.getList)
+	h("PUT /pacerelle/v1/lists", confirmedOnly, r.putList)
+	h("POST /pacerelle/v1/messages", confirmedOnly, r.send)
+	h("GET /pacerelle/v1/inbox", confirmedOnly, r.inbox)
+	h("POST /pacerelle/v1/inbox/ack", confirmedOnly, r.postAck)
+	h("GET /pacerelle/v1/conversations", confirmedOnly, r.listConversations)
+	mux.Handle("GET "+doorbellPath, queryCredentials(r.authed(confirmedOnly, r.doorbell)))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such pacerelle endpoint"})
 	})
@@ -93,11 +109,14 @@ func queryCredentials(next http.Handler) http.Handler {
 	})
 }
 
-func (r *Relay) authed(agentOnly bool, fn func(http.ResponseWriter, *http.Request, caller) error) http.Handler {
+func (r *Relay) authed(a access, fn func(http.ResponseWriter, *http.Request, caller) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		c, err := r.authenticate(req)
-		if err == nil && agentOnly && c.device != AgentDevice {
+		if err == nil && a == agentOnly && c.device != AgentDevice {
 			err = vp.E("pacerelle", vp.KindForbidden, AgentHeader, "only an agent (a VantagePeers token with "+AgentHeader+") may call this")
+		}
+		if err == nil && a != pairingStep && c.pendingWith != "" {
+			err = r.refusePending(req.Context(), c)
 		}
 		if err == nil {
 			req.Body = http.MaxBytesReader(w, req.Body, maxRequestBytes)
@@ -166,7 +185,22 @@ func (r *Relay) deviceCaller(ctx context.Context, rest string) (caller, error) {
 	if len(want) != len(sum) || subtle.ConstantTimeCompare(sum[:], want) != 1 {
 		return caller{}, bad
 	}
-	return caller{tenant: parts[0], party: parts[1], device: parts[2]}, nil
+	return caller{tenant: parts[0], party: parts[1], device: parts[2], pendingWith: d.PendingWith}, nil
+}
+
+// refusePending is the refusal of a call that a device whose pairing is
+// not confirmed may not make, naming the step its pairing still needs.
+func (r *Relay) refusePending(ctx context.Context, c caller) error {
+	const op = "pacerelle.auth"
+	p, ok, err := r.pairingOf(ctx, op, c.tenant, c.pendingWith, c.party)
+	if err != nil {
+		return err
+	}
+	if !ok || p.PersonDevice != c.device {
+		return vp.Errorf(op, vp.KindForbidden, "Authorization", "device %q is not confirmed: its pairing with %s was dropped or replaced; start a new pairing", c.device, c.pendingWith)
+	}
+	return vp.Errorf(op, vp.KindForbidden, "Authorization", "device %q is not confirmed: its pairing with %s still needs %s; until it is confirmed the device only takes pairing steps (it sends and reads nothing)",
+		c.device, c.pendingWith, missingStep(p))
 }
 
 func newCredential(tenant, party, device string) (secret, hash string) {
@@ -207,56 +241,69 @@ func (r *Relay) putAgentDevice(w http.ResponseWriter, req *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	if err := r.putDevice(req.Context(), op, c.tenant, DeviceRec{Party: c.party, ID: d.ID, Bundle: b.Device, CreatedAt: r.now().UnixMilli()}); err != nil {
-		return err
-	}
-	if err := r.storeList(req.Context(), op, c.tenant, c.party, b.List); err != nil {
+	// The device and the list that names it are one write: a crash
+	// between two writes would leave one without the other.
+	err = table.Retry(req.Context(), op, "device.id", d.ID, func() error {
+		ops, err := r.listOps(req.Context(), op, c.tenant, c.party, b.List)
+		if err != nil {
+			return err
+		}
+		it, err := devices.Item(op, c.tenant, DeviceRec{Party: c.party, ID: d.ID, Bundle: b.Device, CreatedAt: r.now().UnixMilli()})
+		if err != nil {
+			return err
+		}
+		return r.st.Write(req.Context(), append(ops, store.Put(it, store.Always))...)
+	})
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"party": c.party, "device": d.ID})
 	return nil
 }
 
-func (r *Relay) putDevice(ctx context.Context, op, tenant string, d DeviceRec) error {
-	it, err := devices.Item(op, tenant, d)
-	if err != nil {
-		return err
-	}
-	return records.Err(op, r.st.Write(ctx, store.Put(it, store.Always)))
-}
-
 // storeList keeps a party's list when it is newer than the stored one. The
 // relay does not vouch for it: the clients verify its signatures.
 func (r *Relay) storeList(ctx context.Context, op, tenant, party string, raw json.RawMessage) error {
+	return table.Retry(ctx, op, "list", party, func() error {
+		ops, err := r.listOps(ctx, op, tenant, party, raw)
+		if err != nil || len(ops) == 0 {
+			return err
+		}
+		return r.st.Write(ctx, ops...)
+	})
+}
+
+// listOps is the write that stores a party's list, conditioned on the list
+// it replaces (retry on a failed condition), for a caller to commit with
+// its other writes; none when the same version is stored.
+func (r *Relay) listOps(ctx context.Context, op, tenant, party string, raw json.RawMessage) ([]store.Op, error) {
 	var l seal.DeviceList
 	if err := json.Unmarshal(raw, &l); err != nil || l.Version == 0 {
-		return vp.E(op, vp.KindInvalid, "list", "must be a signed device list {party, version, devices, signer, sig}")
+		return nil, vp.E(op, vp.KindInvalid, "list", "must be a signed device list {party, version, devices, signer, sig}")
 	}
 	if l.Party != party {
-		return vp.Errorf(op, vp.KindForbidden, "list.party", "is %q; this credential is %q", l.Party, party)
+		return nil, vp.Errorf(op, vp.KindForbidden, "list.party", "is %q; this credential is %q", l.Party, party)
 	}
 	k := lists.KeyOf(tenant, table.Values{"party": party})
-	return table.Retry(ctx, op, "list", party, func() error {
-		cur, it, err := records.Get[ListRec](ctx, r.st, op, "list", party, k)
-		cond := store.IfVersion(it.Version)
-		if vp.IsKind(err, vp.KindNotFound) {
-			cond, err = store.IfNotExists, nil
+	cur, it, err := records.Get[ListRec](ctx, r.st, op, "list", party, k)
+	cond := store.IfVersion(it.Version)
+	if vp.IsKind(err, vp.KindNotFound) {
+		cond, err = store.IfNotExists, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cur.Version >= l.Version && cond.Kind != store.CondNotExists {
+		if cur.Version == l.Version {
+			return nil, nil
 		}
-		if err != nil {
-			return err
-		}
-		if cur.Version >= l.Version && cond.Kind != store.CondNotExists {
-			if cur.Version == l.Version {
-				return nil
-			}
-			return vp.Errorf(op, vp.KindConflict, "list.version", "v%d is older than the stored v%d", l.Version, cur.Version)
-		}
-		item, err := lists.Item(op, tenant, ListRec{Party: party, Version: l.Version, List: raw})
-		if err != nil {
-			return err
-		}
-		return r.st.Write(ctx, store.Put(item, cond))
-	})
+		return nil, vp.Errorf(op, vp.KindConflict, "list.version", "v%d is older than the stored v%d", l.Version, cur.Version)
+	}
+	item, err := lists.Item(op, tenant, ListRec{Party: party, Version: l.Version, List: raw})
+	if err != nil {
+		return nil, err
+	}
+	return []store.Op{store.Put(item, cond)}, nil
 }
 
 func (r *Relay) list(ctx context.Context, tenant, party string) (json.RawMessage, error) {
@@ -271,11 +318,12 @@ type DeviceAdded struct {
 	Credential string `json:"credential"`
 }
 
-// addDevice registers another device of a person, by one of its devices:
-// the body carries the new device and a newer device list that includes
-// it, signed by the calling device. The relay does not vouch for that
-// list; the agent's bridge accepts it only when a device it has pinned
-// signed it (seal.Pins.Update), which is how a new device is confirmed.
+// addDevice registers another device of a person, by one of its confirmed
+// devices: the body carries the new device and a newer device list that
+// includes it, signed by the calling device. The relay does not vouch for
+// that list; the agent's bridge accepts it only when a device it has
+// pinned signed it (seal.Pins.Update), which is how a new device is
+// confirmed. The device (its credential) and the list are one write.
 func (r *Relay) addDevice(w http.ResponseWriter, req *http.Request, c caller) error {
 	const op = "pacerelle.add_device"
 	if !isPerson(c.party) {
@@ -289,14 +337,24 @@ func (r *Relay) addDevice(w http.ResponseWriter, req *http.Request, c caller) er
 	if err != nil {
 		return err
 	}
-	if _, _, err := records.Get[DeviceRec](req.Context(), r.st, op, "device.id", d.ID, devices.KeyOf(c.tenant, table.Values{"party": c.party, "id": d.ID})); err == nil {
-		return vp.Errorf(op, vp.KindConflict, "device.id", "%q is already a device of %s; choose another name", d.ID, c.party)
-	}
-	if err := r.storeList(req.Context(), op, c.tenant, c.party, b.List); err != nil {
-		return err
-	}
 	cred, hash := newCredential(c.tenant, c.party, d.ID)
-	if err := r.putDevice(req.Context(), op, c.tenant, DeviceRec{Party: c.party, ID: d.ID, Bundle: b.Device, CredHash: hash, CreatedAt: r.now().UnixMilli()}); err != nil {
+	err = table.Retry(req.Context(), op, "device.id", d.ID, func() error {
+		if _, _, err := records.Get[DeviceRec](req.Context(), r.st, op, "device.id", d.ID, devices.KeyOf(c.tenant, table.Values{"party": c.party, "id": d.ID})); err == nil {
+			return vp.Errorf(op, vp.KindConflict, "device.id", "%q is already a device of %s; choose another name", d.ID, c.party)
+		} else if !vp.IsKind(err, vp.KindNotFound) {
+			return err
+		}
+		ops, err := r.listOps(req.Context(), op, c.tenant, c.party, b.List)
+		if err != nil {
+			return err
+		}
+		it, err := devices.Item(op, c.tenant, DeviceRec{Party: c.party, ID: d.ID, Bundle: b.Device, CredHash: hash, CreatedAt: r.now().UnixMilli()})
+		if err != nil {
+			return err
+		}
+		return r.st.Write(req.Context(), append(ops, store.Put(it, store.IfNotExists))...)
+	})
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, DeviceAdded{Party: c.party, Device: d.ID, Credential: cred})
@@ -306,7 +364,9 @@ func (r *Relay) addDevice(w http.ResponseWriter, req *http.Request, c caller) er
 func (r *Relay) getList(w http.ResponseWriter, req *http.Request, c caller) error {
 	party := req.PathValue("party")
 	if party != c.party {
-		ok, err := r.paired(req.Context(), c.tenant, c.party, party)
+		// A pending pairing is enough to read the other's list: it holds
+		// public keys that the pairing steps show both sides anyway.
+		_, ok, err := r.pairingOf(req.Context(), "pacerelle.list", c.tenant, c.party, party)
 		if err != nil {
 			return err
 		}
@@ -378,12 +438,16 @@ func (r *Relay) send(w http.ResponseWriter, req *http.Request, c caller) error {
 	}
 	res := SendResult{ID: b.ID, Seq: map[string]int64{}}
 	for _, to := range b.To {
-		ok, err := r.paired(req.Context(), c.tenant, c.party, to)
+		p, ok, err := r.pairingOf(req.Context(), op, c.tenant, c.party, to)
 		if err != nil {
 			return err
 		}
 		if !ok || to == c.party {
 			return vp.Errorf(op, vp.KindForbidden, "to", "%q is not paired with %s", to, c.party)
+		}
+		if p.Confirmation == nil {
+			return vp.Errorf(op, vp.KindForbidden, "to", "the pairing of %s and %s is not confirmed: it still needs %s; no envelope is accepted before",
+				p.Agent, p.Person, missingStep(p))
 		}
 	}
 	for _, to := range b.To {

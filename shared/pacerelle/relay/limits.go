@@ -60,48 +60,48 @@ var pairingLimits = table.Declare(table.Schema[PairingLimit]{
 	Expires: func(l PairingLimit) int64 { return l.ExpiresAt },
 })
 
-// takeStarts counts one pairing start for person and for agent, in one
-// transaction, or refuses it naming the limit and when to retry.
-func (r *Relay) takeStarts(ctx context.Context, tenant, person, agent string) error {
+// startLimitOps counts one pairing start for person and for agent, as
+// writes conditioned on the counts read (retry on a failed condition) that
+// commit with the start itself, so a start that fails is not counted; or
+// refuses it naming the limit and when to retry.
+func (r *Relay) startLimitOps(ctx context.Context, tenant, person, agent string) ([]store.Op, error) {
 	const op = "pacerelle.pair"
 	type scope struct {
 		field, name, party string
 		limit              int
 	}
 	scopes := []scope{{"person", "person", person, r.limits.StartsPerPerson}, {"agent", "agent", agent, r.limits.StartsPerAgent}}
-	return table.Retry(ctx, op, "person", person, func() error {
-		now := r.now()
-		cutoff := now.Add(-r.limits.Window).UnixMilli()
-		var ops []store.Op
-		for _, s := range scopes {
-			k := pairingLimits.KeyOf(tenant, table.Values{"scope": s.name, "party": s.party})
-			cur, it, err := records.Get[PairingLimit](ctx, r.st, op, s.field, s.party, k)
-			cond := store.IfVersion(it.Version)
-			if vp.IsKind(err, vp.KindNotFound) {
-				cur, cond, err = PairingLimit{Scope: s.name, Party: s.party}, store.IfNotExists, nil
-			}
-			if err != nil {
-				return err
-			}
-			cur.Starts = slices.DeleteFunc(cur.Starts, func(at int64) bool { return at <= cutoff })
-			if len(cur.Starts) >= s.limit {
-				retry := time.UnixMilli(cur.Starts[len(cur.Starts)-s.limit]).Add(r.limits.Window)
-				wait := retry.Sub(now).Round(time.Second)
-				e := vp.Errorf(op, vp.KindRateLimited, s.field, "at most %d pairing starts per %s per %s, and %s has reached it; retry after %s (in %s)",
-					s.limit, s.name, r.limits.Window, s.party, retry.UTC().Format(time.RFC3339), wait)
-				e.RetryAfter = wait
-				return e
-			}
-			cur.Starts = append(cur.Starts, now.UnixMilli())
-			cur.ExpiresAt = now.Add(r.limits.Window).Unix() + 1
-			item, err := pairingLimits.Item(op, tenant, cur)
-			if err != nil {
-				return err
-			}
-			ops = append(ops, store.Put(item, cond))
+	now := r.now()
+	cutoff := now.Add(-r.limits.Window).UnixMilli()
+	var ops []store.Op
+	for _, s := range scopes {
+		k := pairingLimits.KeyOf(tenant, table.Values{"scope": s.name, "party": s.party})
+		cur, it, err := records.Get[PairingLimit](ctx, r.st, op, s.field, s.party, k)
+		cond := store.IfVersion(it.Version)
+		if vp.IsKind(err, vp.KindNotFound) {
+			cur, cond, err = PairingLimit{Scope: s.name, Party: s.party}, store.IfNotExists, nil
 		}
-		return r.st.Write(ctx, ops...)
-	})
+		if err != nil {
+			return nil, err
+		}
+		cur.Starts = slices.DeleteFunc(cur.Starts, func(at int64) bool { return at <= cutoff })
+		if len(cur.Starts) >= s.limit {
+			retry := time.UnixMilli(cur.Starts[len(cur.Starts)-s.limit]).Add(r.limits.Window)
+			wait := retry.Sub(now).Round(time.Second)
+			e := vp.Errorf(op, vp.KindRateLimited, s.field, "at most %d pairing starts per %s per %s, and %s has reached it; retry after %s (in %s)",
+				s.limit, s.name, r.limits.Window, s.party, retry.UTC().Format(time.RFC3339), wait)
+			e.RetryAfter = wait
+			return nil, e
+		}
+		cur.Starts = append(cur.Starts, now.UnixMilli())
+		cur.ExpiresAt = now.Add(r.limits.Window).Unix() + 1
+		item, err := pairingLimits.Item(op, tenant, cur)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, store.Put(item, cond))
+	}
+	return ops, nil
 }
 
 // failureLeft says what a failed pairing step leaves, for its refusal.

@@ -26,8 +26,13 @@ import (
 // A step out of order (a reveal before the answer, a confirmation before
 // the reveal) and a step replayed with other values (a second answer, a
 // second reveal) are refused; the same step again is not a second step.
-// A second start while a pairing is pending replaces it: the earlier
-// pairing's answer and reveal are void and its code is never shown again.
+// A second start of the same device while its pairing is pending replaces
+// it: the earlier pairing's answer and reveal are void and its code is
+// never shown again. A start never replaces a confirmed device (its
+// credential would stop working) nor a confirmed pairing, nor a pending
+// pairing of another device: whoever holds the person's VantagePeers token
+// could otherwise cut a paired device off. Until its pairing is confirmed
+// a device only takes pairing steps: no envelope from or to it is stored.
 // A client of pairing v1 (no version, no commitment) is refused with a
 // message saying so, never served the old code.
 
@@ -92,31 +97,108 @@ func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller)
 	if err != nil {
 		return err
 	}
-	if err := r.takeStarts(req.Context(), c.tenant, party, agent); err != nil {
-		return err
-	}
 	cred, hash := newCredential(c.tenant, party, d.ID)
-	if err := r.putDevice(req.Context(), op, c.tenant, DeviceRec{Party: party, ID: d.ID, Bundle: b.Device, CredHash: hash, CreatedAt: r.now().UnixMilli()}); err != nil {
-		return err
-	}
-	if err := r.storeList(req.Context(), op, c.tenant, party, b.List); err != nil {
-		return err
-	}
 	p := Pairing{Agent: agent, Person: party, PersonDevice: d.ID, Version: seal.PairingVersion, Commit: b.Commit, CreatedAt: r.now().UnixMilli()}
-	it, err := pairings.Item(op, c.tenant, p)
+	// The counted start, the device (its credential), the person's list and
+	// the pairing are one write, conditioned on what was checked.
+	var ring outbox.Pending
+	err = table.Retry(req.Context(), op, "device.id", d.ID, func() error {
+		devCond, pairCond, err := r.startChecks(req.Context(), c.tenant, agent, party, d.ID)
+		if err != nil {
+			return err
+		}
+		limits, err := r.startLimitOps(req.Context(), c.tenant, party, agent)
+		if err != nil {
+			return err
+		}
+		list, err := r.listOps(req.Context(), op, c.tenant, party, b.List)
+		if err != nil {
+			return err
+		}
+		dev, err := devices.Item(op, c.tenant, DeviceRec{Party: party, ID: d.ID, Bundle: b.Device, CredHash: hash, PendingWith: agent, CreatedAt: p.CreatedAt})
+		if err != nil {
+			return err
+		}
+		it, err := pairings.Item(op, c.tenant, p)
+		if err != nil {
+			return err
+		}
+		if ring, err = r.ringPairing(req.Context(), c.tenant, agent); err != nil {
+			return err
+		}
+		ops := append([]store.Op{store.Put(dev, devCond), store.Put(it, pairCond)}, limits...)
+		ops = append(append(ops, list...), ring.Ops()...)
+		return r.st.Write(req.Context(), ops...)
+	})
 	if err != nil {
 		return err
-	}
-	ring, err := r.ringPairing(req.Context(), c.tenant, agent)
-	if err != nil {
-		return err
-	}
-	if err := r.st.Write(req.Context(), append([]store.Op{store.Put(it, store.Always)}, ring.Ops()...)...); err != nil {
-		return records.Err(op, err)
 	}
 	r.rangPairing(req.Context(), c.tenant, agent, ring)
 	writeJSON(w, http.StatusOK, PairingStarted{Party: party, Agent: agent, Credential: cred, AgentList: agentList, Version: seal.PairingVersion, CreatedAt: p.CreatedAt})
 	return nil
+}
+
+// startChecks refuses a start that would replace a confirmed device, a
+// confirmed pairing or another device's pending pairing, and returns the
+// conditions for the device's and the pairing's puts: what it read.
+func (r *Relay) startChecks(ctx context.Context, tenant, agent, person, device string) (devCond, pairCond store.Cond, err error) {
+	const op = "pacerelle.pair"
+	dk := devices.KeyOf(tenant, table.Values{"party": person, "id": device})
+	cur, dit, err := records.Get[DeviceRec](ctx, r.st, op, "device.id", device, dk)
+	devCond = store.IfVersion(dit.Version)
+	switch {
+	case vp.IsKind(err, vp.KindNotFound):
+		devCond = store.IfNotExists
+	case err != nil:
+		return devCond, pairCond, err
+	case cur.PendingWith == "":
+		return devCond, pairCond, vp.Errorf(op, vp.KindConflict, "device.id", "%q is a confirmed device of %s; a pairing start never replaces a confirmed device: "+
+			"pair under another device name (vantagepeers pacerelle pair --device NAME), or add a device from a paired one (POST /pacerelle/v1/devices); the relay has no device removal yet", device, person)
+	}
+	pk := pairings.KeyOf(tenant, table.Values{"agent": agent, "person": person})
+	prev, pit, err := records.Get[Pairing](ctx, r.st, op, "agent", agent, pk)
+	pairCond = store.IfVersion(pit.Version)
+	switch {
+	case vp.IsKind(err, vp.KindNotFound):
+		pairCond = store.IfNotExists
+	case err != nil:
+		return devCond, pairCond, err
+	case prev.Confirmation != nil && prev.AgentDevice != "":
+		// A pairing with an agent device that is no longer in the agent's
+		// list (its bridge was reset: a new key) is void — the person's
+		// device refuses the new key anyway — and only the agent's token
+		// can change that list: a new start may replace it.
+		still, err := r.agentHasDevice(ctx, tenant, agent, prev.AgentDevice)
+		if err != nil {
+			return devCond, pairCond, err
+		}
+		if !still {
+			return devCond, pairCond, nil
+		}
+		fallthrough
+	case prev.Confirmation != nil:
+		return devCond, pairCond, vp.Errorf(op, vp.KindConflict, "agent", "%s is already paired with %s (confirmed, device %q); a pairing start never replaces a confirmed pairing "+
+			"while the agent keeps the key it was made with: add a device from the paired one (POST /pacerelle/v1/devices); the relay has no pairing removal yet", person, agent, prev.PersonDevice)
+	case prev.PersonDevice != device:
+		return devCond, pairCond, vp.Errorf(op, vp.KindConflict, "device.id", "a pairing of %s with %s is pending for device %q; a new start replaces only a pending pairing of the same device: "+
+			"finish that pairing, or start again as device %q", person, agent, prev.PersonDevice, prev.PersonDevice)
+	}
+	return devCond, pairCond, nil
+}
+
+// agentHasDevice says whether id is in the agent's current device list; an
+// unreadable list keeps the pairings made with it.
+func (r *Relay) agentHasDevice(ctx context.Context, tenant, agent, id string) (bool, error) {
+	raw, err := r.list(ctx, tenant, agent)
+	if err != nil {
+		return false, err
+	}
+	var l seal.DeviceList
+	if json.Unmarshal(raw, &l) != nil {
+		return true, nil
+	}
+	_, ok := l.Find(id)
+	return ok, nil
 }
 
 // AnswerBody is the bridge's answer to a commitment: its fresh nonce,
@@ -144,9 +226,10 @@ type ConfirmBody struct {
 
 // stepOutcome is what one pairing step did.
 type stepOutcome struct {
-	changed bool      // write the pairing
-	failed  *vp.Error // a failed reveal or confirmation: counted
-	ring    bool      // ring the agent's doorbell with the write
+	changed bool       // write the pairing
+	failed  *vp.Error  // a failed reveal or confirmation: counted
+	ring    bool       // ring the agent's doorbell with the write
+	also    []store.Op // written with the pairing, when it changed
 }
 
 // step applies one pairing step to the pairing of agent and person. A
@@ -193,6 +276,9 @@ func (r *Relay) step(ctx context.Context, op, tenant, agent, person string, fn f
 			ops = append(ops, store.Put(item, store.IfVersion(it.Version)))
 		default:
 			return nil
+		}
+		if out.failed == nil {
+			ops = append(ops, out.also...)
 		}
 		if out.ring {
 			if ring, err = r.ringPairing(ctx, tenant, agent); err != nil {
@@ -331,8 +417,24 @@ func (r *Relay) confirmPairing(w http.ResponseWriter, req *http.Request, c calle
 		if !ok || err != nil || !dev.Verify(seal.ConfirmLabel, tr, b.Sig) {
 			return stepOutcome{failed: vp.E(op, vp.KindInvalid, "sig", "does not verify over this pairing's transcript (both devices and both nonces)")}, nil
 		}
+		// The device is confirmed with its pairing, in the same write: it
+		// may send from then on, never before.
+		dk := devices.KeyOf(c.tenant, table.Values{"party": c.party, "id": c.device})
+		rec, it, err := records.Get[DeviceRec](req.Context(), r.st, op, "device", c.device, dk)
+		if err != nil {
+			return stepOutcome{}, err
+		}
+		var also []store.Op
+		if rec.PendingWith != "" {
+			rec.PendingWith = ""
+			item, err := devices.Item(op, c.tenant, rec)
+			if err != nil {
+				return stepOutcome{}, err
+			}
+			also = append(also, store.Put(item, store.IfVersion(it.Version)))
+		}
 		p.Confirmation = b.Sig
-		return stepOutcome{changed: true, ring: true}, nil
+		return stepOutcome{changed: true, ring: true, also: also}, nil
 	})
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -249,7 +248,9 @@ func TestPairingStartLimitsFakeClock(t *testing.T) {
 	n := 0
 	start := func(tok, agent string) error {
 		n++
-		dev, _ := seal.NewIdentity(PersonParty(strings.TrimSuffix(tok, "-tok")), "d"+strconv.Itoa(n))
+		// New keys each time under one device name: a start replaces only
+		// a pending pairing of the same device.
+		dev, _ := seal.NewIdentity(PersonParty(strings.TrimSuffix(tok, "-tok")), "phone")
 		_, err := (&Client{BaseURL: urls[n%2], Token: tok}).StartPairing(ctx, agent, "", dev.Device, seal.SignList(dev, uint64(n), []seal.Device{dev.Device}), seal.Commitment(dev.Device, seal.NewPairingNonce()))
 		return err
 	}

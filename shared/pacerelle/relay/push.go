@@ -195,6 +195,9 @@ func (r *Relay) Connect(ctx context.Context, h http.Header, query map[string]str
 	if err == nil && c.party == "" {
 		err = vp.E(op, vp.KindForbidden, AgentHeader, "name the agent whose inbox to watch")
 	}
+	if err == nil && c.pendingWith != "" {
+		err = r.refusePending(ctx, c)
+	}
 	if err == nil && connectionID == "" {
 		err = vp.E(op, vp.KindInvalid, "connectionId", "is required")
 	}

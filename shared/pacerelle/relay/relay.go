@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -38,11 +39,17 @@ const (
 // DeviceRec is a registered device: its public keys and, for a person's
 // device, the SHA-256 of its credential.
 type DeviceRec struct {
-	Party     string `json:"party"`
-	ID        string `json:"id"`
-	Bundle    []byte `json:"bundle"` // JSON seal.Device, verified by the clients
-	CredHash  string `json:"credHash,omitempty"`
-	CreatedAt int64  `json:"createdAt"`
+	Party    string `json:"party"`
+	ID       string `json:"id"`
+	Bundle   []byte `json:"bundle"` // JSON seal.Device, verified by the clients
+	CredHash string `json:"credHash,omitempty"`
+	// PendingWith is the agent whose pairing this person device started
+	// and has not confirmed: until then the device only takes pairing
+	// steps (it sends nothing), and a new start may replace it. Empty for
+	// a confirmed device, a device added by a paired one, an agent's
+	// bridge, and devices stored before this field.
+	PendingWith string `json:"pendingWith,omitempty"`
+	CreatedAt   int64  `json:"createdAt"`
 }
 
 // ListRec is a party's latest signed device list (JSON seal.DeviceList).
@@ -373,16 +380,30 @@ func (r *Relay) ack(ctx context.Context, tenant, party, device string, seq int64
 	return now, err
 }
 
-func (r *Relay) paired(ctx context.Context, tenant, a, b string) (bool, error) {
+// pairingOf is the pairing record between two parties (an agent and a
+// person, in either order), confirmed or not.
+func (r *Relay) pairingOf(ctx context.Context, op, tenant, a, b string) (Pairing, bool, error) {
 	agent, person := a, b
 	if isPerson(a) {
 		agent, person = b, a
 	}
-	_, _, err := records.Get[Pairing](ctx, r.st, "pacerelle.send", "to", person, pairings.KeyOf(tenant, table.Values{"agent": agent, "person": person}))
+	p, _, err := records.Get[Pairing](ctx, r.st, op, "to", person, pairings.KeyOf(tenant, table.Values{"agent": agent, "person": person}))
 	if vp.IsKind(err, vp.KindNotFound) {
-		return false, nil
+		return p, false, nil
 	}
-	return err == nil, err
+	return p, err == nil, err
+}
+
+// missingStep names the step a pairing that is not confirmed still needs.
+func missingStep(p Pairing) string {
+	switch {
+	case p.Version == seal.PairingVersion && p.AgentNonce == nil:
+		return "the agent's answer (its bridge answers the device's commitment)"
+	case p.Version == seal.PairingVersion && p.PersonNonce == nil:
+		return "the device's reveal (POST /pacerelle/v1/pairings/reveal)"
+	default:
+		return "the device's confirmation (POST /pacerelle/v1/pairings/confirm, once the person saw the same code on both screens)"
+	}
 }
 
 func isPerson(party string) bool { return len(party) > 7 && party[:7] == "person:" }

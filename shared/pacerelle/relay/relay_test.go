@@ -70,7 +70,8 @@ func newFixtureOn(t *testing.T, st store.Store) *fixture {
 	ctx := context.Background()
 	f := &fixture{st: st, logs: &syncBuf{}}
 	r := New(Options{Store: f.st, Logger: slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "other-tok": domaintest.As("acme", "zed")}})
+		Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "other-tok": domaintest.As("acme", "zed"),
+			"agent2-tok": domaintest.As("acme", "bot2")}})
 	f.srv = httptest.NewServer(r.Handler())
 	t.Cleanup(f.srv.Close)
 	f.agent, _ = seal.NewIdentity(AgentParty("bot"), "bridge-1")

@@ -359,7 +359,7 @@ func (d *Device) Fetch(ctx context.Context) ([]Reply, int, error) {
 					refused++
 				}
 				if (errors.Is(err, seal.ErrUnknownSender) || errors.Is(err, seal.ErrStaleList)) && env.FromParty == d.st.Agent && unpinned == nil {
-					unpinned = fmt.Errorf("%w (device %q): its messages are refused; if the agent's bridge was reset, pair again (pacerelle pair with a new --state-dir) and confirm only if the code equals the one the agent shows", ErrAgentNotPinned, env.FromDevice)
+					unpinned = fmt.Errorf("%w (device %q): its messages are refused; if the agent's bridge was reset, pair again (pacerelle pair with a new --state-dir and a new --device name) and confirm only if the code equals the one the agent shows", ErrAgentNotPinned, env.FromDevice)
 				}
 				continue
 			}

@@ -88,10 +88,14 @@ func TestNewAgentKeyRefusedUntilRepaired(t *testing.T) {
 
 	old, oc := agentDevice(t, srv.URL, 1)
 	answerer(t, old, oc)
-	pair := func(want *seal.Identity) *Device {
-		t.Helper()
-		d, _, err := Pair(ctx, PairOptions{Dir: t.TempDir(), BaseURL: srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
+	pairAs := func(name string) (*Device, error) {
+		d, _, err := Pair(ctx, PairOptions{Dir: t.TempDir(), BaseURL: srv.URL, Token: "person-tok", Agent: "bot", Person: "ann", DeviceName: name,
 			Confirm: func(code, _ string) bool { return code != "" }})
+		return d, err
+	}
+	pair := func(want *seal.Identity, name string) *Device {
+		t.Helper()
+		d, err := pairAs(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +105,7 @@ func TestNewAgentKeyRefusedUntilRepaired(t *testing.T) {
 		}
 		return d
 	}
-	d := pair(old)
+	d := pair(old, "")
 	reply(t, old, oc, d.me.Device, 1, "r-old")
 	if rs, refused, err := d.Fetch(ctx); err != nil || refused != 0 || len(rs) != 1 {
 		t.Fatalf("from the paired key: %v refused %d, %v", rs, refused, err)
@@ -128,8 +132,13 @@ func TestNewAgentKeyRefusedUntilRepaired(t *testing.T) {
 		t.Fatalf("Wait: %v", err)
 	}
 
-	// Paired again: the new key is pinned, its code computed from it.
-	d2 := pair(fresh)
+	// Paired again, as another device: the relay never gives a confirmed
+	// device's name to a new start (it would cut the paired device off).
+	if _, err := pairAs(""); err == nil || !strings.Contains(err.Error(), `"cli" is a confirmed device`) {
+		t.Fatalf("re-pairing under the paired device's name: %v", err)
+	}
+	// The new key is pinned, its code computed from it.
+	d2 := pair(fresh, "cli-2")
 	reply(t, fresh, fc, d2.me.Device, 2, "r-new-2")
 	// The new device reads the person's inbox from its start: the old
 	// key's reply is now the unpinned one.
