@@ -118,7 +118,10 @@ type Group struct {
 	// most its deployment's minOccurrences); when its issue was resolved
 	// (occurrences before it never reopen the issue); its occurrences per
 	// hour over the trailing day; its last escalation.
+	// FiledAt: when a group held pending reached its threshold (its
+	// summary hour, when over the cap, is that hour, not its first's).
 	Recent     []int64     `json:"recent,omitempty"`
+	FiledAt    int64       `json:"filedAt,omitempty"`
 	ResolvedAt int64       `json:"resolvedAt,omitempty"`
 	Hourly     []HourCount `json:"hourly,omitempty"`
 	Escalation *Escalation `json:"escalation,omitempty"`
@@ -151,7 +154,7 @@ var Groups = table.Declare(table.Schema[Group]{
 	Fields: func(g Group) table.Values {
 		hour := ""
 		if g.Summarised {
-			hour = g.Deployment + "#" + table.Millis(g.FirstSeen-g.FirstSeen%3_600_000)
+			hour = g.Deployment + "#" + table.Millis(g.summaryHour())
 		}
 		return table.Values{"id": g.ID, "deployment": g.Deployment, "lastSeen 13 digits": table.Millis(g.LastSeen), "summaryHour": hour}
 	},

@@ -144,5 +144,6 @@ func (s *Service) GetError(ctx context.Context, p vp.Principal, in ErrorRef) (Gr
 	if vp.IsKind(err, vp.KindNotFound) {
 		err = vp.Errorf(op, vp.KindNotFound, "errorId", "no error %q in this tenant (list_errors lists them)", in.ErrorID)
 	}
+	g.Escalated = g.escalated(s.nowMS())
 	return g, err
 }

@@ -334,14 +334,14 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 		if topic, dedup, err = s.regression(ctx, tenant, d, &g, a); err != nil {
 			return nil, nil, err
 		}
-		if g.Summarised && g.Status != StatusPending {
-			d.holdBack(g.FirstSeen, 0, a.count)
+		if g.Summarised {
+			d.holdBack(g.summaryHour(), 0, a.count)
 		}
 	}
 	g.Count += a.count
 	countHours(&g, a, now)
 	if g.Status == StatusPending && reached(*d, &g, a) {
-		topic, dedup = s.fileOrSummarise(d, &g)
+		topic, dedup = s.fileOrSummarise(d, &g, now)
 	}
 	if topic == "" {
 		topic, dedup = s.escalate(&g, now)

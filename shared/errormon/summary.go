@@ -87,7 +87,7 @@ func summaryID(deployment string, hourMS int64) string {
 
 // summarise adds g to its hour's summary and returns the summary issue.
 func (s *Service) summarise(ctx context.Context, op string, j outbox.Job, g Group, d Deployment) (int, string, error) {
-	hourMS := g.FirstSeen - g.FirstSeen%3_600_000
+	hourMS := g.summaryHour()
 	hour := time.UnixMilli(hourMS).UTC()
 	id := summaryID(d.Name, hourMS)
 	rec, ver, err := s.holdSummary(ctx, op, j, id, d.Name, hourMS)

@@ -143,15 +143,26 @@ func reached(d Deployment, g *Group, a *aggregate) bool {
 // fileOrSummarise files a group that reached its threshold: its own issue
 // while the deployment's hourly cap allows, else the hour's summary
 // (counted as held back).
-func (s *Service) fileOrSummarise(d *Deployment, g *Group) (string, string) {
+func (s *Service) fileOrSummarise(d *Deployment, g *Group, now int64) (string, string) {
 	g.Status = StatusNew
+	if n, _ := d.threshold(); n > 1 {
+		g.FiledAt = now
+	}
 	if d.IssuesHour < s.o.IssuesPerHour {
 		d.IssuesHour++
 		return TopicFile, "file:" + g.ID
 	}
 	g.Summarised = true
-	d.holdBack(g.FirstSeen, 1, g.Count)
+	d.holdBack(g.summaryHour(), 1, g.Count)
 	return TopicSummary, "summary:" + g.ID
+}
+
+// summaryHour is the hour whose summary lists a group over the cap: its
+// first occurrence's, or, for a group held pending, the hour it reached
+// its threshold (not a summary of days ago).
+func (g Group) summaryHour() int64 {
+	at := cmp.Or(g.FiledAt, g.FirstSeen)
+	return at - at%hourMS
 }
 
 // holdBack counts groups and events the cap kept from being filed in the
@@ -161,7 +172,7 @@ func (d *Deployment) holdBack(at int64, groups int, events int64) {
 	k := slices.IndexFunc(d.HeldBack, func(h HeldBack) bool { return h.Hour == hour })
 	if k < 0 {
 		d.HeldBack = append(d.HeldBack, HeldBack{Hour: hour})
-		slices.SortFunc(d.HeldBack, func(a, b HeldBack) int { return int(max(min(a.Hour-b.Hour, 1), -1)) })
+		slices.SortFunc(d.HeldBack, func(a, b HeldBack) int { return cmp.Compare(a.Hour, b.Hour) })
 		k = slices.IndexFunc(d.HeldBack, func(h HeldBack) bool { return h.Hour == hour })
 	}
 	d.HeldBack[k].Groups += groups
@@ -228,7 +239,7 @@ func countHours(g *Group, a *aggregate, now int64) {
 		g.Hourly[k].Count += n
 	}
 	g.Hourly = slices.DeleteFunc(g.Hourly, func(c HourCount) bool { return c.Hour < from })
-	slices.SortFunc(g.Hourly, func(a, b HourCount) int { return int(max(min(a.Hour-b.Hour, 1), -1)) })
+	slices.SortFunc(g.Hourly, func(a, b HourCount) int { return cmp.Compare(a.Hour, b.Hour) })
 }
 
 // escalate flags a known group whose current hour has jumped to

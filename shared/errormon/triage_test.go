@@ -425,3 +425,31 @@ func TestEscalationFiresOnceAtTheJump(t *testing.T) {
 		t.Fatalf("%d escalation comments for one jump, want 1", len(cs))
 	}
 }
+
+// TestAPendingGroupOverTheCapIsHeldBackInTheHourItReachedItsThreshold: a
+// group first seen two days ago that reaches its threshold now, over the
+// cap, goes into this hour's summary and held-back counts, not into a
+// summary issue of two days ago.
+func TestAPendingGroupOverTheCapIsHeldBackInTheHourItReachedItsThreshold(t *testing.T) {
+	clk := newFixedClock()
+	e := newEnv(t, func(o *errormon.Options) { o.IssuesPerHour = 1; o.Now = clk.Now })
+	e.addTriaged(t, "app", 2, errormon.MaxWindowMinutes, 0)
+	e.src.add(at(2, 0, clk.ago(48*time.Hour)))
+	e.scan(t, "app")
+	e.src.add(at(1, 0, clk.ago(2*time.Minute)), at(1, 1, clk.ago(time.Minute)), at(2, 1, clk.ago(time.Minute)))
+	e.scan(t, "app")
+	e.drain(t)
+	hour := clk.Now().Truncate(time.Hour)
+	st := e.status(t, "app")
+	if len(st.HeldBack) != 1 || st.HeldBack[0].Hour != hour.UnixMilli() || st.HeldBack[0].Groups != 1 || st.HeldBack[0].Events != 2 {
+		t.Fatalf("heldBack %+v; want 1 group, 2 events in the hour from %s", st.HeldBack, hour)
+	}
+	issues, _ := e.gh.snapshot()
+	var titles []string
+	for _, is := range issues {
+		titles = append(titles, is.Title)
+	}
+	if len(issues) != 2 || !strings.Contains(strings.Join(titles, "\n"), hour.Format("2006-01-02 15:04")) {
+		t.Fatalf("issues %q; want one filed and this hour's summary", titles)
+	}
+}
