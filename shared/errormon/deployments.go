@@ -23,6 +23,9 @@ type DeploymentInput struct {
 	FilterPattern   string   `json:"filterPattern,omitempty" jsonschema:"cloudwatch: default ERROR"`
 	GitHubRepo      string   `json:"githubRepo" jsonschema:"owner/name: where issues are filed"`
 	Orchestrator    string   `json:"orchestrator" jsonschema:"who gets the IRP missions"`
+	MinOccurrences  int      `json:"minOccurrences,omitempty" jsonschema:"file an issue once an error occurred this many times within windowMinutes (default 1: at once)"`
+	WindowMinutes   int      `json:"windowMinutes,omitempty" jsonschema:"the window of minOccurrences, in minutes (default 60)"`
+	DeployedAt      int64    `json:"deployedAt,omitempty" jsonschema:"Unix ms of the last deploy: a fixed issue is reopened only by errors after it"`
 }
 
 var repoSlug = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$`)
@@ -77,7 +80,9 @@ func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in Deployme
 	if err != nil {
 		return Deployment{}, err
 	}
-	if err := in.check(op, s.o.Egress).First(); err != nil {
+	errs := in.check(op, s.o.Egress)
+	errs.Add(in.checkTriage(op, s.nowMS()).First())
+	if err := errs.First(); err != nil {
 		return Deployment{}, err
 	}
 	if err := s.checkLogGroups(ctx, op, tenant, in.Source, in.LogGroups); err != nil {
@@ -100,6 +105,10 @@ func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in Deployme
 		d.LogGroups, d.FilterPattern = slices.Clone(in.LogGroups), in.FilterPattern
 		d.GitHubRepo, d.Orchestrator = in.GitHubRepo, vp.NormalizeOrchestrator(in.Orchestrator)
 		d.Active, d.UpdatedAt, d.NextScanAt, d.Failures, d.NeedsKey = true, now, 0, 0, false
+		d.MinOccurrences, d.WindowMinutes = in.MinOccurrences, in.WindowMinutes
+		if in.DeployedAt > 0 {
+			d.DeployedAt = max(d.DeployedAt, in.DeployedAt)
+		}
 		next, err := Deployments.Item(op, tenant, d)
 		if err != nil {
 			return err

@@ -37,7 +37,7 @@ const (
 
 // Group statuses.
 const (
-	StatusNew       = "new"       // first seen; its issue is being filed
+	StatusNew       = "new"       // its issue is being filed
 	StatusOngoing   = "ongoing"   // its issue is open
 	StatusRegressed = "regressed" // its issue was fixed or closed, and it fired again
 	StatusResolved  = "resolved"  // its issue is fixed or closed (read when it fires again)
@@ -74,6 +74,14 @@ type Deployment struct {
 	// The hourly cap of new issues: the hour's start and how many it filed.
 	IssueHour  int64 `json:"issueHour,omitempty"`
 	IssuesHour int   `json:"issuesHour,omitempty"`
+	// Triage (triage.go): file a group once it occurred MinOccurrences
+	// times within WindowMinutes (0: 1, at once); DeployedAt, when the
+	// deployment told it, is the last deploy (a fix counts from then);
+	// HeldBack is what the hourly cap kept from being filed, per hour.
+	MinOccurrences int        `json:"minOccurrences,omitempty"`
+	WindowMinutes  int        `json:"windowMinutes,omitempty"`
+	DeployedAt     int64      `json:"deployedAt,omitempty"`
+	HeldBack       []HeldBack `json:"heldBack,omitempty"`
 }
 
 // Group is one error: every occurrence with the same fingerprint.
@@ -112,7 +120,21 @@ type Group struct {
 	IssueURL    string `json:"issueUrl,omitempty"`
 	Summarised  bool   `json:"summarised,omitempty"`
 	Regressions int    `json:"regressions,omitempty"`
-	UpdatedAt   int64  `json:"updatedAt"`
+	// Triage (triage.go): a pending group's latest occurrence times (at
+	// most its deployment's minOccurrences); when its issue was resolved
+	// (occurrences before it never reopen the issue); its occurrences per
+	// hour over the trailing day; its last escalation.
+	// FiledAt: when a group held pending reached its threshold (its
+	// summary hour, when over the cap, is that hour, not its first's).
+	Recent     []int64     `json:"recent,omitempty"`
+	FiledAt    int64       `json:"filedAt,omitempty"`
+	ResolvedAt int64       `json:"resolvedAt,omitempty"`
+	Hourly     []HourCount `json:"hourly,omitempty"`
+	Escalation *Escalation `json:"escalation,omitempty"`
+	// Escalated: list_errors' flag, the group escalated within the
+	// trailing day (computed when listed, not stored).
+	Escalated bool  `json:"escalated,omitempty"`
+	UpdatedAt int64 `json:"updatedAt"`
 }
 
 // Deployments declares the monitored deployments.
@@ -138,7 +160,7 @@ var Groups = table.Declare(table.Schema[Group]{
 	Fields: func(g Group) table.Values {
 		hour := ""
 		if g.Summarised {
-			hour = g.Deployment + "#" + table.Millis(g.FirstSeen-g.FirstSeen%3_600_000)
+			hour = g.Deployment + "#" + table.Millis(g.summaryHour())
 		}
 		return table.Values{"id": g.ID, "deployment": g.Deployment, "lastSeen 13 digits": table.Millis(g.LastSeen), "summaryHour": hour}
 	},
@@ -178,8 +200,9 @@ type GitHub interface {
 // Issues is the GitHub issues capability; *issue.Service implements it.
 type Issues interface {
 	TrackAuto(ctx context.Context, tenant string, a issue.AutoIssue) error
-	// StatusOf is an issue's status ("" when it is not tracked).
-	StatusOf(ctx context.Context, tenant, repo string, number int) (string, error)
+	// Resolution is an issue's status ("" when it is not tracked) and
+	// when it was fixed or closed (Unix ms, 0 when not known).
+	Resolution(ctx context.Context, tenant, repo string, number int) (string, int64, error)
 	// Regressed moves a fixed or closed issue back into work.
 	Regressed(ctx context.Context, tenant, repo string, number int) error
 }

@@ -155,7 +155,10 @@ func TestRegressionReopensTheSameIssue(t *testing.T) {
 	e.gh.mu.Lock()
 	e.gh.issues[0].Open = false
 	e.gh.mu.Unlock()
-	e.src.add(cause(1, 2), cause(1, 3))
+	// Occurrences after the close (cause's are a minute old: from before
+	// the fix, they would not reopen it; TestLateEventsNeverReopenAFixedIssue).
+	after := time.Now().Add(time.Second)
+	e.src.add(at(1, 2, after), at(1, 3, after))
 	e.scan(t, "app")
 	e.drain(t)
 	issues, comments := e.gh.snapshot()

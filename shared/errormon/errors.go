@@ -16,7 +16,7 @@ import (
 type ListInput struct {
 	listing.Params
 	Deployment string `json:"deployment,omitempty"`
-	Status     string `json:"status,omitempty" jsonschema:"new|ongoing|regressed|resolved"`
+	Status     string `json:"status,omitempty" jsonschema:"pending|new|ongoing|regressed|resolved"`
 }
 
 // DeploymentStatus is how a deployment's scans go.
@@ -30,6 +30,12 @@ type DeploymentStatus struct {
 	Failures      int    `json:"failures,omitempty"`
 	NextScanAt    int64  `json:"nextScanAt,omitempty"`
 	EventsScanned int64  `json:"eventsScanned"`
+	// The triage settings, and what the hourly cap of new issues held
+	// back (groups and their occurrences, per hour, latest last).
+	MinOccurrences int        `json:"minOccurrences"`
+	WindowMinutes  int        `json:"windowMinutes"`
+	DeployedAt     int64      `json:"deployedAt,omitempty"`
+	HeldBack       []HeldBack `json:"heldBack"`
 }
 
 // List is list_errors' answer: the list contract's envelope, plus the
@@ -40,7 +46,7 @@ type List struct {
 	Deployments []DeploymentStatus `json:"deployments"`
 }
 
-var groupStatuses = []string{StatusNew, StatusOngoing, StatusRegressed, StatusResolved}
+var groupStatuses = []string{StatusPending, StatusNew, StatusOngoing, StatusRegressed, StatusResolved}
 
 // ListErrors lists error groups, last seen first: one deployment's
 // (gsi1) or all of them (gsi2).
@@ -51,6 +57,7 @@ func (s *Service) ListErrors(ctx context.Context, p vp.Principal, in ListInput) 
 		return List{}, err
 	}
 	dep := strings.TrimSpace(in.Deployment)
+	now := s.nowMS()
 	var errs vp.Errs
 	errs.Add(vp.CheckKeyText(op, "deployment", dep, vp.MaxNameBytes, false))
 	errs.Add(vp.CheckEnum(op, "status", in.Status, groupStatuses, false))
@@ -64,9 +71,10 @@ func (s *Service) ListErrors(ctx context.Context, p vp.Principal, in ListInput) 
 	q.Reverse = true
 	page, err := listing.List(ctx, s.o.Store, s.o.Cursors, listing.Request{
 		Op: op, Tenant: tenant, Binding: op + "\x00" + dep + "\x00" + in.Status, Params: in.Params, Query: q,
-		LiteKeys: []string{"deployment", "type", "message", "count", "lastSeen", "status", "issueNumber"},
+		LiteKeys: []string{"deployment", "type", "message", "count", "lastSeen", "status", "issueNumber", "escalated"},
 	}, func(it store.Item) (Group, bool, error) {
 		g, err := records.Decode[Group](op, it)
+		g.Escalated = g.escalated(now)
 		return g, err == nil && (in.Status == "" || g.Status == in.Status), err
 	})
 	if err != nil {
@@ -94,7 +102,10 @@ const StatusNeedsKey = "needs a key"
 
 func (s *Service) statusOf(tenant string, d Deployment) DeploymentStatus {
 	st := DeploymentStatus{Name: d.Name, Source: d.Source, Active: d.Active, LastScanAt: d.LastScanAt, LastError: withoutRemoteText(d.LastError),
-		Failures: d.Failures, NextScanAt: d.NextScanAt, EventsScanned: d.EventsScanned}
+		Failures: d.Failures, NextScanAt: d.NextScanAt, EventsScanned: d.EventsScanned, DeployedAt: d.DeployedAt,
+		HeldBack: append([]HeldBack{}, d.HeldBack...)}
+	n, window := d.threshold()
+	st.MinOccurrences, st.WindowMinutes = n, int(window/60_000)
 	switch {
 	case !d.Active:
 		st.Status = "inactive"
@@ -133,5 +144,6 @@ func (s *Service) GetError(ctx context.Context, p vp.Principal, in ErrorRef) (Gr
 	if vp.IsKind(err, vp.KindNotFound) {
 		err = vp.Errorf(op, vp.KindNotFound, "errorId", "no error %q in this tenant (list_errors lists them)", in.ErrorID)
 	}
+	g.Escalated = g.escalated(s.nowMS())
 	return g, err
 }

@@ -47,6 +47,7 @@ func (s *Service) Wire(ob Registrar) error {
 		ob.Handle(TopicFile, s.FileJob),
 		ob.Handle(TopicSummary, s.SummaryJob),
 		ob.Handle(TopicRegression, s.RegressionJob),
+		ob.Handle(TopicEscalation, s.EscalationJob),
 	)
 }
 

@@ -22,6 +22,7 @@ const (
 	TopicFile       = "errormon.file"       // a new group's issue
 	TopicSummary    = "errormon.summary"    // a group over the hourly cap, added to the hour's summary issue
 	TopicRegression = "errormon.regression" // a regressed group's issue reopened, with a comment
+	TopicEscalation = "errormon.escalation" // a known group's rate jumped: one comment on its issue
 )
 
 const (
@@ -199,6 +200,10 @@ type aggregate struct {
 	count       int64
 	first, last int64
 	sample      source.Event
+	// times (the latest, for a threshold) and hours (counts per hour):
+	// triage.go.
+	times []int64
+	hours map[int64]int64
 }
 
 // ownPipeline: events about the monitor itself never become issues (a
@@ -218,6 +223,7 @@ func ownPipeline(e source.Event) bool {
 func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, page source.Page, last bool) (Deployment, error) {
 	aggs := map[string]*aggregate{}
 	var order []string
+	keep, _ := d.threshold()
 	fps, err := s.groupPage(ctx, op, tenant, d.Name, page.Events)
 	if err != nil {
 		return d, err
@@ -236,6 +242,7 @@ func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, pa
 		}
 		a.count++
 		a.first, a.last = min(a.first, e.Time.UnixMilli()), max(a.last, e.Time.UnixMilli())
+		a.note(e.Time.UnixMilli(), keep)
 	}
 	slices.Sort(order)
 	for start := 0; ; start += groupsPerBatch {
@@ -322,20 +329,13 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 		e := a.sample
 		g = Group{ID: id, CreationTime: now, Deployment: d.Name, Fingerprint: a.fp.Hash, Algorithm: a.fp.Version,
 			Function: a.fp.Function, Type: a.fp.Type, Message: a.fp.Message, Frame: a.fp.Frame,
-			Sample: e.Message, Stack: e.Stack, Raw: e.Raw, FirstSeen: a.first, LastSeen: a.last, Status: StatusNew}
+			Sample: e.Message, Stack: e.Stack, Raw: e.Raw, FirstSeen: a.first, LastSeen: a.last, Status: StatusPending}
 		cont, err := s.continueFP1(ctx, op, tenant, &g, e)
 		if err != nil {
 			return nil, nil, err
 		}
 		if cont {
 			break // an error known before the upgrade keeps its issue
-		}
-		if d.IssuesHour < s.o.IssuesPerHour {
-			d.IssuesHour++
-			topic, dedup = TopicFile, "file:"+id
-		} else {
-			g.Summarised = true
-			topic, dedup = TopicSummary, "summary:"+id
 		}
 	case err != nil:
 		return nil, nil, err
@@ -345,18 +345,21 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 		if g.Algorithm == a.fp.Version {
 			g.Message = a.fp.Message // a learned template generalises
 		}
-		if g.IssueNumber > 0 && (g.Status == StatusOngoing || g.Status == StatusResolved) {
-			st, err := s.o.Issues.StatusOf(ctx, tenant, g.IssueRepo, g.IssueNumber)
-			if err != nil {
-				return nil, nil, err
-			}
-			if st == "fixed" || st == "verified" || st == "closed" {
-				g.Status, g.Regressions = StatusRegressed, g.Regressions+1
-				topic, dedup = TopicRegression, fmt.Sprintf("regression:%s:%d", id, g.Regressions)
-			}
+		if topic, dedup, err = s.regression(ctx, tenant, d, &g, a); err != nil {
+			return nil, nil, err
+		}
+		if g.Summarised {
+			d.holdBack(g.summaryHour(), 0, a.count)
 		}
 	}
 	g.Count += a.count
+	countHours(&g, a, now)
+	if g.Status == StatusPending && reached(*d, &g, a) {
+		topic, dedup = s.fileOrSummarise(d, &g, now)
+	}
+	if topic == "" {
+		topic, dedup = s.escalate(&g, now)
+	}
 	g.UpdatedAt = now
 	item, err := Groups.Item(op, tenant, g)
 	if err != nil {
@@ -366,7 +369,11 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 	if topic == "" {
 		return ops, nil, nil
 	}
-	b, err := json.Marshal(groupJob{GroupID: id, Regression: g.Regressions})
+	gj := groupJob{GroupID: id, Regression: g.Regressions}
+	if topic == TopicEscalation {
+		gj.Escalation = g.Escalation.Hour
+	}
+	b, err := json.Marshal(gj)
 	if err != nil {
 		return nil, nil, vp.Wrap(op, vp.KindInternal, err)
 	}
@@ -380,4 +387,5 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 type groupJob struct {
 	GroupID    string `json:"groupId"`
 	Regression int    `json:"regression,omitempty"`
+	Escalation int64  `json:"escalation,omitempty"` // the escalation's hour
 }

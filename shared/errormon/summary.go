@@ -87,7 +87,7 @@ func summaryID(deployment string, hourMS int64) string {
 
 // summarise adds g to its hour's summary and returns the summary issue.
 func (s *Service) summarise(ctx context.Context, op string, j outbox.Job, g Group, d Deployment) (int, string, error) {
-	hourMS := g.FirstSeen - g.FirstSeen%3_600_000
+	hourMS := g.summaryHour()
 	hour := time.UnixMilli(hourMS).UTC()
 	id := summaryID(d.Name, hourMS)
 	rec, ver, err := s.holdSummary(ctx, op, j, id, d.Name, hourMS)
@@ -155,6 +155,9 @@ func summaryComment(d Deployment, hour time.Time, rec summaryRecord, marker stri
 	var b strings.Builder
 	fmt.Fprintf(&b, "New errors past the hourly cap in deployment %s, hour from %s UTC:\n\n",
 		ghmd.Inline(d.Name, maxNameChars), hour.Format("2006-01-02 15:04"))
+	if h := d.heldBackIn(hour.UnixMilli()); h.Groups > 0 {
+		fmt.Fprintf(&b, "Held back by the cap in this hour, so far: %d errors, %d occurrences, not filed as their own issues.\n\n", h.Groups, h.Events)
+	}
 	chars := utf8.RuneCountInString(b.String())
 	// Room for the "more" line and the marker.
 	budget := maxBodyChars - utf8.RuneCountInString(marker) - 64

@@ -1,6 +1,7 @@
 package issue
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -110,6 +111,31 @@ func (s *Service) StatusOf(ctx context.Context, tenant, repo string, number int)
 		return "", nil
 	}
 	return i.Status, err
+}
+
+// Resolution returns an issue's status and when it was resolved (Unix ms):
+// fixed or verified, when it was fixed; closed, when it was closed; 0
+// while it is open or when the time is not known. The error monitor
+// reopens an issue only for occurrences after that moment.
+func (s *Service) Resolution(ctx context.Context, tenant, repo string, number int) (string, int64, error) {
+	i, _, err := s.current(ctx, "github.status", tenant, strings.ToLower(repo), number)
+	if vp.IsKind(err, vp.KindNotFound) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	var at *int64
+	switch i.Status {
+	case StatusFixed, StatusVerified:
+		at = cmp.Or(i.FixedAt, i.VerifiedAt)
+	case StatusClosed:
+		at = i.ClosedAt
+	}
+	if at == nil {
+		return i.Status, 0, nil
+	}
+	return i.Status, *at, nil
 }
 
 // Regressed records that an issue's fix did not hold (the error it

@@ -21,10 +21,12 @@ func (s *server) addErrorTools(m *mcp.Server) {
 	add(s, m, tool{Name: "add_deployment", Annotations: idempotent,
 		Limits: limits{"name": maxLen(vp.MaxNameBytes), "githubRepo": maxLen(140), "orchestrator": maxLen(vp.MaxNameBytes),
 			"deploymentUrl": maxLen(2048), "deployKeyEnvVar": maxLen(len(errormon.DeployKeyPrefix) + 64), "logGroups": maxItems(20), "logGroups[]": maxLen(512),
-			"filterPattern": maxLen(1024)},
+			"filterPattern": maxLen(1024), "minOccurrences": between(1, errormon.MaxMinOccurrences), "windowMinutes": between(1, errormon.MaxWindowMinutes)},
 		Description: "Monitor a deployment's error logs every 5 minutes; each new error files one [Auto] GitHub issue in githubRepo " +
 			"and starts an issue-resolution-v2 mission for orchestrator. deployKeyEnvVar names a deploy key stored for your tenant " +
 			"(^VP_DEPLOY_KEY_[A-Z0-9_]{1,64}$, set by its admin); logGroups must be allowed for your tenant by the operator. " +
+			"minOccurrences/windowMinutes: file only once an error occurred that often within the window (default 1/60: at once); " +
+			"deployedAt (Unix ms): the last deploy, a fixed issue reopens only for errors after it. " +
 			"Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\"," +
 			"\"deployKeyEnvVar\":\"VP_DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"alice\"}"},
 		mon.AddDeployment)
@@ -34,8 +36,9 @@ func (s *server) addErrorTools(m *mcp.Server) {
 			return mon.RemoveDeployment(ctx, p, errormon.DeploymentRef{Name: in.Name})
 		})
 	add(s, m, tool{Name: "list_errors", Annotations: readOnly,
-		Description: "List grouped deployment errors, last seen first, with counts and linked issue; deployments carries each " +
-			"deployment's scan status. Paginated {items, nextCursor?}. Example: {\"deployment\":\"myapp\"}"},
+		Description: "List grouped deployment errors, last seen first, with counts, linked issue and an escalated flag (a rate jump); " +
+			"status pending: below the deployment's minOccurrences, not filed. deployments carries each " +
+			"deployment's scan status and heldBack (per hour: errors and occurrences the hourly issue cap did not file). Paginated {items, nextCursor?}. Example: {\"deployment\":\"myapp\"}"},
 		mon.ListErrors)
 	add(s, m, tool{Name: "get_error", Annotations: readOnly,
 		Description: "Fetch an error group with its sample, stack trace and raw record. Example: {\"errorId\":\"err_68992f0fe93c\"}"},
