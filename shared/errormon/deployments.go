@@ -99,7 +99,7 @@ func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in Deployme
 		d.Source, d.DeploymentURL, d.DeployKeyEnvVar = in.Source, in.DeploymentURL, in.DeployKeyEnvVar
 		d.LogGroups, d.FilterPattern = slices.Clone(in.LogGroups), in.FilterPattern
 		d.GitHubRepo, d.Orchestrator = in.GitHubRepo, vp.NormalizeOrchestrator(in.Orchestrator)
-		d.Active, d.UpdatedAt, d.NextScanAt, d.Failures, d.NeedsKey = true, now, 0, 0, false
+		d.Active, d.UpdatedAt, d.NextScanAt, d.Failures, d.NeedsKey, d.KeyElsewhere = true, now, 0, 0, false, false
 		next, err := Deployments.Item(op, tenant, d)
 		if err != nil {
 			return err
