@@ -145,6 +145,10 @@ func (a *App) WebhooksHandler() http.Handler {
 	if o.Logger == nil {
 		o.Logger = a.Log
 	}
+	if o.Limiter == nil {
+		// Counted in the table: the limits hold across instances.
+		o.Limiter = a.limiter()
+	}
 	api := httpapi.New(httpapi.Options{Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, Webhooks: webhooks.New(o)})
 	return OnlyRoutesOf(FuncWebhooks, api)
