@@ -145,8 +145,9 @@ func (a *App) WebhooksHandler() http.Handler {
 	if o.Logger == nil {
 		o.Logger = a.Log
 	}
-	if o.Limiter == nil {
-		// Counted in the table: the limits hold across instances.
+	if o.Limiter == nil && a.Store != nil {
+		// Counted in the table: the limits hold across instances (without
+		// a table, in this instance: webhooks.New's default).
 		o.Limiter = a.limiter()
 	}
 	api := httpapi.New(httpapi.Options{Version: a.Version, Logger: a.Log, Started: a.Started,
