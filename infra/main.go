@@ -18,6 +18,7 @@
 //	deployKeySecretPrefix  a monitored Convex deployment of tenant t reads its deploy key from the secret <prefix>t/<deployKeyEnvVar> (default vantagepeers/VantagePeers-<customer>/deploy-keys/)
 //	tenantLogGroups   the CloudWatch Logs log groups each tenant may read, JSON {"<tenant>": ["<name>" or "<prefix>*"]} (default none)
 //	monitoredLogGroups  the default tenant's log groups, comma-separated (the former, tenant-less setting)
+//	egressAllowHosts  hosts, IPs or CIDRs (comma-separated) that tenants' deployment URLs and OAuth client metadata URLs may reach although not public, http too (default none: public https only)
 //	logRetentionDays  default 30
 //	deletionProtection  default true (table, search domain and secrets are retained on stack deletion either way)
 //	lambdaDir         default <repo>/dist/lambda (make lambdas)
@@ -72,6 +73,7 @@ func propsFromContext(app awscdk.App) (*CustomerProps, error) {
 	}
 	p.GitHubSecretPrefix = ctx("githubSecretPrefix")
 	p.DeployKeySecretPrefix = ctx("deployKeySecretPrefix")
+	p.EgressAllowHosts = ctx("egressAllowHosts")
 	// -c gives a string, comma-separated; cdk.json may give a list.
 	switch v := app.Node().TryGetContext(jsii.String("monitoredLogGroups")).(type) {
 	case nil:

@@ -35,6 +35,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 )
 
@@ -120,9 +121,22 @@ type CustomerProps struct {
 	// MonitoredLogGroups is the former, tenant-less list: now the groups
 	// of the default tenant, added to TenantLogGroups["default"].
 	MonitoredLogGroups []string
+	// EgressAllowHosts is the operator's allow-list of the egress policy
+	// (awsenv.EnvEgressAllowHosts): comma-separated hosts, IPs or CIDRs
+	// that a tenant's deploymentUrl or an OAuth client's metadata URL may
+	// reach although not public (a deployment in the VPC, say), over http
+	// too. It goes to the functions that fetch such URLs
+	// (EgressFunctions). Empty (the default): public https only.
+	EgressAllowHosts string
 	// LambdaDir holds <function>.zip (make lambdas).
 	LambdaDir string
 }
+
+// EgressFunctions fetch URLs that a tenant, an agent or an OAuth client
+// names, through the egress policy: mcp checks a deploymentUrl at
+// add_deployment, the scheduler scans it (the error monitor), oauth
+// fetches client metadata documents.
+var EgressFunctions = []string{awsenv.FuncMCP, awsenv.FuncScheduler, awsenv.FuncOAuth}
 
 var (
 	customerRE = regexp.MustCompile(`^[a-z][a-z0-9-]{1,19}$`)
@@ -237,6 +251,11 @@ func (p *CustomerProps) Validate() error {
 	}
 	if err := p.validLogGroups(); err != nil {
 		return err
+	}
+	p.EgressAllowHosts = strings.TrimSpace(p.EgressAllowHosts)
+	if _, err := egress.ParseAllow(p.EgressAllowHosts); err != nil {
+		// The functions would refuse to start on it: say so at synth.
+		return fmt.Errorf("egressAllowHosts: %v (comma-separated host names, IPs or CIDRs, e.g. 10.0.0.0/16,logs.internal.example)", err)
 	}
 	if p.LogRetentionDays == 0 {
 		p.LogRetentionDays = 30
@@ -431,6 +450,11 @@ func NewCustomerStack(scope constructs.Construct, id string, p *CustomerProps) *
 	for k, v := range map[string]string{awsenv.EnvClerkIssuer: p.ClerkIssuer, awsenv.EnvClerkAudience: p.ClerkAudience, awsenv.EnvAllowedExtIDs: p.AllowedExtIDs} {
 		if v != "" {
 			oauth.AddEnvironment(jsii.String(k), jsii.String(v), nil)
+		}
+	}
+	if p.EgressAllowHosts != "" {
+		for _, fn := range EgressFunctions {
+			s.Functions[fn].AddEnvironment(jsii.String(awsenv.EnvEgressAllowHosts), jsii.String(p.EgressAllowHosts), nil)
 		}
 	}
 	// List cursors are minted and checked by the mcp function only.

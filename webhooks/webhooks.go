@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -78,6 +80,14 @@ type Options struct {
 	// answered 413 without being read whole.
 	MaxBody int64
 	Now     func() time.Time
+	// Limiter bounds what one source address may make the handler do: its
+	// refused requests (unsigned, or a signature that does not verify:
+	// Rules.WebhookBad, per address and hook, checked before the body is
+	// read) and its signed ones (Rules.Webhook, generous). A valid
+	// delivery never counts against WebhookBad, and an outsider cannot
+	// count against the tenant's hook from GitHub's addresses (GitHub
+	// sends its own hook's id). Nil: counted in this process only.
+	Limiter *ratelimit.Limiter
 }
 
 // path is where the handler listens; a tenant's hook is path + "/" + tenant.
@@ -112,6 +122,9 @@ func New(o Options) http.Handler {
 	}
 	if o.Dispatcher == nil {
 		o.Dispatcher = noDispatcher{}
+	}
+	if o.Limiter == nil {
+		o.Limiter = ratelimit.New(ratelimit.Options{Logger: o.Logger})
 	}
 	return &handler{o: o}
 }
@@ -199,9 +212,21 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *Delivery) ans
 	d.Event, evErr = header(r.Header, eventHeader, validEvent, "1 to 64 characters of a-z, 0-9 and _")
 	d.ID, idErr = header(r.Header, deliveryHeader, validDeliveryID, "1 to 100 characters of A-Z, a-z, 0-9 and -")
 
+	lim := h.o.Limiter
+	rules := lim.Rules()
+	src := ratelimit.Key(lim.Source(r))
 	mac, err := signatureOf(r.Header)
 	if err != nil {
-		return refuse(http.StatusUnauthorized, err)
+		return h.refused(r, src+"#unsigned", refuse(http.StatusUnauthorized, err))
+	}
+	// Before any byte of the body: this address and hook's refusals, then
+	// its signed requests.
+	bad := src + "#hook-" + cmp.Or(hookID(r.Header), "none")
+	if d, err := lim.Exhausted(r.Context(), rules.WebhookBad, bad); err == nil && !d.Allowed {
+		return limited(d, "deliveries refused for their signature")
+	}
+	if d, err := lim.Allow(r.Context(), rules.Webhook, src); err == nil && !d.Allowed {
+		return limited(d, "signed deliveries")
 	}
 	secret, err := h.o.Secrets.WebhookSecret(r.Context(), tenant)
 	if err != nil {
@@ -210,14 +235,14 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *Delivery) ans
 		return a
 	}
 	if secret == "" {
-		return refuse(http.StatusUnauthorized, errNoSecret)
+		return h.refused(r, bad, refuse(http.StatusUnauthorized, errNoSecret))
 	}
 	body, a, ok := h.readBody(w, r)
 	if !ok {
 		return a
 	}
 	if err := verify(secret, body, mac); err != nil {
-		return refuse(http.StatusUnauthorized, err)
+		return h.refused(r, bad, refuse(http.StatusUnauthorized, err))
 	}
 	if err := errors.Join(evErr, idErr); err != nil {
 		return refuse(http.StatusBadRequest, err)
@@ -233,6 +258,22 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *Delivery) ans
 		return answer{status: http.StatusOK, body: pingBody{OK: true, Event: "ping"}, outcome: "ping"}
 	}
 	return h.dispatch(r.Context(), *d)
+}
+
+// refused counts a refusal against key (Rules.WebhookBad): a refusal over
+// the limit is answered 429, so that its sender learns to stop.
+func (h *handler) refused(r *http.Request, key string, a answer) answer {
+	d, err := h.o.Limiter.Allow(r.Context(), h.o.Limiter.Rules().WebhookBad, key)
+	if err != nil || d.Allowed {
+		return a
+	}
+	return limited(d, "deliveries refused for their signature")
+}
+
+// limited is the 429 of a limit, naming it.
+func limited(d ratelimit.Decision, what string) answer {
+	msg := d.Message(what)
+	return answer{status: http.StatusTooManyRequests, body: errorBody{msg}, outcome: "limited", reason: msg, retryAfter: d.RetryAfter}
 }
 
 // tenantOf maps the path to its tenant.

@@ -127,11 +127,16 @@ func TestAgentCannotSendServerSecretsToItsListener(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	const control = "prod:control|the-control-deploy-key"
-	t.Setenv("VP_DEPLOY_KEY_CONTROL", control)
 	t.Setenv("VP_EGRESS_ALLOW_HOSTS", "127.0.0.1")
 	t.Setenv("VP_GITHUB_API_URL", "")
 	l := newListener(t)
 	dir := filepath.Join(t.TempDir(), "data")
+	// The control key is bound to the listener: the key rule, not the
+	// binding, is what this test is about.
+	var setOut bytes.Buffer
+	if err := run(ctx, []string{"deploykey", "set", "--url", l.URL, "VP_DEPLOY_KEY_CONTROL", "--data-dir", dir}, strings.NewReader(control+"\n"), &setOut, &setOut); err != nil {
+		t.Fatalf("deploykey set: %v\n%s", err, setOut.String())
+	}
 	a, err := openApp(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -184,11 +189,12 @@ func TestAgentCannotSendServerSecretsToItsListener(t *testing.T) {
 // A tenant-acme deployment whose key is VP_DEPLOY_KEY_X reads acme's
 // stored key only: never the environment variable of that name, never
 // the default tenant's key; the default tenant reads its stored key
-// first, then the environment variable.
+// first, then the environment variable (a Convex key, bound by its own
+// prefix to its deployment: not sent to the listener, which says so).
 func TestDeployKeysAreTheTenants(t *testing.T) {
 	ctx := context.Background()
 	const name = "VP_DEPLOY_KEY_X"
-	const fromEnv, ofDefault, ofAcme = "key-from-the-environment", "key-of-default", "key-of-acme"
+	const fromEnv, ofDefault, ofAcme = "prod:happy-otter-123|key-from-the-environment", "key-of-default", "key-of-acme"
 	t.Setenv(name, fromEnv)
 	t.Setenv("VP_EGRESS_ALLOW_HOSTS", "127.0.0.1")
 	dir := filepath.Join(t.TempDir(), "data")
@@ -201,26 +207,31 @@ func TestDeployKeysAreTheTenants(t *testing.T) {
 		return out.String()
 	}
 	acmeL, defL := newListener(t), newListener(t)
+	urls := map[string]string{"acme": acmeL.URL, vp.DefaultTenant: defL.URL}
 	a, err := openApp(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	for tenant, u := range map[string]string{"acme": acmeL.URL, vp.DefaultTenant: defL.URL} {
+	for tenant, u := range urls {
 		if _, err := callAs(t, a, agentOf(t, a, tenant), "add_deployment", map[string]any{"name": "app", "deploymentUrl": u,
 			"deployKeyEnvVar": name, "githubRepo": "acme/app", "orchestrator": "alice"}); err != nil {
 			t.Fatalf("%s: %v", tenant, err)
 		}
 	}
-	scan := func(tenant string) {
+	scan := func(tenant string) errormon.DeploymentStatus {
 		t.Helper()
 		// A fresh add_deployment makes it due again (the cursor is kept).
 		if _, err := a.errors.AddDeployment(ctx, auth.MasterPrincipal(tenant), errormon.DeploymentInput{Name: "app",
-			DeploymentURL:   map[string]string{"acme": acmeL.URL, vp.DefaultTenant: defL.URL}[tenant],
-			DeployKeyEnvVar: name, GitHubRepo: "acme/app", Orchestrator: "alice"}); err != nil {
+			DeploymentURL: urls[tenant], DeployKeyEnvVar: name, GitHubRepo: "acme/app", Orchestrator: "alice"}); err != nil {
 			t.Fatal(err)
 		}
 		_, _ = a.errors.Scan(ctx, tenant, "app")
+		l, err := a.errors.ListErrors(ctx, auth.MasterPrincipal(tenant), errormon.ListInput{})
+		if err != nil || len(l.Deployments) != 1 {
+			t.Fatalf("%s: %+v, %v", tenant, l.Deployments, err)
+		}
+		return l.Deployments[0]
 	}
 	last := func(l *listener) string {
 		_, auths := l.received()
@@ -232,17 +243,19 @@ func TestDeployKeysAreTheTenants(t *testing.T) {
 	count := func(l *listener) int { _, auths := l.received(); return len(auths) }
 
 	// Nothing stored: acme has no key (the environment is not its), the
-	// default tenant falls back on the environment.
-	scan("acme")
-	scan(vp.DefaultTenant)
-	if n := count(acmeL); n != 0 {
-		t.Errorf("acme without a stored key sent %d requests (key %q)", n, last(acmeL))
+	// default tenant falls back on the environment's, which is bound to
+	// its own deployment, not to this listener.
+	if st := scan("acme"); st.Status != errormon.StatusNeedsKey {
+		t.Errorf("acme without a stored key: %+v", st)
 	}
-	if got := last(defL); got != fromEnv {
-		t.Errorf("default without a stored key sent %q, want the environment's", got)
+	if st := scan(vp.DefaultTenant); st.Status != errormon.StatusKeyElsewhere || !strings.Contains(st.LastError, "https://happy-otter-123.convex.cloud") {
+		t.Errorf("default with the environment's key: %+v, want it bound to happy-otter-123", st)
+	}
+	if n := count(acmeL) + count(defL); n != 0 {
+		t.Errorf("without a key bound to the listeners, %d requests were sent (last keys %q, %q)", n, last(acmeL), last(defL))
 	}
 
-	cli(ofDefault+"\n", "deploykey", "set", "--tenant", vp.DefaultTenant, name)
+	cli(ofDefault+"\n", "deploykey", "set", "--tenant", vp.DefaultTenant, "--url", defL.URL, name)
 	scan("acme")
 	scan(vp.DefaultTenant)
 	if n := count(acmeL); n != 0 {
@@ -252,13 +265,11 @@ func TestDeployKeysAreTheTenants(t *testing.T) {
 		t.Errorf("default with a stored key sent %q, want the stored one", got)
 	}
 
-	cli(ofAcme+"\n", "deploykey", "set", "--tenant", "acme", name)
-	scan("acme")
+	cli(ofAcme+"\n", "deploykey", "set", "--tenant", "acme", "--url", acmeL.URL, name)
+	if st := scan("acme"); st.Status != "ok" {
+		t.Errorf("acme's deployment after its key was set: %+v", st)
+	}
 	if got := last(acmeL); got != ofAcme {
 		t.Errorf("acme sent %q, want its stored key", got)
-	}
-	l, err := a.errors.ListErrors(ctx, auth.MasterPrincipal("acme"), errormon.ListInput{})
-	if err != nil || len(l.Deployments) != 1 || l.Deployments[0].Status == "needs a key" {
-		t.Errorf("acme's deployments after its key was set: %+v, %v", l.Deployments, err)
 	}
 }

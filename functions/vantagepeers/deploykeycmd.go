@@ -19,15 +19,19 @@ import (
 
 const deploykeyUsage = `vantagepeers deploykey — each tenant's deploy keys (the keys its monitored Convex deployments are read with)
 
-  vantagepeers deploykey set    [--tenant T] NAME   read the key from stdin and store it as tenant T's NAME
-  vantagepeers deploykey show   [--tenant T] [NAME] the tenant's names (or NAME) with fingerprints, never the keys
-  vantagepeers deploykey remove [--tenant T] NAME   forget it
+  vantagepeers deploykey set    [--tenant T] [--url URL] NAME   read the key from stdin and store it as tenant T's NAME, bound to URL
+  vantagepeers deploykey show   [--tenant T] [NAME]             the tenant's names (or NAME) with fingerprints and URLs, never the keys
+  vantagepeers deploykey remove [--tenant T] NAME               forget it
 
 NAME must match ^VP_DEPLOY_KEY_[A-Z0-9_]{1,64}$; a deployment names it as its deployKeyEnvVar
-(add_deployment), and reads it from its own tenant only. The keys are kept in
-<data dir>/` + errormon.DeployKeysFile + ` (mode 0600), read from stdin, never from the command line.
---tenant defaults to "default", whose deployments also read the server's environment variable
-NAME when no key is stored. Every command also takes --data-dir.
+(add_deployment), and reads it from its own tenant only. A key is sent only to a deploymentUrl
+of the origin (scheme, host, port) it is bound to: the origin of --url (e.g.
+https://happy-otter-123.convex.cloud), or without --url the deployment a Convex deploy key names
+(prod:<name>|… or dev:<name>|… is bound to https://<name>.convex.cloud); any other key needs --url.
+The keys are kept in <data dir>/` + errormon.DeployKeysFile + ` (mode 0600), read from stdin, never
+from the command line. --tenant defaults to "default", whose deployments also read the server's
+environment variable NAME when no key is stored (bound by its own prefix only). Every command also
+takes --data-dir.
 `
 
 const loggroupsUsage = `vantagepeers loggroups — the CloudWatch Logs log groups each tenant's deployments may read
@@ -43,7 +47,10 @@ A tenant may name no log group until one is allowed here. Kept in <data dir>/` +
 // deploykeyCmd administers the tenants' deploy keys of the data dir. Like
 // githubCmd it touches only their file, so it works while the server runs.
 func deploykeyCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd, tenant, rest, dataDir, err := tenantCommand("deploykey", deploykeyUsage, args, stderr)
+	var bindURL string
+	cmd, tenant, rest, dataDir, err := tenantCommand("deploykey", deploykeyUsage, args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&bindURL, "url", "", "set: the deployment URL the key may be sent to (its origin is stored)")
+	})
 	if err != nil {
 		return err
 	}
@@ -68,10 +75,20 @@ func deploykeyCmd(_ context.Context, args []string, stdin io.Reader, stdout, std
 		if err != nil {
 			return fmt.Errorf("deploykey set: the key on stdin: %w", err)
 		}
-		if err := keys.Set(tenant, name, key); err != nil {
+		if _, ok := errormon.ConvexKeyOrigin(key); !ok && strings.TrimSpace(bindURL) == "" {
+			// Stored so, it would never be sent: say it now, not at a scan.
+			return fmt.Errorf("deploykey set: this key is not a Convex deploy key naming its deployment (prod:<name>|… or dev:<name>|…), " +
+				"so it is sent only where it is bound: give --url <deployment URL>, e.g. --url https://happy-otter-123.convex.cloud")
+		}
+		if err := keys.Set(tenant, name, key, bindURL); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "tenant %s: deploy key %s set (fingerprint %s) in %s\n", tenant, name, github.Fingerprint(key), keys.File.Path)
+		stored, err := keys.Stored(tenant)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "tenant %s: deploy key %s set (fingerprint %s), %s, in %s\n", tenant, name, github.Fingerprint(key),
+			sentTo(stored[name]), keys.File.Path)
 		return nil
 	case "show":
 		if len(rest) > 1 {
@@ -107,13 +124,14 @@ func deploykeyShow(keys *errormon.FileKeys, tenant string, only []string, stdout
 	}
 	lines := map[string]string{}
 	for name, v := range stored {
-		lines[name] = "set (fingerprint " + github.Fingerprint(v) + ", from the file)"
+		lines[name] = "set (fingerprint " + github.Fingerprint(v.Key) + ", from the file), " + sentTo(v)
 	}
 	if tenant == vp.DefaultTenant {
 		for _, kv := range os.Environ() {
 			name, v, _ := strings.Cut(kv, "=")
 			if _, ok := lines[name]; !ok && errormon.ValidDeployKeyName(name) && strings.TrimSpace(v) != "" {
-				lines[name] = "set (fingerprint " + github.Fingerprint(strings.TrimSpace(v)) + ", from the environment variable)"
+				k := errormon.DeployKey{Key: strings.TrimSpace(v)}
+				lines[name] = "set (fingerprint " + github.Fingerprint(k.Key) + ", from the environment variable), " + sentTo(k)
 			}
 		}
 	}
@@ -132,9 +150,21 @@ func deploykeyShow(keys *errormon.FileKeys, tenant string, only []string, stdout
 	return nil
 }
 
+// sentTo says where a key may be sent.
+func sentTo(k errormon.DeployKey) string {
+	origin, _ := k.Origin()
+	switch {
+	case origin == "":
+		return "bound to no URL: never sent (store it with --url <deployment URL>)"
+	case k.URL == "":
+		return "sent only to " + origin + " (from the key's own prefix)"
+	}
+	return "sent only to " + origin
+}
+
 // loggroupsCmd administers the log groups each tenant may name.
 func loggroupsCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd, tenant, rest, dataDir, err := tenantCommand("loggroups", loggroupsUsage, args, stderr)
+	cmd, tenant, rest, dataDir, err := tenantCommand("loggroups", loggroupsUsage, args, stderr, nil)
 	if err != nil {
 		return err
 	}
@@ -198,9 +228,9 @@ func loggroupsShow(groups *errormon.FileLogGroups, tenant string, stdout io.Writ
 }
 
 // tenantCommand parses `<what> SUBCOMMAND [--tenant T] [--data-dir D]
-// ARGS…` (flags before or after the arguments). tenant is "" when
-// omitted for show, else "default".
-func tenantCommand(what, usage string, args []string, stderr io.Writer) (cmd, tenant string, rest []string, dataDir string, err error) {
+// ARGS…` (flags before or after the arguments), and the flags extra
+// registers. tenant is "" when omitted for show, else "default".
+func tenantCommand(what, usage string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (cmd, tenant string, rest []string, dataDir string, err error) {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stderr, usage)
 		return "", "", nil, "", flag.ErrHelp
@@ -211,6 +241,9 @@ func tenantCommand(what, usage string, args []string, stderr io.Writer) (cmd, te
 	var c common
 	c.register(fs)
 	t := fs.String("tenant", "", `tenant id (default "default"; loggroups show: every tenant)`)
+	if extra != nil {
+		extra(fs)
+	}
 	args = args[1:]
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {

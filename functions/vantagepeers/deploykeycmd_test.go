@@ -78,7 +78,7 @@ func TestDeployKeyCommands(t *testing.T) {
 		t.Fatalf("after remove:\n%s", out)
 	}
 	stored, err := deployKeys(dir).Stored("acme")
-	if err != nil || len(stored) != 1 || stored["VP_DEPLOY_KEY_WEB"] != key2 {
+	if err != nil || len(stored) != 1 || stored["VP_DEPLOY_KEY_WEB"].Key != key2 {
 		t.Fatalf("stored after remove: %d keys, %v", len(stored), err)
 	}
 

@@ -21,7 +21,9 @@ func TestEgressPolicyFromTheEnvironmentAgainstFakeConvex(t *testing.T) {
 	t.Setenv("VP_MASTER_TOKEN", "")
 	const canary = "CANARY-from-the-remote-41c7"
 	cx := convexfake.New(t, convexfake.Options{Key: errCrashKey})
-	t.Setenv(errCrashKeyEnv, errCrashKey)
+	if err := deployKeys(dir).Set(crashAdmin.Tenant, errCrashKeyEnv, errCrashKey, cx.URL()); err != nil {
+		t.Fatal(err)
+	}
 	add := func(a *app, url string) error {
 		_, err := a.errors.AddDeployment(ctx, crashAdmin, errormon.DeploymentInput{Name: errCrashDep, DeploymentURL: url,
 			DeployKeyEnvVar: errCrashKeyEnv, GitHubRepo: ghCrashRepo, Orchestrator: "sigma"})

@@ -22,12 +22,12 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/tenantfile"
 )
 
-// deployKeys are the tenants' deploy keys in the data dir; the default
-// tenant's also from the environment variable of a deploy key's name
-// (VP_DEPLOY_KEY_*), read at each scan (never stored). No other tenant
-// reads the environment.
+// deployKeys are the tenants' deploy keys in the data dir, each bound to
+// a URL; the default tenant's also from the environment variable of a
+// deploy key's name (VP_DEPLOY_KEY_*, bound by its own prefix only), read
+// at each scan (never stored). No other tenant reads the environment.
 func deployKeys(dataDir string) *errormon.FileKeys {
-	return &errormon.FileKeys{File: &tenantfile.File[map[string]string]{Path: filepath.Join(dataDir, errormon.DeployKeysFile)}, Getenv: os.Getenv}
+	return &errormon.FileKeys{File: &tenantfile.File[map[string]errormon.DeployKey]{Path: filepath.Join(dataDir, errormon.DeployKeysFile)}, Getenv: os.Getenv}
 }
 
 // logGroups are the CloudWatch Logs log groups the operator allowed each

@@ -22,8 +22,8 @@ import (
 
 // The crash test of an error group's [Auto] issue, against the fake Convex
 // and the fake GitHub: a child process wired by openApp (GitHub at the
-// fake through VP_GITHUB_API_URL and VP_GITHUB_TOKEN, the deploy key in
-// the environment variable the deployment names) adds a Convex deployment,
+// fake through VP_GITHUB_API_URL and VP_GITHUB_TOKEN, the deploy key
+// stored for the tenant, bound to the fake's URL) adds a Convex deployment,
 // scans it and runs the filing job, and is SIGKILLed right after GitHub
 // answered the issue's creation 201, before the group learnt its number
 // and the job's removal. After a restart on the same data dir and a drain
@@ -64,11 +64,13 @@ func TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub(t *testing.T) {
 		"VP_MASTER_TOKEN":   strings.Repeat("ab", 32),
 		"VP_GITHUB_API_URL": gh.URL(),
 		"VP_GITHUB_TOKEN":   token,
-		errCrashKeyEnv:      errCrashKey,
 		// The fake Convex listens on http://127.0.0.1.
 		"VP_EGRESS_ALLOW_HOSTS": "127.0.0.1",
 	}
 	dir := t.TempDir()
+	if err := deployKeys(dir).Set(crashAdmin.Tenant, errCrashKeyEnv, errCrashKey, cx.URL()); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub$")
 	cmd.Env = append(os.Environ(), errCrashDirEnv+"="+dir, errCrashConvexEnv+"="+cx.URL())
 	for k, v := range env {

@@ -77,11 +77,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_ = ln.Close()
 		return err
 	}
+	wh := a.webhooks
+	wh.Limiter = lim.limiter
 	srv := &http.Server{
 		Handler: httpapi.New(httpapi.Options{
 			MCP:    a.mcpServer(nil),
 			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
-			OAuth: newOAuth(a, log, lim), BasePath: publicBaseURL(), Webhooks: webhooks.New(a.webhooks), OKFDownload: okfDownload,
+			OAuth: newOAuth(a, log, lim), BasePath: publicBaseURL(), Webhooks: webhooks.New(wh), OKFDownload: okfDownload,
 			Limiter:      lim.limiter,
 			Pacerelle:    relay.New(relay.Options{Store: a.store, Tokens: a.tokens, Logger: log}).Handler(),
 			PacerelleApp: webapp.Handler(log),

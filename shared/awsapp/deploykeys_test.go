@@ -46,9 +46,45 @@ func TestDeployKeysOfTheTenantAgainstFakeSecrets(t *testing.T) {
 		secrets.mu.Lock()
 		reads := slices.Clone(secrets.read)
 		secrets.mu.Unlock()
-		if err != nil || got != c.want || !slices.Equal(reads, c.reads) {
+		if err != nil || got.Key != c.want || got.URL != "" || !slices.Equal(reads, c.reads) {
 			t.Errorf("tenant %s, key %s: %q, %v, read %q; want %q, read %q", c.tenant, c.name, got, err, reads, c.want, c.reads)
 		}
+	}
+}
+
+// TestDeployKeySecretsCarryTheirBindingAgainstFakeSecrets: a secret may be
+// JSON {"key","url"}: the key bound to the URL's origin; a plain secret
+// is the key alone (bound by its own prefix, if any); a secret that is
+// JSON but not that form, or whose url has no origin, is an error naming
+// the secret, never its value.
+func TestDeployKeySecretsCarryTheirBindingAgainstFakeSecrets(t *testing.T) {
+	const prefix = "vp/dk/"
+	ctx := context.Background()
+	k := &awsapp.DeployKeys{Prefix: prefix, Secrets: awsapp.StaticSecrets{
+		prefix + "acme/VP_DEPLOY_KEY_BOUND":  ` {"key":"opaque-bound-key","url":"https://App.example.com/x"} `,
+		prefix + "acme/VP_DEPLOY_KEY_PLAIN":  "prod:happy-otter-123|plain\n",
+		prefix + "acme/VP_DEPLOY_KEY_BADURL": `{"key":"opaque-badurl-key","url":"app.example.com"}`,
+		prefix + "acme/VP_DEPLOY_KEY_NOKEY":  `{"url":"https://app.example.com"}`,
+		prefix + "acme/VP_DEPLOY_KEY_BROKEN": `{"key":"opaque-broken-key"`,
+	}}
+	key := func(name string) (errormon.DeployKey, error) {
+		return k.Key(ctx, "acme", errormon.Deployment{Name: "app", Source: errormon.SourceConvex, DeployKeyEnvVar: name})
+	}
+	if got, err := key("VP_DEPLOY_KEY_BOUND"); err != nil || got.Key != "opaque-bound-key" || got.URL != "https://app.example.com" {
+		t.Errorf("a JSON secret: %+v, %v", got, err)
+	}
+	if got, err := key("VP_DEPLOY_KEY_PLAIN"); err != nil || got.Key != "prod:happy-otter-123|plain" || got.URL != "" {
+		t.Errorf("a plain secret: %+v, %v", got, err)
+	}
+	for _, name := range []string{"VP_DEPLOY_KEY_BADURL", "VP_DEPLOY_KEY_NOKEY", "VP_DEPLOY_KEY_BROKEN"} {
+		got, err := key(name)
+		if err == nil || got.Key != "" || !strings.Contains(err.Error(), prefix+"acme/"+name) || strings.Contains(err.Error(), "opaque-") {
+			t.Errorf("%s: %+v, %v; want an error naming the secret, not its value", name, got, err)
+		}
+	}
+	if how := k.HowToSet("acme", "VP_DEPLOY_KEY_X", "https://happy-otter-123.convex.cloud"); !strings.Contains(how, `"url":"https://happy-otter-123.convex.cloud"`) ||
+		!strings.Contains(how, prefix+"acme/VP_DEPLOY_KEY_X") {
+		t.Errorf("HowToSet: %s", how)
 	}
 }
 

@@ -2,6 +2,7 @@ package awsapp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -71,38 +72,59 @@ func (a *App) Egress() *egress.Policy {
 
 // DeployKeys reads a Convex deployment's deploy key, a secret of its
 // tenant: the Secrets Manager secret <Prefix><tenant>/<name> at each scan,
-// never <Prefix><name> nor another tenant's. A missing one is "" (the scan
-// then says which secret to create).
+// never <Prefix><name> nor another tenant's. A missing one is an empty
+// key (the scan then says which secret to create). Its value is the key
+// alone (bound to the deployment its prod:/dev: prefix names, if any) or
+// JSON {"key": "...", "url": "..."}: the key bound to that URL's origin.
 type DeployKeys struct {
 	Secrets Secrets
 	Prefix  string
 }
 
 // Key implements errormon.Keys.
-func (k *DeployKeys) Key(ctx context.Context, tenant string, d errormon.Deployment) (string, error) {
+func (k *DeployKeys) Key(ctx context.Context, tenant string, d errormon.Deployment) (errormon.DeployKey, error) {
+	const op = "error-monitor"
 	// Checked again whatever the caller did: the tenant and the name are
 	// path segments of the secret's id.
 	if k.Prefix == "" || !vp.ValidTenant(tenant) || !errormon.ValidDeployKeyName(d.DeployKeyEnvVar) {
-		return "", nil
+		return errormon.DeployKey{}, nil
 	}
 	id := k.secretID(tenant, d.DeployKeyEnvVar)
 	v, err := k.Secrets.Secret(ctx, id)
 	if secretMissing(k.Secrets, id, err) {
-		return "", nil
+		return errormon.DeployKey{}, nil
 	}
 	if err != nil {
-		return "", vp.Wrap("error-monitor", vp.KindUnavailable, fmt.Errorf("reading the secret %s: %w", id, err))
+		return errormon.DeployKey{}, vp.Wrap(op, vp.KindUnavailable, fmt.Errorf("reading the secret %s: %w", id, err))
 	}
-	return strings.TrimSpace(v), nil
+	v = strings.TrimSpace(v)
+	if !strings.HasPrefix(v, "{") {
+		return errormon.DeployKey{Key: v}, nil
+	}
+	// The decoder's errors may quote the value: they are not kept.
+	var dk errormon.DeployKey
+	if json.Unmarshal([]byte(v), &dk) != nil || strings.TrimSpace(dk.Key) == "" {
+		return errormon.DeployKey{}, vp.Errorf(op, vp.KindInvalid, "deployKeyEnvVar",
+			`the secret %s is JSON but not {"key": "<deploy key>", "url": "<deployment URL>"}`, id)
+	}
+	origin, err := egress.Origin(dk.URL)
+	if err != nil {
+		return errormon.DeployKey{}, vp.Errorf(op, vp.KindInvalid, "deployKeyEnvVar",
+			`the secret %s: its "url" is not an absolute http(s) URL (%v)`, id, err)
+	}
+	return errormon.DeployKey{Key: strings.TrimSpace(dk.Key), URL: origin}, nil
 }
 
 // HowToSet implements errormon.Keys.
-func (k *DeployKeys) HowToSet(tenant, name string) string {
+func (k *DeployKeys) HowToSet(tenant, name, url string) string {
 	if k.Prefix == "" {
 		return "this deployment has no deploy-key prefix (" + awsenv.EnvDeployKeySecretPrefix + "): its operator sets one"
 	}
-	return "the operator stores it as the Secrets Manager secret " + k.secretID(tenant, name) +
-		" (aws secretsmanager create-secret --name " + k.secretID(tenant, name) + " --secret-string '<deploy key>')"
+	if url == "" {
+		url = "<deployment URL>"
+	}
+	return fmt.Sprintf(`the operator stores it as the Secrets Manager secret %s (aws secretsmanager create-secret --name %s --secret-string '{"key":"<deploy key>","url":%q}'; `+
+		`a prod:/dev: Convex deploy key of that deployment may be stored alone)`, k.secretID(tenant, name), k.secretID(tenant, name), url)
 }
 
 func (k *DeployKeys) secretID(tenant, name string) string { return k.Prefix + tenant + "/" + name }
@@ -122,6 +144,11 @@ func (a *App) WebhooksHandler() http.Handler {
 	o := a.Webhooks
 	if o.Logger == nil {
 		o.Logger = a.Log
+	}
+	if o.Limiter == nil && a.Store != nil {
+		// Counted in the table: the limits hold across instances (without
+		// a table, in this instance: webhooks.New's default).
+		o.Limiter = a.limiter()
 	}
 	api := httpapi.New(httpapi.Options{Version: a.Version, Logger: a.Log, Started: a.Started,
 		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, Webhooks: webhooks.New(o)})

@@ -104,7 +104,7 @@ func (s *Service) AddDeployment(ctx context.Context, p vp.Principal, in Deployme
 		d.Source, d.DeploymentURL, d.DeployKeyEnvVar = in.Source, in.DeploymentURL, in.DeployKeyEnvVar
 		d.LogGroups, d.FilterPattern = slices.Clone(in.LogGroups), in.FilterPattern
 		d.GitHubRepo, d.Orchestrator = in.GitHubRepo, vp.NormalizeOrchestrator(in.Orchestrator)
-		d.Active, d.UpdatedAt, d.NextScanAt, d.Failures, d.NeedsKey = true, now, 0, 0, false
+		d.Active, d.UpdatedAt, d.NextScanAt, d.Failures, d.NeedsKey, d.KeyElsewhere = true, now, 0, 0, false, false
 		d.MinOccurrences, d.WindowMinutes = in.MinOccurrences, in.WindowMinutes
 		if in.DeployedAt > 0 {
 			d.DeployedAt = max(d.DeployedAt, in.DeployedAt)

@@ -145,12 +145,14 @@ func (r resolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, er
 // and list_errors says why without the address.
 func TestScanRefusesANameThatResolvesToLoopbackAgainstFakeConvex(t *testing.T) {
 	var rebound *egress.Policy
-	e := newRealEnv(t, realOpts{mon: func(o *errormon.Options) {
+	keys := keyMap{}
+	e := newRealEnv(t, realOpts{keys: keys, mon: func(o *errormon.Options) {
 		o.Egress = egress.New(egress.Options{})
 		rebound = egress.New(egress.Options{Resolver: resolver(netip.MustParseAddr("127.0.0.1"))})
 		o.Sources[errormon.SourceConvex] = convex.New(convex.Options{Egress: rebound})
 	}})
 	u, _ := url.Parse(e.convex.URL())
+	keys[keyEnvVar] = errormon.DeployKey{Key: adapterKey, URL: "https://happy-otter-123.convex.cloud:" + u.Port()}
 	if _, err := e.mon.AddDeployment(ctx(), admin(tenant), errormon.DeploymentInput{Name: "app", DeploymentURL: "https://happy-otter-123.convex.cloud:" + u.Port(),
 		DeployKeyEnvVar: keyEnvVar, GitHubRepo: adapterRepo, Orchestrator: "sigma"}); err != nil {
 		t.Fatal(err)

@@ -69,7 +69,10 @@ type Deployment struct {
 	NextScanAt  int64  `json:"nextScanAt,omitempty"`
 	// NeedsKey: the last scan found no deploy key to read the source with,
 	// and sent nothing (list_errors: StatusNeedsKey).
-	NeedsKey      bool  `json:"needsKey,omitempty"`
+	NeedsKey bool `json:"needsKey,omitempty"`
+	// KeyElsewhere: the last scan found the deploy key bound to another
+	// URL than the deployment's, and sent nothing (StatusKeyElsewhere).
+	KeyElsewhere  bool  `json:"keyElsewhere,omitempty"`
 	EventsScanned int64 `json:"eventsScanned,omitempty"`
 	// The hourly cap of new issues: the hour's start and how many it filed.
 	IssueHour  int64 `json:"issueHour,omitempty"`
@@ -207,15 +210,17 @@ type Issues interface {
 	Regressed(ctx context.Context, tenant, repo string, number int) error
 }
 
-// Keys gives a deployment's source key (a Convex deploy key): the key its
-// tenant stored under the name deployKeyEnvVar gives (FileKeys embedded,
-// a Secrets Manager secret of the tenant on AWS). "" means it is not set.
-// The monitor never asks for a name that is not a deploy key's
-// (ValidDeployKeyName), and implementations check it again.
+// Keys gives a deployment's source key (a Convex deploy key) and the URL
+// it is bound to: the key its tenant stored under the name
+// deployKeyEnvVar gives (FileKeys embedded, a Secrets Manager secret of
+// the tenant on AWS). An empty Key means it is not set. The monitor never
+// asks for a name that is not a deploy key's (ValidDeployKeyName), and
+// implementations check it again.
 type Keys interface {
-	Key(ctx context.Context, tenant string, d Deployment) (string, error)
-	// HowToSet tells an operator how to set tenant's key name.
-	HowToSet(tenant, name string) string
+	Key(ctx context.Context, tenant string, d Deployment) (DeployKey, error)
+	// HowToSet tells an operator how to set tenant's key name, bound to
+	// url (a deployment's URL).
+	HowToSet(tenant, name, url string) string
 }
 
 // Jobs is the outbox; *outbox.Outbox implements it.

@@ -24,7 +24,7 @@ type DeploymentStatus struct {
 	Name          string `json:"name"`
 	Source        string `json:"source"`
 	Active        bool   `json:"active"`
-	Status        string `json:"status"` // ok | failing | needs a key | not scanned yet | inactive
+	Status        string `json:"status"` // ok | failing | needs a key | key bound to another URL | not scanned yet | inactive
 	LastScanAt    int64  `json:"lastScanAt,omitempty"`
 	LastError     string `json:"lastError,omitempty"`
 	Failures      int    `json:"failures,omitempty"`
@@ -114,6 +114,8 @@ func (s *Service) statusOf(tenant string, d Deployment) DeploymentStatus {
 		st.Status, st.LastError = StatusNeedsKey, s.needsKeyText(tenant, d)
 	case d.NeedsKey:
 		st.Status = StatusNeedsKey
+	case d.KeyElsewhere:
+		st.Status = StatusKeyElsewhere
 	case d.Failures > 0:
 		st.Status = "failing"
 	case d.LastScanAt == 0:

@@ -48,13 +48,16 @@ type env struct {
 	keys     keyMap
 }
 
-type keyMap map[string]string
+// keyMap are a tenant's deploy keys by name, with their bindings.
+type keyMap map[string]errormon.DeployKey
 
-func (k keyMap) Key(_ context.Context, _ string, d errormon.Deployment) (string, error) {
+func (k keyMap) Key(_ context.Context, _ string, d errormon.Deployment) (errormon.DeployKey, error) {
 	return k[d.DeployKeyEnvVar], nil
 }
 
-func (k keyMap) HowToSet(tenant, name string) string { return "set keys[" + tenant + "/" + name + "]" }
+func (k keyMap) HowToSet(tenant, name, url string) string {
+	return "set keys[" + tenant + "/" + name + "] for " + url
+}
 
 func newEnv(t testing.TB, opts ...func(*errormon.Options)) *env {
 	t.Helper()
@@ -69,7 +72,7 @@ func newEnv(t testing.TB, opts ...func(*errormon.Options)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(ob.Close)
-	e := &env{st: st, outbox: ob, src: &memSource{}, gh: &memGitHub{}, logs: &bytes.Buffer{}, keys: keyMap{"VP_DEPLOY_KEY_APP": "prod:secret-key-123"}}
+	e := &env{st: st, outbox: ob, src: &memSource{}, gh: &memGitHub{}, logs: &bytes.Buffer{}, keys: keyMap{"VP_DEPLOY_KEY_APP": {Key: "prod:happy-otter-123|secret-key-123"}}}
 	tasks := task.New(task.Options{Store: st, Cursors: signer})
 	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: tasks})
 	tasks.UseMissions(e.missions)

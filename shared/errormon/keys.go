@@ -60,12 +60,14 @@ func suggestKeyName(old string) string {
 }
 
 // FileKeys are the embedded binary's deploy keys: each tenant's, by name,
-// in a file of the data dir (DeployKeysFile, mode 0600), which `vantagepeers
-// deploykey` changes while the server runs. For the default tenant only,
-// a name with no stored key falls back on the environment variable of
-// that name (Getenv), and only for a deploy key's name.
+// with the URL each may be sent to, in a file of the data dir
+// (DeployKeysFile, mode 0600), which `vantagepeers deploykey` changes
+// while the server runs. For the default tenant only, a name with no
+// stored key falls back on the environment variable of that name
+// (Getenv), and only for a deploy key's name; such a key is bound by its
+// own prefix (ConvexKeyOrigin) or not at all.
 type FileKeys struct {
-	File *tenantfile.File[map[string]string]
+	File *tenantfile.File[map[string]DeployKey]
 	// Getenv reads the default tenant's fallback (os.Getenv, passed by the
 	// composition root); nil: no fallback.
 	Getenv func(string) string
@@ -77,36 +79,40 @@ const DeployKeysFile = "deploy-keys.json"
 var _ Keys = (*FileKeys)(nil)
 
 // Key implements Keys.
-func (k *FileKeys) Key(_ context.Context, tenant string, d Deployment) (string, error) {
+func (k *FileKeys) Key(_ context.Context, tenant string, d Deployment) (DeployKey, error) {
 	// Checked again here, whatever the caller did: a name that is not a
 	// deploy key's reads nothing, from the file or the environment.
 	if !ValidDeployKeyName(d.DeployKeyEnvVar) {
-		return "", nil
+		return DeployKey{}, nil
 	}
 	stored, err := k.File.Get("error-monitor", tenant)
 	if err != nil {
-		return "", err
+		return DeployKey{}, err
 	}
-	if v := stored[d.DeployKeyEnvVar]; v != "" {
+	if v := stored[d.DeployKeyEnvVar]; v.Key != "" {
 		return v, nil
 	}
 	if tenant == vp.DefaultTenant && k.Getenv != nil && strings.HasPrefix(d.DeployKeyEnvVar, DeployKeyPrefix) {
-		return strings.TrimSpace(k.Getenv(d.DeployKeyEnvVar)), nil
+		return DeployKey{Key: strings.TrimSpace(k.Getenv(d.DeployKeyEnvVar))}, nil
 	}
-	return "", nil
+	return DeployKey{}, nil
 }
 
 // HowToSet implements Keys.
-func (k *FileKeys) HowToSet(tenant, name string) string {
-	how := fmt.Sprintf("store it with `vantagepeers deploykey set --tenant %s %s` (the key on stdin)", tenant, name)
+func (k *FileKeys) HowToSet(tenant, name, url string) string {
+	if url == "" {
+		url = "<deployment URL>"
+	}
+	how := fmt.Sprintf("store it with `vantagepeers deploykey set --tenant %s --url %s %s` (the key on stdin)", tenant, url, name)
 	if tenant == vp.DefaultTenant {
-		how += " or set the server's environment variable " + name
+		how += " or, for a prod:/dev: key of that deployment, set the server's environment variable " + name
 	}
 	return how
 }
 
-// Set stores tenant's key name.
-func (k *FileKeys) Set(tenant, name, key string) error {
+// Set stores tenant's key name, bound to url's origin ("": to the one
+// the key's own prefix names, if any).
+func (k *FileKeys) Set(tenant, name, key, url string) error {
 	const op = "deploykey.set"
 	if !ValidDeployKeyName(name) {
 		return vp.Errorf(op, vp.KindInvalid, "name", "%q %s", clipName(name), DeployKeyRule)
@@ -117,12 +123,16 @@ func (k *FileKeys) Set(tenant, name, key string) error {
 	if key == "" {
 		return vp.E(op, vp.KindInvalid, "key", "is empty")
 	}
-	return k.File.Change(op, func(all map[string]map[string]string) bool {
+	origin, err := bindURL(op, url)
+	if err != nil {
+		return err
+	}
+	return k.File.Change(op, func(all map[string]map[string]DeployKey) bool {
 		m := maps.Clone(all[tenant])
 		if m == nil {
-			m = map[string]string{}
+			m = map[string]DeployKey{}
 		}
-		m[name] = key
+		m[name] = DeployKey{Key: key, URL: origin}
 		all[tenant] = m
 		return true
 	})
@@ -134,7 +144,7 @@ func (k *FileKeys) Remove(tenant, name string) (removed bool, err error) {
 	if !vp.ValidTenant(tenant) {
 		return false, vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a valid tenant id", clipName(tenant))
 	}
-	err = k.File.Change(op, func(all map[string]map[string]string) bool {
+	err = k.File.Change(op, func(all map[string]map[string]DeployKey) bool {
 		if _, ok := all[tenant][name]; !ok {
 			return false
 		}
@@ -153,7 +163,7 @@ func (k *FileKeys) Remove(tenant, name string) (removed bool, err error) {
 
 // Stored returns tenant's stored keys by name (the values are secrets:
 // show their fingerprints only).
-func (k *FileKeys) Stored(tenant string) (map[string]string, error) {
+func (k *FileKeys) Stored(tenant string) (map[string]DeployKey, error) {
 	m, err := k.File.Get("deploykey.show", tenant)
 	return maps.Clone(m), err
 }

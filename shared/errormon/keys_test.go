@@ -19,7 +19,7 @@ import (
 // the fake Convex receives no request, and list_errors shows "needs a
 // key" with what to do.
 func TestOldKeyNamesNeedAKeyAndSendNothingAgainstFakeConvex(t *testing.T) {
-	keys := keyMap{"VP_MASTER_TOKEN": adapterKey, "DEPLOY_KEY_APP": adapterKey, "vp_deploy_key_app": adapterKey}
+	keys := keyMap{"VP_MASTER_TOKEN": {Key: adapterKey}, "DEPLOY_KEY_APP": {Key: adapterKey}, "vp_deploy_key_app": {Key: adapterKey}}
 	e := newRealEnv(t, realOpts{keys: keys, convex: convexfake.Options{Hold: 300 * time.Millisecond}})
 	for name, keyVar := range map[string]string{"master": "VP_MASTER_TOKEN", "old": "DEPLOY_KEY_APP", "lower": "vp_deploy_key_app",
 		"unset": "VP_DEPLOY_KEY_UNSET"} {

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
@@ -88,15 +90,9 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 		return 0, s.failed(ctx, op, tenant, d, err)
 	}
 	if d.Source == SourceConvex {
-		// A name that is not a deploy key's is never looked up: an older
-		// server accepted any variable of its own (VP_MASTER_TOKEN…).
-		if ValidDeployKeyName(d.DeployKeyEnvVar) {
-			if target.Key, err = s.o.Keys.Key(ctx, tenant, d); err != nil {
-				return 0, s.failed(ctx, op, tenant, d, err)
-			}
-		}
-		if target.Key == "" {
-			return 0, s.needsKey(ctx, op, tenant, d)
+		var held bool
+		if target.Key, target.KeyOrigin, held, err = s.convexKey(ctx, op, tenant, d); err != nil || held {
+			return 0, err
 		}
 	}
 	since := s.o.Now().Add(-s.o.Backfill)
@@ -106,7 +102,7 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 		if err != nil {
 			if vp.IsKind(err, vp.KindUnauthorized) && d.Source == SourceConvex {
 				err = vp.Errorf(op, vp.KindUnauthorized, "deployKeyEnvVar", "%v (the key is tenant %s's %s: %s)", err, tenant, d.DeployKeyEnvVar,
-					s.o.Keys.HowToSet(tenant, d.DeployKeyEnvVar))
+					s.o.Keys.HowToSet(tenant, d.DeployKeyEnvVar, d.DeploymentURL))
 			}
 			return read, s.failed(ctx, op, tenant, d, err)
 		}
@@ -165,21 +161,64 @@ func (s *Service) failed(ctx context.Context, op, tenant string, d Deployment, c
 	return errors.Join(cause, err)
 }
 
-// needsKeyRecheck is when a deployment without a key is looked at again:
-// the next pass of the job (every 5 minutes), since looking costs a file
-// or Secrets Manager read and sends nothing to the deployment.
+// needsKeyRecheck is when a deployment without a key (or whose key is
+// bound elsewhere) is looked at again: the next pass of the job (every 5
+// minutes), since looking costs a file or Secrets Manager read and sends
+// nothing to the deployment.
 const needsKeyRecheck = 5 * time.Minute
 
-// needsKey records that the deployment has no key to read its source
-// with (list_errors: StatusNeedsKey, and what to do) and sends nothing.
-func (s *Service) needsKey(ctx context.Context, op, tenant string, d Deployment) error {
-	cause := vp.E(op, vp.KindUnauthorized, "deployKeyEnvVar", s.needsKeyText(tenant, d))
+// convexKey is the deploy key a Convex deployment is read with and the
+// origin it is bound to. held is true when there is none it may be sent
+// with (no key, a key bound to nothing, or to another URL): that is
+// recorded on the deployment as its status, and nothing is sent.
+func (s *Service) convexKey(ctx context.Context, op, tenant string, d Deployment) (key, origin string, held bool, err error) {
+	// A name that is not a deploy key's is never looked up: an older
+	// server accepted any variable of its own (VP_MASTER_TOKEN…).
+	var dk DeployKey
+	if ValidDeployKeyName(d.DeployKeyEnvVar) {
+		if dk, err = s.o.Keys.Key(ctx, tenant, d); err != nil {
+			return "", "", false, s.failed(ctx, op, tenant, d, err)
+		}
+	}
+	if dk.Key == "" {
+		return "", "", true, s.held(ctx, op, tenant, d, false, s.needsKeyText(tenant, d))
+	}
+	origin, how := dk.Origin()
+	if origin == "" {
+		return "", "", true, s.held(ctx, op, tenant, d, false, fmt.Sprintf(
+			"deployment %s needs a key: tenant %s's deploy key %s is bound to no URL (stored without one, and not a prod:/dev: Convex deploy key naming its deployment), so it is never sent; %s",
+			d.Name, tenant, d.DeployKeyEnvVar, s.o.Keys.HowToSet(tenant, d.DeployKeyEnvVar, d.DeploymentURL)))
+	}
+	// The URL the source will dial must have the key's origin: an agent
+	// that names its tenant's key with a URL of its own receives nothing.
+	if at, err := egress.Origin(d.DeploymentURL); err != nil || at != origin {
+		return "", "", true, s.held(ctx, op, tenant, d, true, s.keyElsewhereText(tenant, d, origin, how))
+	}
+	return dk.Key, origin, false, nil
+}
+
+// held records that a deployment was not read for want of a key it may
+// be sent with (list_errors: StatusNeedsKey or, elsewhere,
+// StatusKeyElsewhere, with text saying what to do). Only its tenant can
+// change that, so it is a status, not a failure of the job: the
+// operator's log says it once, when it starts (or its reason changes).
+func (s *Service) held(ctx context.Context, op, tenant string, d Deployment, elsewhere bool, text string) error {
+	cause := vp.E(op, vp.KindUnauthorized, "deployKeyEnvVar", text)
 	now := s.nowMS()
+	news := d.NeedsKey == elsewhere || d.KeyElsewhere != elsewhere || d.LastError != cause.Error()
 	_, err := s.updateDeployment(ctx, op, tenant, d.Name, func(d *Deployment) {
-		d.NeedsKey, d.LastError, d.LastErrorAt, d.NextScanAt, d.LeaseUntil = true, cause.Error(), now, now+needsKeyRecheck.Milliseconds(), 0
+		d.NeedsKey, d.KeyElsewhere = !elsewhere, elsewhere
+		d.LastError, d.LastErrorAt, d.NextScanAt, d.LeaseUntil = cause.Error(), now, now+needsKeyRecheck.Milliseconds(), 0
 	})
-	s.log.WarnContext(ctx, "error monitor: a deployment needs a key", "tenant", tenant, "deployment", d.Name, "keyName", d.DeployKeyEnvVar)
-	return errors.Join(cause, err)
+	if news {
+		level, msg := slog.LevelInfo, "error monitor: a deployment needs a key; nothing is sent until its tenant sets one"
+		if elsewhere {
+			// Also what an agent trying to have the key sent to itself sees.
+			level, msg = slog.LevelWarn, "error monitor: a deployment's key is bound to another URL; nothing is sent"
+		}
+		s.log.Log(ctx, level, msg, "tenant", tenant, "deployment", d.Name, "keyName", d.DeployKeyEnvVar)
+	}
+	return err
 }
 
 // needsKeyText says why a deployment has no key and what to do.
@@ -188,10 +227,10 @@ func (s *Service) needsKeyText(tenant string, d Deployment) string {
 		name := suggestKeyName(d.DeployKeyEnvVar)
 		return fmt.Sprintf("deployment %s needs a key: its deployKeyEnvVar %q is not a deploy key's name (it %s), so no key is read and nothing is sent; "+
 			"rename it with add_deployment (name %q, deployKeyEnvVar %q) and %s",
-			d.Name, clipName(d.DeployKeyEnvVar), DeployKeyRule, d.Name, name, s.o.Keys.HowToSet(tenant, name))
+			d.Name, clipName(d.DeployKeyEnvVar), DeployKeyRule, d.Name, name, s.o.Keys.HowToSet(tenant, name, d.DeploymentURL))
 	}
 	return fmt.Sprintf("deployment %s needs a key: tenant %s's deploy key %s is not set, so nothing is sent; %s",
-		d.Name, tenant, d.DeployKeyEnvVar, s.o.Keys.HowToSet(tenant, d.DeployKeyEnvVar))
+		d.Name, tenant, d.DeployKeyEnvVar, s.o.Keys.HowToSet(tenant, d.DeployKeyEnvVar, d.DeploymentURL))
 }
 
 // aggregate is what one batch adds to a group.
@@ -293,7 +332,7 @@ func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployme
 		}
 		if final {
 			cur.Cursor, cur.EventsScanned, cur.LastScanAt = page.Cursor, cur.EventsScanned+scanned, now
-			cur.Failures, cur.LastError, cur.NextScanAt, cur.NeedsKey = 0, "", 0, false
+			cur.Failures, cur.LastError, cur.NextScanAt, cur.NeedsKey, cur.KeyElsewhere = 0, "", 0, false, false
 			if release {
 				cur.LeaseUntil = 0
 			}

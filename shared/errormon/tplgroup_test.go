@@ -44,7 +44,7 @@ func newEnvOn(t testing.TB, st store.Store, gh *memGitHub, src *memSource, opts 
 		t.Fatal(err)
 	}
 	t.Cleanup(ob.Close)
-	e := &env{st: st, outbox: ob, src: src, gh: gh, logs: &bytes.Buffer{}, keys: keyMap{"VP_DEPLOY_KEY_APP": "prod:secret-key-123"}}
+	e := &env{st: st, outbox: ob, src: src, gh: gh, logs: &bytes.Buffer{}, keys: keyMap{"VP_DEPLOY_KEY_APP": {Key: "prod:happy-otter-123|secret-key-123"}}}
 	tasks := task.New(task.Options{Store: st, Cursors: signer})
 	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: tasks})
 	tasks.UseMissions(e.missions)

@@ -16,7 +16,21 @@ type ForTenants struct {
 	Credentials CredentialSource
 }
 
-var _ issue.GitHub = ForTenants{}
+var (
+	_ issue.GitHub    = ForTenants{}
+	_ issue.BotLogins = ForTenants{}
+)
+
+// BotLogin is the login tenant's bot posts as (issue.BotLogins): the one
+// its credentials configure, else what GitHub says of its token, cached.
+func (t ForTenants) BotLogin(ctx context.Context, tenant string) (string, error) {
+	const op = "github.bot_login"
+	a, err := t.account(ctx, op, tenant)
+	if err != nil {
+		return "", err
+	}
+	return t.Client.botLogin(ctx, op, a)
+}
 
 func (t ForTenants) account(ctx context.Context, op, tenant string) (Account, error) {
 	c, err := t.Credentials.Credentials(ctx, tenant)

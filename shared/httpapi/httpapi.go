@@ -119,11 +119,11 @@ func New(o Options) http.Handler {
 		}
 		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
 	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	authed := privateNoStore(bearer(o, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler))))
 	lim := o.Limiter
 	if lim == nil {
 		lim = ratelimit.New(ratelimit.Options{Logger: o.Logger})
 	}
+	authed := privateNoStore(bearer(o, lim, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler))))
 	mux := http.NewServeMux()
 	for _, r := range Routes() {
 		h := r.handler(o, authed)
@@ -187,8 +187,12 @@ func (n *noStoreWriter) Flush() {
 func (n *noStoreWriter) Unwrap() http.ResponseWriter { return n.ResponseWriter }
 
 // bearer authenticates the request and answers 401 with the JSON body and
-// WWW-Authenticate header MCP clients expect.
-func bearer(o Options, refusals *refusalLog, flight *inFlight, next http.Handler) http.Handler {
+// WWW-Authenticate header MCP clients expect. The refused tokens of one
+// source address are counted (Rules.AuthFailure): past the limit they are
+// answered 429. A valid token is never counted nor checked against the
+// count, so others' failures never slow it; a request without a token
+// (an MCP client's discovery) is not counted.
+func bearer(o Options, lim *ratelimit.Limiter, refusals *refusalLog, flight *inFlight, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := auth.ParseBearer(r.Header.Get("Authorization"))
 		var p vp.Principal
@@ -205,6 +209,9 @@ func bearer(o Options, refusals *refusalLog, flight *inFlight, next http.Handler
 			refusal := auth.Refusal(err)
 			if !ok {
 				refusal = &auth.RefusedError{Reason: auth.ReasonMissing}
+			} else if d := lim.Check(r, lim.Rules().AuthFailure); !d.Allowed {
+				ratelimit.Refuse(w, d, "rate_limited", d.Message("refused bearer tokens"))
+				return
 			}
 			refusals.log(r.Context(), refusal)
 			writeRefusal(w, resourceMetadataURL(o, r), refusal)

@@ -348,12 +348,23 @@ func (s *Service) transfer(ctx context.Context, op string, e Event, fromRepo str
 
 // commented records an issue's first response: the first comment by
 // someone other than its author and bots (ours included, or our own
-// "Investigating" comment would make every first response instant).
+// "Investigating" comment would make every first response instant). A
+// marker says "the bot's" only as the last line of a comment by the
+// bot's own login: anyone can type one, and an outsider's must not keep
+// an issue unanswered in the statistics.
 func (s *Service) commented(ctx context.Context, op string, e Event, repo string, p payload) (string, error) {
 	c := p.Comment
-	if c.User.Type == "Bot" || strings.HasSuffix(c.User.Login, "[bot]") || strings.Contains(c.Body, markerPrefix) ||
-		strings.EqualFold(c.User.Login, p.Issue.User.Login) {
+	if c.User.Type == "Bot" || strings.HasSuffix(c.User.Login, "[bot]") || strings.EqualFold(c.User.Login, p.Issue.User.Login) {
 		return Ignored, nil
+	}
+	if endsWithMarker(c.Body) {
+		ours, err := s.byBot(ctx, e.Tenant, c.User.Login)
+		if err != nil {
+			return "", err
+		}
+		if ours {
+			return Ignored, nil
+		}
 	}
 	at := c.CreatedAt.UnixMilli()
 	return s.apply(ctx, op, e, repo, p.Issue.Number, func(i *Issue, _ int64) error {
@@ -363,6 +374,40 @@ func (s *Service) commented(ctx context.Context, op string, e Event, repo string
 		i.FirstResponseAt = &at
 		return nil
 	})
+}
+
+// BotLogins tells the login a tenant's bot posts as; the GitHub adapter
+// (github.ForTenants) implements it next to GitHub. Without it no marker
+// is the bot's.
+type BotLogins interface {
+	BotLogin(ctx context.Context, tenant string) (string, error)
+}
+
+// byBot reports whether login is the tenant's bot. An unknown bot is an
+// error, not a "no": the event is retried rather than counted wrongly.
+func (s *Service) byBot(ctx context.Context, tenant, login string) (bool, error) {
+	b, ok := s.gh.(BotLogins)
+	if !ok || login == "" {
+		return false, nil
+	}
+	bot, err := b.BotLogin(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
+	return bot != "" && strings.EqualFold(bot, login), nil
+}
+
+// endsWithMarker reports whether body ends with one of the IRP's markers
+// (trailing white space aside, which GitHub may add), as the bot writes
+// them: a marker quoted earlier in the text is text.
+func endsWithMarker(body string) bool {
+	body = strings.TrimRight(body, " \t\r\n")
+	i := strings.LastIndex(body, markerPrefix)
+	if i < 0 || !strings.HasSuffix(body, " -->") {
+		return false
+	}
+	id := body[i+len(markerPrefix) : len(body)-len(" -->")]
+	return id != "" && !strings.ContainsAny(id, "\n<>")
 }
 
 // pullRequestEvent updates the external issues watching a pull request

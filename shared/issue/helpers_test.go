@@ -140,6 +140,12 @@ func (e *env) deliver(t testing.TB, name, delivery string, body []byte) string {
 	return out
 }
 
+func (e *env) deliverErr(t testing.TB, name, delivery string, body []byte) error {
+	t.Helper()
+	_, err := e.issues.HandleEvent(ctx(), event(t, name, delivery, body))
+	return err
+}
+
 // ghIssue is GitHub's issue object, the fields these tests vary.
 type ghIssue struct {
 	Repo, Title, Body, Author, Association, State string
@@ -200,6 +206,7 @@ type recordingGitHub struct {
 	posts    int
 	prs      map[string]issue.PullRequest
 	fail     error
+	loginErr error
 }
 
 func (g *recordingGitHub) CommentOnce(_ context.Context, _ string, repo string, number int, marker, body string, _ time.Time) error {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -105,6 +106,14 @@ func (s *Server) admin(h func(http.ResponseWriter, *http.Request, Actor)) http.H
 			s.log.ErrorContext(r.Context(), "resolving an admin token", "err", err)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "could not check the token; retry"})
 			return
+		}
+		if err != nil {
+			// Each refused token cost a store read: an address's are counted,
+			// and answered 429 past the limit. Valid tokens are not counted.
+			if d := s.lim.Check(r, s.lim.Rules().AuthFailure); !d.Allowed {
+				ratelimit.Refuse(w, d, "rate_limited", d.Message("refused bearer tokens"))
+				return
+			}
 		}
 		if err != nil || p.TokenID != "master" {
 			status, desc := http.StatusUnauthorized, "the token is not valid"

@@ -53,6 +53,14 @@ type Rule struct {
 // from a few addresses of their own.
 type Rules struct {
 	Register, Consent, Authorize, Token, Clerk, Discovery, Health, Download Rule
+	// AuthFailure counts an address's failed bearer checks (/mcp, /admin):
+	// over it they are answered 429. A valid token is never counted.
+	AuthFailure Rule
+	// Webhook bounds the signed webhook deliveries of one address, valid
+	// or not (generous: GitHub sends from a few addresses); WebhookBad the
+	// refused ones (unsigned, or a signature that does not verify), per
+	// address and hook: over it the body is not read at all.
+	Webhook, WebhookBad Rule
 }
 
 // DefaultRules are the limits used where Options.Rules leaves one unset.
@@ -66,6 +74,10 @@ func DefaultRules() Rules {
 		Discovery: Rule{Name: "discovery", PerMinute: 120, Shards: 8},
 		Health:    Rule{Name: "health", PerMinute: 120, Shards: 8},
 		Download:  Rule{Name: "download", PerMinute: 60, Shards: 4},
+		// Failures: exact counters, they guard something.
+		AuthFailure: Rule{Name: "auth-failure", PerMinute: 30},
+		Webhook:     Rule{Name: "webhook", PerMinute: 600, Shards: 8},
+		WebhookBad:  Rule{Name: "webhook-bad", PerMinute: 10},
 	}
 }
 
@@ -73,7 +85,8 @@ func DefaultRules() Rules {
 func (r Rules) withDefaults() Rules {
 	d := DefaultRules()
 	for _, p := range []struct{ got, def *Rule }{{&r.Register, &d.Register}, {&r.Consent, &d.Consent}, {&r.Authorize, &d.Authorize},
-		{&r.Token, &d.Token}, {&r.Clerk, &d.Clerk}, {&r.Discovery, &d.Discovery}, {&r.Health, &d.Health}, {&r.Download, &d.Download}} {
+		{&r.Token, &d.Token}, {&r.Clerk, &d.Clerk}, {&r.Discovery, &d.Discovery}, {&r.Health, &d.Health}, {&r.Download, &d.Download},
+		{&r.AuthFailure, &d.AuthFailure}, {&r.Webhook, &d.Webhook}, {&r.WebhookBad, &d.WebhookBad}} {
 		if p.got.Name == "" {
 			p.got.Name = p.def.Name
 		}
@@ -214,6 +227,35 @@ func (l *Limiter) Allow(ctx context.Context, rule Rule, addr string) (Decision, 
 	}
 	// A counter this contended is a flood from one address.
 	d.Allowed = false
+	return d, nil
+}
+
+// Exhausted reports, without counting, whether addr has used up rule in
+// this window (Allowed false then): a check before work that only a
+// failure would count, such as reading a body whose signature may not
+// verify. The error is a store failure; the decision then allows.
+func (l *Limiter) Exhausted(ctx context.Context, rule Rule, addr string) (Decision, error) {
+	now := l.now()
+	start := now.Truncate(window)
+	d := Decision{Allowed: true, Limit: max(1, rule.PerMinute), RetryAfter: start.Add(window).Sub(now)}
+	if l.mem != nil {
+		d.Allowed = l.mem.count(rule.Name+"#"+addr, start) < d.Limit
+		return d, nil
+	}
+	pk := counters.PK("", store.Primary, table.Values{"rule": rule.Name, "addr": addr})
+	rows, err := l.st.Query(ctx, store.Query{PK: pk, SKPrefix: strconv.FormatInt(start.Unix(), 10) + "#", Limit: max(1, rule.Shards) + 1})
+	if err != nil {
+		return d, vp.Wrap("ratelimit", vp.KindUnavailable, err)
+	}
+	total := 0
+	for _, it := range rows {
+		var n int
+		if err := json.Unmarshal(it.Data, &n); err != nil {
+			return d, vp.Wrap("ratelimit", vp.KindInternal, err)
+		}
+		total += n
+	}
+	d.Allowed = total < d.Limit
 	return d, nil
 }
 
@@ -371,6 +413,15 @@ type memCounts struct {
 type memCount struct {
 	start time.Time
 	n     int
+}
+
+func (m *memCounts) count(key string, start time.Time) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c := m.n[key]; c.start.Equal(start) {
+		return c.n
+	}
+	return 0
 }
 
 func (m *memCounts) incr(key string, start time.Time, limit int) bool {

@@ -109,7 +109,17 @@ func (s *Source) Read(ctx context.Context, t source.Target, cursor string, since
 	}
 	if t.Key == "" {
 		return source.Page{}, &vp.Error{Op: op, Kind: vp.KindUnauthorized, Field: "deployKeyEnvVar",
-			Msg: fmt.Sprintf("deployment %q has no deploy key: set the environment variable (or secret) that its deployKeyEnvVar names", t.Name)}
+			Msg: fmt.Sprintf("deployment %q has no deploy key: %s", t.Name, howToSetKey(t))}
+	}
+	// Checked here, where the key is sent, whatever the caller did: a key
+	// goes to the origin it is bound to and nowhere else.
+	if at, err := egress.Origin(endpoint); err != nil || t.KeyOrigin == "" || at != t.KeyOrigin {
+		bound := t.KeyOrigin
+		if bound == "" {
+			bound = "no URL"
+		}
+		return source.Page{}, &vp.Error{Op: op, Kind: vp.KindForbidden, Field: "deployKeyEnvVar",
+			Msg: fmt.Sprintf("deployment %q: its deploy key is bound to %s, not to the deployment's URL: nothing is sent", t.Name, bound)}
 	}
 	if max <= 0 {
 		max = DefaultMax
@@ -227,7 +237,7 @@ func statusError(resp *http.Response, t source.Target) error {
 	switch code := resp.StatusCode; {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return &vp.Error{Op: op, Kind: vp.KindUnauthorized, Field: "deployKeyEnvVar",
-			Msg: fmt.Sprintf("deployment %q refused its deploy key (%s): check the environment variable (or secret) that its deployKeyEnvVar names", t.Name, status)}
+			Msg: fmt.Sprintf("deployment %q refused its deploy key (%s), which is wrong or revoked: %s", t.Name, status, howToSetKey(t))}
 	case code == http.StatusTooManyRequests:
 		return vp.RateLimited(op, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("deployment %q: %s", t.Name, status))
 	case code == http.StatusRequestTimeout || code >= 500:
@@ -238,6 +248,17 @@ func statusError(resp *http.Response, t source.Target) error {
 	default:
 		return &vp.Error{Op: op, Kind: vp.KindInvalid, Msg: fmt.Sprintf("deployment %q: %s", t.Name, status)}
 	}
+}
+
+// howToSetKey says where a tenant's deploy key is set: the key is the
+// tenant's, never a variable of the server.
+func howToSetKey(t source.Target) string {
+	tenant := t.Tenant
+	if tenant == "" {
+		tenant = "<tenant>"
+	}
+	return fmt.Sprintf("whoever manages tenant %s stores its key under the name the deployment's deployKeyEnvVar gives "+
+		"(`vantagepeers deploykey set --tenant %s --url <deployment URL> <NAME>`, or on AWS the secret <prefix>%s/<NAME>)", tenant, tenant, tenant)
 }
 
 // retryAfter parses a Retry-After header in seconds (or an HTTP date);

@@ -27,7 +27,7 @@ func setup(t *testing.T, o convexfake.Options) (*convexfake.Server, *convex.Sour
 		o.Key = key
 	}
 	f := convexfake.New(t, o)
-	return f, newSource(convex.Options{}), source.Target{Tenant: "acme", Name: "prod", DeploymentURL: f.URL(), Key: key}
+	return f, newSource(convex.Options{}), bound(source.Target{Tenant: "acme", Name: "prod", DeploymentURL: f.URL(), Key: key})
 }
 
 // newSource is a Source whose policy allows the fakes' loopback address
@@ -114,7 +114,7 @@ func TestFirstReadAgainstFakeConvexStartsAtSince(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := convexfake.New(t, convexfake.Options{Key: key})
 			s := newSource(convex.Options{Now: func() time.Time { return now }})
-			tg := source.Target{Name: "prod", DeploymentURL: f.URL(), Key: key}
+			tg := bound(source.Target{Name: "prod", DeploymentURL: f.URL(), Key: key})
 			f.Append(
 				convexfake.Entry{Identifier: "a:old", ExecutionID: "ancient", Error: "Error: old", Time: now.Add(-3 * time.Hour)},
 				convexfake.Entry{Identifier: "a:b", ExecutionID: "hour-old", Error: "Error: b", Time: now.Add(-45 * time.Minute)},
@@ -273,7 +273,7 @@ func TestUnauthorizedAgainstFakeConvex(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f.Script(tt.script...)
-			_, err := s.Read(context.Background(), source.Target{Name: "prod", DeploymentURL: f.URL(), Key: tt.key}, "", time.Now(), 10)
+			_, err := s.Read(context.Background(), bound(source.Target{Name: "prod", DeploymentURL: f.URL(), Key: tt.key}), "", time.Now(), 10)
 			if !vp.IsKind(err, vp.KindUnauthorized) {
 				t.Fatalf("err = %v (%v), want unauthorized", err, vp.KindOf(err))
 			}
@@ -357,10 +357,10 @@ func TestInvalidTargets(t *testing.T) {
 		cursor string
 		field  string
 	}{
-		{"no URL", source.Target{Name: "p", Key: "k"}, "", "deploymentUrl"},
-		{"not http", source.Target{Name: "p", Key: "k", DeploymentURL: "ftp://x.convex.cloud"}, "", "deploymentUrl"},
-		{"no host", source.Target{Name: "p", Key: "k", DeploymentURL: "https://"}, "", "deploymentUrl"},
-		{"bad cursor", source.Target{Name: "p", Key: "k", DeploymentURL: "https://x.convex.cloud"}, "yesterday", "cursor"},
+		{"no URL", bound(source.Target{Name: "p", Key: "k"}), "", "deploymentUrl"},
+		{"not http", bound(source.Target{Name: "p", Key: "k", DeploymentURL: "ftp://x.convex.cloud"}), "", "deploymentUrl"},
+		{"no host", bound(source.Target{Name: "p", Key: "k", DeploymentURL: "https://"}), "", "deploymentUrl"},
+		{"bad cursor", bound(source.Target{Name: "p", Key: "k", DeploymentURL: "https://x.convex.cloud"}), "yesterday", "cursor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

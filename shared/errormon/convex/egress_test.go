@@ -86,7 +86,7 @@ func TestDefaultPolicyRefusesLoopbackAgainstFakeConvex(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := convex.New(tc.o)
-			_, err := s.Read(context.Background(), source.Target{Name: "prod", DeploymentURL: tc.url, Key: key}, "", time.Now(), 10)
+			_, err := s.Read(context.Background(), bound(source.Target{Name: "prod", DeploymentURL: tc.url, Key: key}), "", time.Now(), 10)
 			var e *vp.Error
 			if vp.KindOf(err) != tc.kind || !asErr(err, &e) || e.Field != "deploymentUrl" || !strings.Contains(err.Error(), tc.rule) {
 				t.Fatalf("err = %v (%v), want %v on deploymentUrl naming %q", err, vp.KindOf(err), tc.kind, tc.rule)

@@ -43,6 +43,9 @@ type Target struct {
 	// Key is the secret the source authenticates with (a Convex deploy
 	// key); never logged, never stored.
 	Key string
+	// KeyOrigin is the origin (egress.Origin) Key is bound to: a source
+	// sends Key to no other.
+	KeyOrigin string
 	// LogGroups and FilterPattern select CloudWatch Logs events.
 	LogGroups     []string
 	FilterPattern string
