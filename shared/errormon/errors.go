@@ -30,6 +30,9 @@ type DeploymentStatus struct {
 	Failures      int    `json:"failures,omitempty"`
 	NextScanAt    int64  `json:"nextScanAt,omitempty"`
 	EventsScanned int64  `json:"eventsScanned"`
+	// LagSeconds: how far behind the last scan stopped when its budget ran
+	// out (absent when it caught up).
+	LagSeconds int64 `json:"lagSeconds,omitempty"`
 }
 
 // List is list_errors' answer: the list contract's envelope, plus the
@@ -94,7 +97,7 @@ const StatusNeedsKey = "needs a key"
 
 func (s *Service) statusOf(tenant string, d Deployment) DeploymentStatus {
 	st := DeploymentStatus{Name: d.Name, Source: d.Source, Active: d.Active, LastScanAt: d.LastScanAt, LastError: withoutRemoteText(d.LastError),
-		Failures: d.Failures, NextScanAt: d.NextScanAt, EventsScanned: d.EventsScanned}
+		Failures: d.Failures, NextScanAt: d.NextScanAt, EventsScanned: d.EventsScanned, LagSeconds: d.LagSeconds}
 	switch {
 	case !d.Active:
 		st.Status = "inactive"
