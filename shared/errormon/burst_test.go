@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch/cloudwatchfake"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex/convexfake"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -262,4 +263,33 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+func TestTinyBudgetStopsBehindAndResumesAgainstFakeCloudWatchLogs(t *testing.T) {
+	counts := []int{60, 40, 30}
+	want := map[string]int64{cwFunctions[0]: 60, "checkout": 40, cwFunctions[2]: 30}
+	e := newRealEnv(t, realOpts{cw: cloudwatchfake.Options{PageSize: 7},
+		mon: func(o *errormon.Options) { o.ScanBudget = 1500 * time.Millisecond }})
+	e.addCloudWatch(t, "checkout")
+	e.putCloudWatch(counts, time.Now().Add(-10*time.Minute))
+	e.cwAPI.setBefore(func(int) { time.Sleep(100 * time.Millisecond) }) // a slow region
+
+	first := e.scan(t, "checkout")
+	st := e.status(t, "checkout")
+	// The events were logged 10 minutes ago, within a few ms: the scan
+	// stopped among them, that far behind.
+	if first == 0 || first >= 130 || st.LagSeconds < 590 || st.LagSeconds > 610 {
+		t.Fatalf("a scan out of budget read %d of 130, status %+v: want part, lagSeconds about 600", first, st)
+	}
+	t.Logf("the first scan read %d of 130 and stopped %d s behind", first, st.LagSeconds)
+	total, scans := first, 1
+	for (total < 130 || st.LagSeconds != 0) && scans < 30 {
+		total += e.scan(t, "checkout")
+		scans++
+		st = e.status(t, "checkout")
+	}
+	if total != 130 || st.LagSeconds != 0 || st.EventsScanned != 130 {
+		t.Fatalf("%d scans read %d of 130, status %+v", scans, total, st)
+	}
+	e.checkCounts(t, "checkout", want)
 }
