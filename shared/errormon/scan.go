@@ -70,7 +70,9 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 	if err != nil || !ok {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.ScanBudget)
+	// The budget bounds the reads; a chunk read within it is still
+	// committed after it (the lease outlasts the budget by leaseSlack).
+	rctx, cancel := context.WithTimeout(ctx, s.o.ScanBudget)
 	defer cancel()
 	src := s.o.Sources[d.Source]
 	target := source.Target{Tenant: tenant, Name: d.Name, DeploymentURL: d.DeploymentURL, LogGroups: d.LogGroups, FilterPattern: d.FilterPattern}
@@ -97,8 +99,8 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 	r := s.newReading()
 	defer func() { s.logScan(ctx, tenant, d.Name, r, read) }()
 	for {
-		page, err := src.Read(ctx, s.target(r, target), d.Cursor, since, pageEvents)
-		if err != nil && outOfBudget(ctx, r) {
+		page, err := src.Read(rctx, s.target(r, target), d.Cursor, since, pageEvents)
+		if err != nil && outOfBudget(rctx, r) {
 			return read, s.behind(ctx, op, tenant, d, r)
 		}
 		if err != nil {
@@ -109,7 +111,7 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 			return read, s.failed(ctx, op, tenant, d, err)
 		}
 		read += len(page.Events)
-		more := s.next(ctx, r, page)
+		more := s.next(rctx, r, page)
 		if d, err = s.apply(ctx, op, tenant, d, page, !more, r.lag); err != nil {
 			if vp.IsKind(err, vp.KindConflict) {
 				return read, err // another scan holds it now
