@@ -74,6 +74,9 @@ type Deployment struct {
 	// URL than the deployment's, and sent nothing (StatusKeyElsewhere).
 	KeyElsewhere  bool  `json:"keyElsewhere,omitempty"`
 	EventsScanned int64 `json:"eventsScanned,omitempty"`
+	// LagSeconds: the last scan ran out of budget this far behind its own
+	// start (0: it caught up); the next one reads on from its cursor.
+	LagSeconds int64 `json:"lagSeconds,omitempty"`
 	// The hourly cap of new issues: the hour's start and how many it filed.
 	IssueHour  int64 `json:"issueHour,omitempty"`
 	IssuesHour int   `json:"issuesHour,omitempty"`
@@ -252,6 +255,13 @@ type Options struct {
 	// ScanBudget bounds one deployment's scan (default 30 s: a Lambda's
 	// scheduler run has 55).
 	ScanBudget time.Duration
+	// ScanConcurrency is how many of a tenant's deployments are scanned at
+	// once (default DefaultScanConcurrency).
+	ScanConcurrency int
+	// CaughtUpWithin and FollowUpWait bound reading a burst to the end
+	// (defaults DefaultCaughtUpWithin, DefaultFollowUpWait; see burst.go).
+	CaughtUpWithin time.Duration
+	FollowUpWait   time.Duration
 	// Egress checks a deploymentUrl when it is added (its source checks it
 	// again when it dials); nil: the default policy, public https only.
 	Egress *egress.Policy
@@ -282,6 +292,15 @@ func New(o Options) *Service {
 	}
 	if o.Egress == nil {
 		o.Egress = egress.New(egress.Options{})
+	}
+	if o.ScanConcurrency <= 0 {
+		o.ScanConcurrency = DefaultScanConcurrency
+	}
+	if o.CaughtUpWithin <= 0 {
+		o.CaughtUpWithin = DefaultCaughtUpWithin
+	}
+	if o.FollowUpWait <= 0 {
+		o.FollowUpWait = DefaultFollowUpWait
 	}
 	return &Service{o: o, log: o.Logger}
 }

@@ -36,6 +36,9 @@ type DeploymentStatus struct {
 	WindowMinutes  int        `json:"windowMinutes"`
 	DeployedAt     int64      `json:"deployedAt,omitempty"`
 	HeldBack       []HeldBack `json:"heldBack"`
+	// LagSeconds: how far behind the last scan stopped when its budget ran
+	// out (absent when it caught up).
+	LagSeconds int64 `json:"lagSeconds,omitempty"`
 }
 
 // List is list_errors' answer: the list contract's envelope, plus the
@@ -102,7 +105,7 @@ const StatusNeedsKey = "needs a key"
 
 func (s *Service) statusOf(tenant string, d Deployment) DeploymentStatus {
 	st := DeploymentStatus{Name: d.Name, Source: d.Source, Active: d.Active, LastScanAt: d.LastScanAt, LastError: withoutRemoteText(d.LastError),
-		Failures: d.Failures, NextScanAt: d.NextScanAt, EventsScanned: d.EventsScanned, DeployedAt: d.DeployedAt,
+		Failures: d.Failures, NextScanAt: d.NextScanAt, EventsScanned: d.EventsScanned, LagSeconds: d.LagSeconds, DeployedAt: d.DeployedAt,
 		HeldBack: append([]HeldBack{}, d.HeldBack...)}
 	n, window := d.threshold()
 	st.MinOccurrences, st.WindowMinutes = n, int(window/60_000)

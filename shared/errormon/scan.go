@@ -51,23 +51,17 @@ func (s *Service) ScanAll(ctx context.Context, tenant string) (int, error) {
 	if err != nil {
 		return 0, records.Err(op, err)
 	}
-	total := 0
-	var errs []error
+	var due []string
 	for _, it := range rows {
 		d, err := records.Decode[Deployment](op, it)
 		if err != nil {
-			return total, err
+			return 0, err
 		}
-		if !d.Active || d.NextScanAt > s.nowMS() {
-			continue
-		}
-		n, err := s.Scan(ctx, tenant, d.Name)
-		total += n
-		if err != nil {
-			errs = append(errs, err)
+		if d.Active && d.NextScanAt <= s.nowMS() {
+			due = append(due, d.Name)
 		}
 	}
-	return total, errors.Join(errs...)
+	return s.scanConcurrently(ctx, tenant, due, s.o.ScanConcurrency)
 }
 
 // Scan reads one deployment's new error events and groups them. It takes
@@ -79,7 +73,9 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 	if err != nil || !ok {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.ScanBudget)
+	// The budget bounds the reads; a chunk read within it is still
+	// committed after it (the lease outlasts the budget by leaseSlack).
+	rctx, cancel := context.WithTimeout(ctx, s.o.ScanBudget)
 	defer cancel()
 	src := s.o.Sources[d.Source]
 	target := source.Target{Tenant: tenant, Name: d.Name, DeploymentURL: d.DeploymentURL, LogGroups: d.LogGroups, FilterPattern: d.FilterPattern}
@@ -97,8 +93,13 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 	}
 	since := s.o.Now().Add(-s.o.Backfill)
 	read := 0
+	r := s.newReading()
+	defer func() { s.logScan(ctx, tenant, d.Name, r, read) }()
 	for {
-		page, err := src.Read(ctx, target, d.Cursor, since, pageEvents)
+		page, err := src.Read(rctx, s.target(r, target), d.Cursor, since, pageEvents)
+		if err != nil && outOfBudget(rctx, r) {
+			return read, s.behind(ctx, op, tenant, d, r)
+		}
 		if err != nil {
 			if vp.IsKind(err, vp.KindUnauthorized) && d.Source == SourceConvex {
 				err = vp.Errorf(op, vp.KindUnauthorized, "deployKeyEnvVar", "%v (the key is tenant %s's %s: %s)", err, tenant, d.DeployKeyEnvVar,
@@ -107,8 +108,8 @@ func (s *Service) Scan(ctx context.Context, tenant, name string) (int, error) {
 			return read, s.failed(ctx, op, tenant, d, err)
 		}
 		read += len(page.Events)
-		more := page.More && ctx.Err() == nil
-		if d, err = s.apply(ctx, op, tenant, d, page, !more); err != nil {
+		more := s.next(rctx, r, page)
+		if d, err = s.apply(ctx, op, tenant, d, page, !more, r.lag); err != nil {
 			if vp.IsKind(err, vp.KindConflict) {
 				return read, err // another scan holds it now
 			}
@@ -259,7 +260,7 @@ func ownPipeline(e source.Event) bool {
 // apply groups a page's events and commits the counts with the
 // deployment's new cursor, in batches of groupsPerBatch groups; the
 // cursor (and, when last, the lease's release) goes in the final batch.
-func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, page source.Page, last bool) (Deployment, error) {
+func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, page source.Page, last bool, lag int64) (Deployment, error) {
 	aggs := map[string]*aggregate{}
 	var order []string
 	keep, _ := d.threshold()
@@ -288,7 +289,7 @@ func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, pa
 		end := min(start+groupsPerBatch, len(order))
 		final := end == len(order)
 		var err error
-		if d, err = s.commitBatch(ctx, op, tenant, d, order[start:end], aggs, page, final, final && last, int64(len(page.Events))); err != nil {
+		if d, err = s.commitBatch(ctx, op, tenant, d, order[start:end], aggs, page, final, final && last, int64(len(page.Events)), lag); err != nil {
 			return d, err
 		}
 		if final {
@@ -301,7 +302,7 @@ func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, pa
 // cursor and counters, in one transaction conditional on every version
 // read; a lost race (a tool changed the deployment) is retried.
 func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployment, ids []string, aggs map[string]*aggregate,
-	page source.Page, final, release bool, scanned int64) (Deployment, error) {
+	page source.Page, final, release bool, scanned, lag int64) (Deployment, error) {
 	for attempt := 0; attempt < 8; attempt++ {
 		cur, dit, err := Deployments.Get(ctx, s.o.Store, op, "name", d.Name, deploymentKey(tenant, d.Name))
 		if err != nil {
@@ -333,6 +334,7 @@ func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployme
 		if final {
 			cur.Cursor, cur.EventsScanned, cur.LastScanAt = page.Cursor, cur.EventsScanned+scanned, now
 			cur.Failures, cur.LastError, cur.NextScanAt, cur.NeedsKey, cur.KeyElsewhere = 0, "", 0, false, false
+			cur.LagSeconds = lag
 			if release {
 				cur.LeaseUntil = 0
 			}

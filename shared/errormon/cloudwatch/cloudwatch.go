@@ -190,7 +190,7 @@ func (s *Source) Read(ctx context.Context, t source.Target, cursor string, since
 		more = more || gs.Scan != nil
 	}
 	slices.SortStableFunc(r.events, func(a, b source.Event) int { return a.Time.Compare(b.Time) })
-	return source.Page{Events: r.events, Cursor: st.encode(), More: more}, nil
+	return source.Page{Events: r.events, Cursor: st.encode(), More: more, Newest: st.reached(groups)}, nil
 }
 
 // group goes on with g's scan, or starts one up to nowMs. done is false

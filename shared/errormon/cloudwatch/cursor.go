@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon/internal/errtext"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -142,4 +143,34 @@ func (g *groupState) prune(overlapMs int64) {
 			delete(g.IDs, k)
 		}
 	}
+}
+
+// reached is the log time the cursor has read every group up to: the
+// least of the groups' positions, a group's being its watermark (the end
+// of its last complete scan) or, in the middle of a scan, the newest
+// event it returned since (events come in timestamp order). Zero when no
+// group was read.
+func (st *state) reached(groups []string) time.Time {
+	var least int64 = -1
+	for _, g := range groups {
+		gs := st.Groups[g]
+		if gs == nil {
+			continue
+		}
+		at := gs.W
+		if gs.Scan != nil {
+			for _, ts := range gs.IDs {
+				if ts <= gs.Scan.End {
+					at = max(at, ts)
+				}
+			}
+		}
+		if least < 0 || at < least {
+			least = at
+		}
+	}
+	if least <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(least).UTC()
 }

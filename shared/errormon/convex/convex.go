@@ -9,6 +9,11 @@
 // successes and Progress entries are read past (the cursor moves over
 // them).
 //
+// Convex answers a chunk of the entries after the cursor and the chunk's
+// last log time as newCursor; a Read returns one chunk, with More set when
+// the chunk moved the cursor (there may be more after it) and Newest the
+// log time reached, and the scan asks again until it has caught up.
+//
 // The cursor is Convex's own (the log time, in ms, of the last entry
 // read), optionally followed by "|" and the ids of the last events
 // returned: a Read skips those if the deployment answers them again (an
@@ -131,7 +136,7 @@ func (s *Source) Read(ctx context.Context, t source.Target, cursor string, since
 	if cursor == "" {
 		cur.ms = strconv.FormatInt(errtext.Since(since, s.now()).UnixMilli(), 10)
 	}
-	wait, ok := s.wait(ctx)
+	wait, ok := s.wait(ctx, t)
 	if !ok {
 		// No time is left for a request; nothing is wrong with the source.
 		return source.Page{Cursor: cur.String()}, ctxErr(ctx)
@@ -143,7 +148,7 @@ func (s *Source) Read(ctx context.Context, t source.Target, cursor string, since
 	if timedOut {
 		// The long poll outlasted our wait: nothing new, as Convex itself
 		// would have answered had we waited out its minute.
-		return source.Page{Cursor: cur.String()}, nil
+		return source.Page{Cursor: cur.String(), Newest: cur.time()}, nil
 	}
 	var ans answer
 	if err := json.Unmarshal(body, &ans); err != nil {
@@ -153,14 +158,18 @@ func (s *Source) Read(ctx context.Context, t source.Target, cursor string, since
 	return s.page(cur, ans, max), nil
 }
 
-// wait is how long a request may last: MaxWait, cut so that the request
+// wait is how long a request may last: MaxWait (or the target's shorter
+// Wait), cut so that the request
 // ends a margin before ctx's deadline (half the time left when that is
 // short). ok is false when no time is left.
-func (s *Source) wait(ctx context.Context) (time.Duration, bool) {
+func (s *Source) wait(ctx context.Context, t source.Target) (time.Duration, bool) {
 	if ctx.Err() != nil {
 		return 0, false
 	}
 	d := s.maxWait
+	if t.Wait > 0 {
+		d = min(d, t.Wait)
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		left := time.Until(dl)
 		margin := min(deadlineMargin, left/2)

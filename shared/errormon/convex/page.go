@@ -159,7 +159,8 @@ func (s *Source) page(cur cursor, ans answer, max int) source.Page {
 		if len(events) == max {
 			// Stop inside the answer: stay at the same Convex cursor; the
 			// next Read resumes after the last id returned.
-			return source.Page{Events: events, Cursor: cursor{ms: cur.ms, tail: tail}.String(), More: true}
+			return source.Page{Events: events, Cursor: cursor{ms: cur.ms, tail: tail}.String(), More: true,
+				Newest: events[len(events)-1].Time}
 		}
 		seen[id] = true
 		events = append(events, e.event())
@@ -173,7 +174,19 @@ func (s *Source) page(cur cursor, ans answer, max int) source.Page {
 			}
 		}
 	}
-	return source.Page{Events: events, Cursor: cursor{ms: next, tail: tail}.String()}
+	// A chunk that moved the cursor may have more after it; one that did
+	// not (an overlap answered again) would answer the same again.
+	out := cursor{ms: next, tail: tail}
+	return source.Page{Events: events, Cursor: out.String(), More: next != cur.ms, Newest: out.time()}
+}
+
+// time is the log time the cursor stands at; zero when it has none.
+func (c cursor) time() time.Time {
+	f, err := strconv.ParseFloat(c.ms, 64)
+	if err != nil || f <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(int64(math.Round(f * 1000))).UTC()
 }
 
 // appendTail appends id, keeping the last tailIDs. It copies, so that the

@@ -49,6 +49,11 @@ type Target struct {
 	// LogGroups and FilterPattern select CloudWatch Logs events.
 	LogGroups     []string
 	FilterPattern string
+	// Wait bounds how long a long-polling source holds a request that has
+	// nothing new (zero: the source's own bound). A scan's follow-up reads
+	// pass a short one: what is there is answered at once, so a wait means
+	// it has caught up.
+	Wait time.Duration
 }
 
 // Page is what one Read returns.
@@ -57,8 +62,13 @@ type Page struct {
 	// Cursor is where the next Read starts; persisted by the caller.
 	Cursor string
 	// More: the source has more events after Cursor right now (the
-	// caller may read again within its time budget).
+	// caller may read again within its time budget): a long-polling source
+	// that answered anything may have more after it.
 	More bool
+	// Newest is the log time the cursor has read up to (zero: unknown): a
+	// scan is caught up once it is close to the scan's start, and behind
+	// by the difference when its budget ends first.
+	Newest time.Time
 }
 
 // Source reads a deployment's error events after cursor ("" on a first

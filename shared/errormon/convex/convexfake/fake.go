@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strconv"
 	"sync"
 	"testing"
@@ -73,6 +74,12 @@ type Options struct {
 	// cursor itself, as a server whose cursor overlapped would: a client
 	// must deduplicate them.
 	Inclusive bool
+	// Chunk is the most entries one answer holds (zero: all of them);
+	// newCursor is then the last answered entry's log time, and the client
+	// asks again from there, as Convex's own CLI does.
+	Chunk int
+	// Latency delays every answer, as a remote deployment's round trip.
+	Latency time.Duration
 }
 
 // Server is the fake. It is safe for concurrent use.
@@ -211,6 +218,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, map[string]string{"code": "BadRequest", "message": "invalid cursor"})
 		return
 	}
+	if !sleep(r, s.opts.Latency) {
+		status = 0
+		return
+	}
 	entries, next, changed := s.after(cursor)
 	if len(entries) == 0 {
 		t := time.NewTimer(s.opts.Hold)
@@ -235,17 +246,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // after returns the entries logged after cursor (at or after it when
-// Inclusive), the new cursor, and the channel that the next Append closes.
+// Inclusive; the first Chunk of them when set), the new cursor, and the channel that the next Append closes.
 func (s *Server) after(cursor float64) ([]Entry, float64, chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Entry
 	next := cursor
-	for _, it := range s.log {
-		if it.ms > cursor || (s.opts.Inclusive && it.ms == cursor) {
-			out = append(out, it.e)
-			next = max(next, it.ms)
+	// The log is in increasing log time (Append keeps it so).
+	from := sort.Search(len(s.log), func(i int) bool {
+		return s.log[i].ms > cursor || (s.opts.Inclusive && s.log[i].ms == cursor)
+	})
+	for _, it := range s.log[from:] {
+		if s.opts.Chunk > 0 && len(out) == s.opts.Chunk {
+			break
 		}
+		out = append(out, it.e)
+		next = max(next, it.ms)
 	}
 	return out, next, s.changed
 }
