@@ -25,7 +25,6 @@ func TestOneJobRunReadsABurstToTheEndAgainstFakeConvex(t *testing.T) {
 	}
 	const key = "prod:burst-otter-123|eyJ2MiI6ImJ1cnN0LXRlc3QifQ=="
 	ctx := context.Background()
-	t.Setenv("VP_DEPLOY_KEY_BURST", key)
 	t.Setenv("VP_EGRESS_ALLOW_HOSTS", "127.0.0.1")
 	t.Setenv("VP_GITHUB_API_URL", "")
 	cx := convexfake.New(t, convexfake.Options{Key: key, Chunk: 50})
@@ -41,6 +40,12 @@ func TestOneJobRunReadsABurstToTheEndAgainstFakeConvex(t *testing.T) {
 	cx.Append(es...)
 
 	dir := filepath.Join(t.TempDir(), "data")
+	// The key is bound to the fake's URL, as an operator binds a key to its
+	// deployment (a Convex key's own prefix names another host).
+	var setOut bytes.Buffer
+	if err := run(ctx, []string{"deploykey", "set", "--url", cx.URL(), "VP_DEPLOY_KEY_BURST", "--data-dir", dir}, strings.NewReader(key+"\n"), &setOut, &setOut); err != nil {
+		t.Fatalf("deploykey set: %v\n%s", err, setOut.String())
+	}
 	a, err := openApp(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
