@@ -37,14 +37,14 @@ test-deps:
 # their output is printed after the Go tests'.
 test: test-deps
 	@rc=0; cdklog="$$(mktemp)"; \
-	echo "== in the background: make infra-test, then make synth   (CDK tests; offline synth)"; \
+	echo "== $$(date +%T) in the background: make infra-test, then make synth   (CDK tests; offline synth)"; \
 	( r=0; $(MAKE) --no-print-directory infra-test || r=1; $(MAKE) --no-print-directory synth || r=1; exit $$r ) >"$$cdklog" 2>&1 & cdk=$$!; \
-	echo "== $(GO) test $(GOTESTFLAGS) ./...   (every test; SQLite and DynamoDB Local)"; \
+	echo "== $$(date +%T) $(GO) test $(GOTESTFLAGS) ./...   (every test; SQLite and DynamoDB Local)"; \
 	$(GO) test $(GOTESTFLAGS) ./... || rc=1; \
-	echo "== $(GO) test -race -short $(GOTESTFLAGS) ./shared/... ./functions/...   (race detector; SQLite backend)"; \
+	echo "== $$(date +%T) $(GO) test -race -short $(GOTESTFLAGS) ./shared/... ./functions/...   (race detector; SQLite backend)"; \
 	$(GO) test -race -short $(GOTESTFLAGS) ./shared/... ./functions/... || rc=1; \
 	wait $$cdk || rc=1; \
-	echo "== make infra-test, then make synth   (ran in the background)"; \
+	echo "== $$(date +%T) make infra-test, then make synth   (ran in the background)"; \
 	cat "$$cdklog"; rm -f "$$cdklog"; \
 	exit $$rc
 
