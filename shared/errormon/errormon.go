@@ -137,6 +137,12 @@ type Group struct {
 	ResolvedAt int64       `json:"resolvedAt,omitempty"`
 	Hourly     []HourCount `json:"hourly,omitempty"`
 	Escalation *Escalation `json:"escalation,omitempty"`
+	// PageFrom and PageCounted: the page (its start cursor's digest) the group was
+	// last counted from and how many of its events there it counted, so
+	// that a page read again after a scan died mid-page adds only the rest
+	// (groupOps).
+	PageFrom    string `json:"pageFrom,omitempty"`
+	PageCounted int64  `json:"pageCounted,omitempty"`
 	// Escalated: list_errors' flag, the group escalated within the
 	// trailing day (computed when listed, not stored).
 	Escalated bool  `json:"escalated,omitempty"`

@@ -2,6 +2,8 @@ package errormon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -234,9 +236,12 @@ func (s *Service) needsKeyText(tenant string, d Deployment) string {
 		d.Name, tenant, d.DeployKeyEnvVar, s.o.Keys.HowToSet(tenant, d.DeployKeyEnvVar, d.DeploymentURL))
 }
 
-// aggregate is what one batch adds to a group.
+// aggregate is what one batch adds to a group: its events of the page
+// (their indexes, in page order), and what those not counted yet add up to.
 type aggregate struct {
 	fp          fingerprint.Fingerprint
+	page        []source.Event
+	events      []int
 	count       int64
 	first, last int64
 	sample      source.Event
@@ -244,6 +249,28 @@ type aggregate struct {
 	// triage.go.
 	times []int64
 	hours map[int64]int64
+}
+
+// pageKey names the page read from cursor: a digest, as a source's
+// cursor may be long (CloudWatch's holds a position per log group) and
+// every group counted from the page keeps it.
+func pageKey(cursor string) string {
+	h := sha256.Sum256([]byte(cursor))
+	return hex.EncodeToString(h[:12])
+}
+
+// fold is the aggregate of the events (a fresh one: a retried batch folds
+// again from the same events); its events stay the page's, all of them.
+func (a *aggregate) fold(events []int, keep int) *aggregate {
+	b := &aggregate{fp: a.fp, page: a.page, events: a.events, sample: a.page[events[0]]}
+	b.first, b.last = b.sample.Time.UnixMilli(), b.sample.Time.UnixMilli()
+	for _, i := range events {
+		t := a.page[i].Time.UnixMilli()
+		b.count++
+		b.first, b.last = min(b.first, t), max(b.last, t)
+		b.note(t, keep)
+	}
+	return b
 }
 
 // ownPipeline: events about the monitor itself never become issues (a
@@ -263,26 +290,22 @@ func ownPipeline(e source.Event) bool {
 func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, page source.Page, last bool, lag int64) (Deployment, error) {
 	aggs := map[string]*aggregate{}
 	var order []string
-	keep, _ := d.threshold()
 	fps, err := s.groupPage(ctx, op, tenant, d.Name, page.Events)
 	if err != nil {
 		return d, err
 	}
-	for i, e := range page.Events {
-		fp := fps[i]
+	for i, fp := range fps {
 		if fp.Hash == "" {
 			continue // ownPipeline
 		}
 		id := GroupID(d.Name, fp.Hash)
 		a := aggs[id]
 		if a == nil {
-			a = &aggregate{fp: fp, first: e.Time.UnixMilli(), last: e.Time.UnixMilli(), sample: e}
+			a = &aggregate{fp: fp, page: page.Events}
 			aggs[id] = a
 			order = append(order, id)
 		}
-		a.count++
-		a.first, a.last = min(a.first, e.Time.UnixMilli()), max(a.last, e.Time.UnixMilli())
-		a.note(e.Time.UnixMilli(), keep)
+		a.events = append(a.events, i)
 	}
 	slices.Sort(order)
 	for start := 0; ; start += groupsPerBatch {
@@ -321,7 +344,7 @@ func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployme
 		var ops []store.Op
 		var kicks []outbox.Pending
 		for _, id := range ids {
-			gops, job, err := s.groupOps(ctx, op, tenant, &cur, id, aggs[id])
+			gops, job, err := s.groupOps(ctx, op, tenant, &cur, pageKey(d.Cursor), id, aggs[id])
 			if err != nil {
 				return d, err
 			}
@@ -359,9 +382,27 @@ func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployme
 }
 
 // groupOps returns the write of one group's new count and, for a new or
-// regressed group, the job of its GitHub write.
-func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment, id string, a *aggregate) ([]store.Op, *outbox.Pending, error) {
+// regressed group, the job of its GitHub write; none when the group has
+// counted all its events of this page already. pageFrom is the page's
+// pageKey.
+//
+// The cursor moves only with a page's last batch, so a scan that died
+// between two batches leaves the earlier batches' groups counted and the
+// page to be read again from the same cursor: a group remembers the page
+// it last counted from (its start cursor: cursors only move forward, so
+// the same start is the same page, longer at most) and how many of its
+// events it counted, and adds only the ones after those.
+func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment, pageFrom, id string, a *aggregate) ([]store.Op, *outbox.Pending, error) {
 	g, it, err := Groups.Get(ctx, s.o.Store, op, "errorId", id, groupKey(tenant, id))
+	counted := int64(0)
+	if err == nil && g.PageFrom == pageFrom {
+		counted = g.PageCounted
+	}
+	if counted >= int64(len(a.events)) {
+		return nil, nil, nil
+	}
+	keep, _ := d.threshold()
+	a = a.fold(a.events[counted:], keep)
 	cond := store.IfNotExists
 	now := s.nowMS()
 	var topic, dedup string
@@ -394,6 +435,7 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 		}
 	}
 	g.Count += a.count
+	g.PageFrom, g.PageCounted = pageFrom, int64(len(a.events))
 	countHours(&g, a, now)
 	if g.Status == StatusPending && reached(*d, &g, a) {
 		topic, dedup = s.fileOrSummarise(d, &g, now)
