@@ -11,11 +11,11 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/tenantfile"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -264,7 +264,7 @@ func (f *FileCredentials) change(op string, edit func(map[string]fileEntry) bool
 	if !edit(all) {
 		return nil
 	}
-	if err := writeAtomic(f.Path, all); err != nil {
+	if err := tenantfile.WriteAtomic(f.Path, fileDoc{Tenants: all}); err != nil {
 		return vp.Wrap(op, vp.KindInternal, err)
 	}
 	f.cached, f.stamp = all, fileStamp{}
@@ -305,53 +305,4 @@ func (f *FileCredentials) load(op string) (map[string]fileEntry, error) {
 	}
 	f.cached, f.stamp = doc.Tenants, st
 	return f.cached, nil
-}
-
-// writeAtomic writes the entries to a temporary file in path's folder, made
-// 0600 before any secret is in it, syncs it and renames it over path.
-func writeAtomic(path string, all map[string]fileEntry) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(fileDoc{Tenants: all}, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = tmp.Close()
-			_ = os.Remove(name)
-		}
-	}()
-	// CreateTemp makes the file 0600 already; this states it, in case a
-	// platform's default differs.
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
-	// The rename is durable once the folder is synced.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }

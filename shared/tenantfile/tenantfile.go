@@ -86,7 +86,7 @@ func (f *File[T]) Change(op string, edit func(all map[string]T) bool) error {
 	if !edit(all) {
 		return nil
 	}
-	if err := writeAtomic(f.Path, doc[T]{Tenants: all}); err != nil {
+	if err := WriteAtomic(f.Path, doc[T]{Tenants: all}); err != nil {
 		return vp.Wrap(op, vp.KindInternal, err)
 	}
 	f.cached, f.stamp = nil, stamp{}
@@ -147,9 +147,11 @@ func (f *File[T]) read(op string) (map[string]T, stamp, error) {
 	return d.Tenants, stamp{mod: fi.ModTime(), size: fi.Size(), ok: true}, nil
 }
 
-// writeAtomic writes v to a temporary file in path's folder, made 0600
-// before anything is in it, syncs it and renames it over path.
-func writeAtomic(path string, v any) error {
+// WriteAtomic writes v as indented JSON to a temporary file in path's
+// folder, made 0600 before anything is in it, syncs it, renames it over
+// path and syncs the folder: a reader sees the old file or the new one,
+// never a part, and no secret is ever readable by another user.
+func WriteAtomic(path string, v any) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
