@@ -40,7 +40,7 @@ test: test-deps
 	echo "== $$(date +%T) in the background: make infra-test, then make synth   (CDK tests; offline synth)"; \
 	( r=0; $(MAKE) --no-print-directory infra-test || r=1; $(MAKE) --no-print-directory synth || r=1; exit $$r ) >"$$cdklog" 2>&1 & cdk=$$!; \
 	echo "== $$(date +%T) $(GO) test $(GOTESTFLAGS) ./...   (every test; SQLite and DynamoDB Local)"; \
-	$(GO) test $(GOTESTFLAGS) ./... || rc=1; \
+	bash scripts/with-dynamodb-local.sh $(GO) test $(GOTESTFLAGS) ./... || rc=1; \
 	echo "== $$(date +%T) $(GO) test -race -short $(GOTESTFLAGS) ./shared/... ./functions/...   (race detector; SQLite backend)"; \
 	$(GO) test -race -short $(GOTESTFLAGS) ./shared/... ./functions/... || rc=1; \
 	wait $$cdk || rc=1; \

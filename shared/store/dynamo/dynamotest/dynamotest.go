@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +66,9 @@ type Server struct {
 // Launch installs DynamoDB Local when needed and starts it in memory on a
 // free port, returning once it answers requests.
 func Launch(ctx context.Context) (*Server, error) {
+	if ep := os.Getenv(EnvEndpoint); ep != "" {
+		return external(ctx, ep)
+	}
 	java, err := findJava()
 	if err != nil {
 		return nil, err
@@ -148,6 +152,9 @@ func (s *Server) waitReady(ctx context.Context, max time.Duration) error {
 // Stop kills the emulator and waits for it to exit. Safe to call twice.
 func (s *Server) Stop() {
 	s.once.Do(func() {
+		if s.cmd == nil {
+			return // one this package did not start (EnvEndpoint)
+		}
 		if s.cmd.Process != nil {
 			_ = s.cmd.Process.Kill()
 		}
@@ -158,8 +165,35 @@ func (s *Server) Stop() {
 	})
 }
 
-// Output is what the emulator printed so far.
-func (s *Server) Output() string { return s.log.String() }
+// Output is what the emulator printed so far ("" for one this package did
+// not start).
+func (s *Server) Output() string {
+	if s.log == nil {
+		return ""
+	}
+	return s.log.String()
+}
+
+// EnvEndpoint names a DynamoDB Local that is already running: make test
+// starts one for the whole run, and Launch then uses it instead of starting
+// a Java virtual machine in each of the ~27 test binaries that need one
+// (each start costs seconds of CPU on a 2-core machine). Every test makes
+// tables of its own (random names, deleted at cleanup), so they share it.
+const EnvEndpoint = "VP_DYNAMODB_LOCAL_ENDPOINT"
+
+// external returns the running DynamoDB Local at endpoint once it answers.
+func external(ctx context.Context, endpoint string) (*Server, error) {
+	s := &Server{Endpoint: strings.TrimSuffix(endpoint, "/"), done: make(chan struct{})}
+	began := time.Now()
+	if !strings.HasPrefix(s.Endpoint, "http://") {
+		return nil, fmt.Errorf("dynamotest: %s=%q: want http://HOST:PORT", EnvEndpoint, endpoint)
+	}
+	if err := s.waitReady(ctx, 30*time.Second); err != nil {
+		return nil, fmt.Errorf("dynamotest: the DynamoDB Local of %s=%s: %w", EnvEndpoint, endpoint, err)
+	}
+	s.StartedIn = time.Since(began)
+	return s, nil
+}
 
 // NewClient returns a DynamoDB client for a local endpoint: static dummy
 // credentials, us-east-1, no response checksum validation.
