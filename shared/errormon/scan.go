@@ -412,12 +412,10 @@ func (s *Service) groupOps(ctx context.Context, op, tenant string, d *Deployment
 		g = Group{ID: id, CreationTime: now, Deployment: d.Name, Fingerprint: a.fp.Hash, Algorithm: a.fp.Version,
 			Function: a.fp.Function, Type: a.fp.Type, Message: a.fp.Message, Frame: a.fp.Frame,
 			Sample: e.Message, Stack: e.Stack, Raw: e.Raw, FirstSeen: a.first, LastSeen: a.last, Status: StatusPending}
-		cont, err := s.continueFP1(ctx, op, tenant, &g, e)
-		if err != nil {
+		// An error known before the upgrade (fp1) keeps its issue and its
+		// status, never pending: nothing is filed for it below.
+		if _, err := s.continueFP1(ctx, op, tenant, &g, e); err != nil {
 			return nil, nil, err
-		}
-		if cont {
-			break // an error known before the upgrade keeps its issue
 		}
 	case err != nil:
 		return nil, nil, err
