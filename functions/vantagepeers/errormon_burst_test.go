@@ -28,16 +28,7 @@ func TestOneJobRunReadsABurstToTheEndAgainstFakeConvex(t *testing.T) {
 	t.Setenv("VP_EGRESS_ALLOW_HOSTS", "127.0.0.1")
 	t.Setenv("VP_GITHUB_API_URL", "")
 	cx := convexfake.New(t, convexfake.Options{Key: key, Chunk: 50})
-	causes := []string{"messages:send", "orders:get", "ai:run", "cart:add"}
-	from := time.Now().Add(-4 * time.Minute)
-	step := 3 * time.Minute / time.Duration(n)
-	es := make([]convexfake.Entry, 0, n)
-	for k := range n {
-		fn := causes[k%len(causes)]
-		es = append(es, convexfake.Entry{Identifier: fn, ExecutionID: fmt.Sprint("burst-", k), Time: from.Add(time.Duration(k) * step),
-			Error: fmt.Sprintf("Uncaught Error: %s failed for item %d\n    at handler (../convex/%s.ts:%d:9)", fn, k, fn[:3], 10+k%7)})
-	}
-	cx.Append(es...)
+	cx.Append(convexfake.Burst(n, time.Now().Add(-4*time.Minute), 3*time.Minute)...)
 
 	dir := filepath.Join(t.TempDir(), "data")
 	// The key is bound to the fake's URL, as an operator binds a key to its
@@ -89,8 +80,8 @@ func TestOneJobRunReadsABurstToTheEndAgainstFakeConvex(t *testing.T) {
 		counts = append(counts, fmt.Sprintf("%s=%d", g.Function, g.Count))
 		total += g.Count
 	}
-	if len(list.Items) != len(causes) || total != int64(n) {
-		t.Fatalf("groups %s (%d events), want %d causes of %d events", strings.Join(counts, " "), total, len(causes), n/len(causes))
+	if len(list.Items) != len(convexfake.BurstCauses) || total != int64(n) {
+		t.Fatalf("groups %s (%d events), want %d causes of %d events", strings.Join(counts, " "), total, len(convexfake.BurstCauses), n/len(convexfake.BurstCauses))
 	}
 	if st := list.Deployments; len(st) != 1 || st[0].EventsScanned != int64(n) || st[0].LagSeconds != 0 {
 		t.Fatalf("deployment status %+v", st)

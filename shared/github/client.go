@@ -146,13 +146,7 @@ func (c *Client) api(a Account) *gogithub.Client { return c.base.WithAuthToken(a
 // caller (an outbox job under its lease) must not run them at once.
 func (c *Client) CommentOnce(ctx context.Context, a Account, repo string, number int, marker, body string, since time.Time) (Comment, error) {
 	const op = "github.comment"
-	owner, name, err := c.checkWrite(op, a, repo)
-	if err == nil {
-		err = checkNumber(op, "number", number)
-	}
-	if err == nil {
-		err = checkBody(op, body, marker)
-	}
+	owner, name, err := c.checkComment(op, a, repo, number, marker, body)
 	if err != nil {
 		return Comment{}, err
 	}
@@ -173,6 +167,19 @@ func (c *Client) CommentOnce(ctx context.Context, a Account, repo string, number
 		return Comment{}, c.fail(ctx, op, a, resp, err)
 	}
 	return commentOf(cm, false), nil
+}
+
+// checkComment checks a comment write before any request: the account and
+// repository, the issue number, and the body ending with its marker.
+func (c *Client) checkComment(op string, a Account, repo string, number int, marker, body string) (owner, name string, err error) {
+	owner, name, err = c.checkWrite(op, a, repo)
+	if err == nil {
+		err = checkNumber(op, "number", number)
+	}
+	if err == nil {
+		err = checkBody(op, body, marker)
+	}
+	return owner, name, err
 }
 
 func commentOf(cm *gogithub.IssueComment, existing bool) Comment {
@@ -221,13 +228,7 @@ func (c *Client) findComment(ctx context.Context, op string, a Account, owner, n
 // before). The caller must not run two SetComment of one marker at once.
 func (c *Client) SetComment(ctx context.Context, a Account, repo string, number int, id int64, marker, body string, since time.Time) (Comment, error) {
 	const op = "github.set_comment"
-	owner, name, err := c.checkWrite(op, a, repo)
-	if err == nil {
-		err = checkNumber(op, "number", number)
-	}
-	if err == nil {
-		err = checkBody(op, body, marker)
-	}
+	owner, name, err := c.checkComment(op, a, repo, number, marker, body)
 	if err != nil {
 		return Comment{}, err
 	}

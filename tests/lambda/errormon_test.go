@@ -38,16 +38,7 @@ func TestSchedulerReadsABurstToTheEndAgainstFakeConvexAndFakeSecretsManager(t *t
 		key     = "prod:burst-otter-123|eyJ2MiI6ImxhbWJkYS1idXJzdCJ9"
 	)
 	cx := convexfake.New(t, convexfake.Options{Key: key, Chunk: chunk})
-	causes := []string{"messages:send", "orders:get", "ai:run", "cart:add"}
-	from := time.Now().Add(-4 * time.Minute)
-	step := 3 * time.Minute / time.Duration(n)
-	es := make([]convexfake.Entry, 0, n)
-	for k := range n {
-		fn := causes[k%len(causes)]
-		es = append(es, convexfake.Entry{Identifier: fn, ExecutionID: fmt.Sprint("burst-", k), Time: from.Add(time.Duration(k) * step),
-			Error: fmt.Sprintf("Uncaught Error: %s failed for item %d\n    at handler (../convex/%s.ts:%d:9)", fn, k, fn[:3], 10+k%7)})
-	}
-	cx.Append(es...)
+	cx.Append(convexfake.Burst(n, time.Now().Add(-4*time.Minute), 3*time.Minute)...)
 
 	// The key's own prefix names another host: only its binding to the
 	// fake's URL lets the scan send it there.
@@ -65,17 +56,7 @@ func TestSchedulerReadsABurstToTheEndAgainstFakeConvexAndFakeSecretsManager(t *t
 	mcp := startRIE(t, "mcp", env)
 	call := func(name string, args map[string]any) map[string]any {
 		t.Helper()
-		status, body := viaLambda(t, mcp, rpc(1, "tools/call", map[string]any{"name": name, "arguments": args}))
-		var r struct {
-			Result struct {
-				IsError           bool           `json:"isError"`
-				StructuredContent map[string]any `json:"structuredContent"`
-			} `json:"result"`
-		}
-		if status != 200 || json.Unmarshal(body, &r) != nil || r.Result.IsError {
-			t.Fatalf("%s: HTTP %d %s", name, status, body)
-		}
-		return r.Result.StructuredContent
+		return callTool(t, mcp, name, args)
 	}
 	call("add_deployment", map[string]any{"name": "burst", "deploymentUrl": cx.URL(), "deployKeyEnvVar": keyName,
 		"githubRepo": "acme/app", "orchestrator": "alice"})
@@ -134,8 +115,8 @@ func TestSchedulerReadsABurstToTheEndAgainstFakeConvexAndFakeSecretsManager(t *t
 		counts = append(counts, fmt.Sprintf("%v=%v", g["function"], c))
 		total += c
 	}
-	if len(items) != len(causes) || total != float64(n) {
-		t.Fatalf("groups %s (%v events), want %d causes of %d events", strings.Join(counts, " "), total, len(causes), n/len(causes))
+	if len(items) != len(convexfake.BurstCauses) || total != float64(n) {
+		t.Fatalf("groups %s (%v events), want %d causes of %d events", strings.Join(counts, " "), total, len(convexfake.BurstCauses), n/len(convexfake.BurstCauses))
 	}
 	deps, _ := list["deployments"].([]any)
 	if len(deps) != 1 {

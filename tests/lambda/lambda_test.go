@@ -250,17 +250,7 @@ func TestSchedulerFiresRecurringTasks(t *testing.T) {
 
 	call := func(name string, args map[string]any) map[string]any {
 		t.Helper()
-		status, body := viaLambda(t, mcp, rpc(1, "tools/call", map[string]any{"name": name, "arguments": args}))
-		var r struct {
-			Result struct {
-				IsError           bool           `json:"isError"`
-				StructuredContent map[string]any `json:"structuredContent"`
-			} `json:"result"`
-		}
-		if status != 200 || json.Unmarshal(body, &r) != nil || r.Result.IsError {
-			t.Fatalf("%s: HTTP %d %s", name, status, body)
-		}
-		return r.Result.StructuredContent
+		return callTool(t, mcp, name, args)
 	}
 	rec := call("create_recurring_task", map[string]any{"title": "Rotate the logs", "assignedTo": "carol", "createdBy": "alice", "priority": "medium",
 		"cronExpression": "* * * * *", "timezone": "UTC"})
@@ -444,4 +434,21 @@ func TestZipSizes(t *testing.T) {
 	}
 	t.Log("zipped sizes:\n" + strings.Join(lines, "\n"))
 	fmt.Fprintln(os.Stderr, "lambda: zipped sizes\n  "+strings.Join(lines, "\n  "))
+}
+
+// callTool calls a tool through fn (the mcp function) and returns its
+// structured result, failing t on any HTTP or tool error.
+func callTool(t *testing.T, fn *rie, name string, args map[string]any) map[string]any {
+	t.Helper()
+	status, body := viaLambda(t, fn, rpc(1, "tools/call", map[string]any{"name": name, "arguments": args}))
+	var r struct {
+		Result struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if status != 200 || json.Unmarshal(body, &r) != nil || r.Result.IsError {
+		t.Fatalf("%s: HTTP %d %s", name, status, body)
+	}
+	return r.Result.StructuredContent
 }

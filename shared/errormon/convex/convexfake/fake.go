@@ -12,6 +12,7 @@ package convexfake
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -319,4 +320,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// BurstCauses are the functions that fail in a Burst, one cause each.
+var BurstCauses = []string{"messages:send", "orders:get", "ai:run", "cart:add"}
+
+// Burst is n failed completions of four functions (four causes, the item
+// number varying), spread evenly over span from from: the burst the
+// monitor must read to the end in one run.
+func Burst(n int, from time.Time, span time.Duration) []Entry {
+	causes := BurstCauses
+	step := span / time.Duration(max(n, 1))
+	es := make([]Entry, 0, n)
+	for k := range n {
+		fn := causes[k%len(causes)]
+		es = append(es, Entry{Identifier: fn, ExecutionID: fmt.Sprint("burst-", k), Time: from.Add(time.Duration(k) * step),
+			Error: fmt.Sprintf("Uncaught Error: %s failed for item %d\n    at handler (../convex/%s.ts:%d:9)", fn, k, fn[:3], 10+k%7)})
+	}
+	return es
 }
