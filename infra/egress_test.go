@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 )
 
 // envOf is a function's environment variables in the template.

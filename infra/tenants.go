@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 )
 
 // The stack's per-tenant settings of the error monitor: which log groups

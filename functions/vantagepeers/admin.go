@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 )
@@ -48,7 +48,7 @@ type limits struct {
 }
 
 // abuseLimits reads the abuse limits from the environment, as the Lambda
-// functions do (shared/awsapp/awsenv):
+// functions do (shared/awsenv):
 //
 //	VP_TRUSTED_PROXIES            CIDRs of the proxies in front whose X-Forwarded-For is believed (default: none)
 //	VP_OAUTH_REGISTER_PER_MINUTE  client registrations per source address and minute (default 10)

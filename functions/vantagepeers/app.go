@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/opensearch-project/opensearch-go/v4/signer/awsv2"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"

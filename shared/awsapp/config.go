@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"

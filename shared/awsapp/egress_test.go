@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/egress"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/vp"

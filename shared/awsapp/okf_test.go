@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch/opensearchtest"
 )
 

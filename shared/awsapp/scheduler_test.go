@@ -18,7 +18,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"

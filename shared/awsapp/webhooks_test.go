@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/listing"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )

@@ -16,8 +16,8 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/message"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"

@@ -16,8 +16,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 

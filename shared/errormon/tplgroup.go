@@ -10,8 +10,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/templates"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )

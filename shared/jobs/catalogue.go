@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 )
 
 // Kind says what drives a job.
@@ -108,7 +108,7 @@ const (
 //
 // To add a job (a monitor, daily statistics at "0 6 * * *"), add its entry
 // here; the embedded runner, the scheduler function, `vantagepeers jobs`
-// and the EventBridge rules (go generate ./shared/awsapp/awsenv) follow.
+// and the EventBridge rules (go generate ./shared/awsenv) follow.
 func Catalogue() []Job {
 	return []Job{
 		{

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )

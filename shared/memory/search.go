@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	"github.com/vantagepeers/vantagepeers/shared/embed"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 

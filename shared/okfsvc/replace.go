@@ -7,8 +7,8 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/okf"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"

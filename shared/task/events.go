@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex/convexfake"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )

@@ -35,7 +35,7 @@ import (
 
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/queue/sqs/sqstest"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"

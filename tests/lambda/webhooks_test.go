@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mission"

@@ -18,8 +18,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
-	"github.com/vantagepeers/vantagepeers/shared/records"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/awsapp/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/testproc"
@@ -22,12 +22,12 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join("..", "awsenv", genFile))
+	got, err := os.ReadFile(filepath.Join("..", genFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("shared/awsapp/awsenv/%s is stale: run go generate ./shared/awsapp/awsenv", genFile)
+		t.Fatalf("shared/awsenv/%s is stale: run go generate ./shared/awsenv", genFile)
 	}
 }
 
