@@ -12,6 +12,6 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	app := awsapp.MustLoad(awsapp.FuncScheduler, version)
+	app := awsapp.MustLoad(awsapp.FuncScheduler, version, awsapp.ErrorMonitorSources)
 	lambda.Start(app.HandleSchedule)
 }

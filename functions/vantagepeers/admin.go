@@ -17,29 +17,8 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
+	"github.com/vantagepeers/vantagepeers/shared/store"
 )
-
-// newOAuth builds the OAuth authorization server (and the Clerk exchange)
-// of the embedded product from the environment:
-//
-//	VP_PUBLIC_BASE_URL (or PUBLIC_BASE_URL)  issuer and endpoint base; default: each request's host
-//	CLERK_JWT_ISSUER_DOMAIN                  Clerk issuer (JWKS at /.well-known/jwks.json)
-//	VP_ALLOWED_EXT_IDS                       comma-separated extension ids (unset: none allowed)
-//	VP_CLERK_AUDIENCE                        the JWT audience (default convex)
-//
-// and its abuse limits (abuseLimits); lim nil: the defaults.
-func newOAuth(a *app, log *slog.Logger, lim *limits) *oauth.Server {
-	o := oauth.Options{
-		Store: a.store, Tokens: a.tokens, Logger: log, BaseURL: publicBaseURL(), Egress: a.egress,
-		Clerk: oauth.ClerkOptions{
-			Issuer: os.Getenv("CLERK_JWT_ISSUER_DOMAIN"), Audience: os.Getenv("VP_CLERK_AUDIENCE"), AllowedExtIDs: split(os.Getenv("VP_ALLOWED_EXT_IDS")),
-		},
-	}
-	if lim != nil {
-		o.Limiter, o.MaxPendingClients = lim.limiter, lim.maxPending
-	}
-	return oauth.New(o)
-}
 
 // limits are the abuse limits of the endpoints open to all.
 type limits struct {
@@ -53,7 +32,7 @@ type limits struct {
 //	VP_TRUSTED_PROXIES            CIDRs of the proxies in front whose X-Forwarded-For is believed (default: none)
 //	VP_OAUTH_REGISTER_PER_MINUTE  client registrations per source address and minute (default 10)
 //	VP_OAUTH_MAX_PENDING_CLIENTS  clients that have completed no authorization, at most (default 1000)
-func abuseLimits(a *app, log *slog.Logger) (*limits, error) {
+func abuseLimits(st store.Store, log *slog.Logger) (*limits, error) {
 	trusted, err := ratelimit.ParsePrefixes(os.Getenv(awsenv.EnvTrustedProxies))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", awsenv.EnvTrustedProxies, err)
@@ -69,7 +48,7 @@ func abuseLimits(a *app, log *slog.Logger) (*limits, error) {
 			}
 		}
 	}
-	return &limits{maxPending: maxPending, limiter: ratelimit.New(ratelimit.Options{Store: a.store, Logger: log, TrustedProxies: trusted,
+	return &limits{maxPending: maxPending, limiter: ratelimit.New(ratelimit.Options{Store: st, Logger: log, TrustedProxies: trusted,
 		Rules: ratelimit.Rules{Register: ratelimit.Rule{PerMinute: perMinute}}})}, nil
 }
 
@@ -139,7 +118,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	s := newOAuth(a, log, nil)
+	s := a.OAuth
 	actor := oauth.Actor{ID: "cli", UserAgent: "vantagepeers admin " + cmd}
 	if u := os.Getenv("USER"); u != "" {
 		actor.ID = "cli:" + u

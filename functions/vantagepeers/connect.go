@@ -116,7 +116,7 @@ func connect(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer a.Close()
-	secret, tok, err := a.tokens.Create(ctx, auth.Spec{Tenant: *tenant, ActsAs: []string{*as}, ReadPrefixes: rd, WritePrefixes: wr,
+	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: *tenant, ActsAs: []string{*as}, ReadPrefixes: rd, WritePrefixes: wr,
 		Label: "connect " + host, TTL: ttl.d})
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func connect(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	path := cfg.path()
 	if err := writeConfig(path, cfg, *force); err != nil {
-		_, _ = a.tokens.Revoke(ctx, tok.ID) // the token is useless without its configuration
+		_, _ = a.Tokens.Revoke(ctx, tok.ID) // the token is useless without its configuration
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s over %s, as %s); restart %s to load it\n", path, *name, transport, *as, host)

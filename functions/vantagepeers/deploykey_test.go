@@ -94,11 +94,11 @@ func callAs(t *testing.T, a *app, p vp.Principal, tool string, args map[string]a
 func agentOf(t *testing.T, a *app, tenant string) vp.Principal {
 	t.Helper()
 	ctx := context.Background()
-	secret, _, err := a.tokens.Create(ctx, auth.Spec{Tenant: tenant, ActsAs: []string{"alice"}, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}})
+	secret, _, err := a.Tokens.Create(ctx, auth.Spec{Tenant: tenant, ActsAs: []string{"alice"}, ReadPrefixes: []string{"*"}, WritePrefixes: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := a.tokens.Resolve(ctx, secret)
+	p, err := a.Tokens.Resolve(ctx, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,12 +222,12 @@ func TestDeployKeysAreTheTenants(t *testing.T) {
 	scan := func(tenant string) errormon.DeploymentStatus {
 		t.Helper()
 		// A fresh add_deployment makes it due again (the cursor is kept).
-		if _, err := a.errors.AddDeployment(ctx, auth.MasterPrincipal(tenant), errormon.DeploymentInput{Name: "app",
+		if _, err := a.Errors.AddDeployment(ctx, auth.MasterPrincipal(tenant), errormon.DeploymentInput{Name: "app",
 			DeploymentURL: urls[tenant], DeployKeyEnvVar: name, GitHubRepo: "acme/app", Orchestrator: "alice"}); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = a.errors.Scan(ctx, tenant, "app")
-		l, err := a.errors.ListErrors(ctx, auth.MasterPrincipal(tenant), errormon.ListInput{})
+		_, _ = a.Errors.Scan(ctx, tenant, "app")
+		l, err := a.Errors.ListErrors(ctx, auth.MasterPrincipal(tenant), errormon.ListInput{})
 		if err != nil || len(l.Deployments) != 1 {
 			t.Fatalf("%s: %+v, %v", tenant, l.Deployments, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
 
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
@@ -113,7 +114,7 @@ func TestEffectsExactlyOnceAcrossKill9(t *testing.T) {
 			t.Fatalf("a second drain ran %d jobs", n)
 		}
 		payload, _ := json.Marshal(task.Finished{Tenant: "default", TaskID: tasks[0].ID, MissionID: m.ID, OldStatus: vp.TaskInProgress, NewStatus: vp.TaskDone})
-		if err := a.missions.OnTaskFinished(ctx, outbox.Job{ID: "again", Tenant: "default", Topic: task.TopicFinished, Payload: payload}); err != nil {
+		if err := a.Missions.OnTaskFinished(ctx, outbox.Job{ID: "again", Tenant: "default", Topic: task.TopicFinished, Payload: payload}); err != nil {
 			t.Fatal(err)
 		}
 		again, _ := a.store.Get(ctx, mission.Key("default", m.ID))
@@ -134,7 +135,7 @@ func TestEffectsExactlyOnceAcrossKill9(t *testing.T) {
 		}
 		defer a.Close()
 		search := func() int {
-			res, err := a.keyword.SearchMessages(ctx, crashAdmin, keyword.SearchMessagesInput{Query: "zebrafinch"})
+			res, err := a.Keyword.SearchMessages(ctx, crashAdmin, keyword.SearchMessagesInput{Query: "zebrafinch"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +168,9 @@ func pastTheLease(t *testing.T, a *app) *outbox.Outbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(wireEffects(ob, a.keyword, a.missions), a.issues.Wire(ob, a.tasks)); err != nil {
+	restarted := *a.Services
+	restarted.Outbox = ob
+	if err := vpapp.WireOutbox(&restarted); err != nil {
 		t.Fatal(err)
 	}
 	return ob
@@ -181,7 +184,7 @@ func onlyMission(t *testing.T, a *app, dir string) mission.MissionView {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := a.missions.GetMission(context.Background(), crashAdmin, mission.MissionRef{MissionID: string(id)})
+	v, err := a.Missions.GetMission(context.Background(), crashAdmin, mission.MissionRef{MissionID: string(id)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +258,11 @@ func effectsCrashChild(mode, dir string) {
 	}
 	switch mode {
 	case "mission":
-		m, err := a.missions.CreateMission(ctx, crashAdmin, mission.CreateMissionInput{Name: "crash", Project: "web", Priority: "high", Pilot: "alice", CreatedBy: "alice"})
+		m, err := a.Missions.CreateMission(ctx, crashAdmin, mission.CreateMissionInput{Name: "crash", Project: "web", Priority: "high", Pilot: "alice", CreatedBy: "alice"})
 		if err != nil {
 			fail(err)
 		}
-		tk, err := a.tasks.CreateTask(ctx, crashAdmin, task.CreateTaskInput{Title: "last step", AssignedTo: "alice", Priority: "high",
+		tk, err := a.Tasks.CreateTask(ctx, crashAdmin, task.CreateTaskInput{Title: "last step", AssignedTo: "alice", Priority: "high",
 			MissionID: m.ID, CreatedBy: "alice", Status: vp.TaskInProgress})
 		if err != nil {
 			fail(err)
@@ -268,17 +271,17 @@ func effectsCrashChild(mode, dir string) {
 			fail(err)
 		}
 		crash.topic, crash.armed = task.TopicFinished, true
-		_, err = a.tasks.CompleteTask(ctx, crashAdmin, task.CompleteTaskInput{TaskID: tk.ID, CompletionNote: "done, see PR #1", CallerOrchestrator: "alice"})
+		_, err = a.Tasks.CompleteTask(ctx, crashAdmin, task.CompleteTaskInput{TaskID: tk.ID, CompletionNote: "done, see PR #1", CallerOrchestrator: "alice"})
 		fail(fmt.Errorf("complete_task returned (%v): the crash hook did not fire", err))
 	case "index":
 		// A first search backfills the tenant and leaves the index's
 		// marker: the parent's search then reads the index as it is,
 		// without a backfill that would index the message for it.
-		if _, err := a.keyword.SearchMessages(ctx, crashAdmin, keyword.SearchMessagesInput{Query: "warmup"}); err != nil {
+		if _, err := a.Keyword.SearchMessages(ctx, crashAdmin, keyword.SearchMessagesInput{Query: "warmup"}); err != nil {
 			fail(err)
 		}
 		crash.topic, crash.armed = search.IndexTopic, true
-		_, err := a.messages.Send(ctx, crashAdmin, message.SendInput{From: "alice", Channel: "bob", Content: "the zebrafinch migrates at dawn"})
+		_, err := a.Messages.Send(ctx, crashAdmin, message.SendInput{From: "alice", Channel: "bob", Content: "the zebrafinch migrates at dawn"})
 		fail(fmt.Errorf("send_message returned (%v): the crash hook did not fire", err))
 	}
 	fail(fmt.Errorf("unknown mode %q", mode))

@@ -25,7 +25,7 @@ func TestEgressPolicyFromTheEnvironmentAgainstFakeConvex(t *testing.T) {
 		t.Fatal(err)
 	}
 	add := func(a *app, url string) error {
-		_, err := a.errors.AddDeployment(ctx, crashAdmin, errormon.DeploymentInput{Name: errCrashDep, DeploymentURL: url,
+		_, err := a.Errors.AddDeployment(ctx, crashAdmin, errormon.DeploymentInput{Name: errCrashDep, DeploymentURL: url,
 			DeployKeyEnvVar: errCrashKeyEnv, GitHubRepo: ghCrashRepo, Orchestrator: "sigma"})
 		return err
 	}
@@ -46,10 +46,10 @@ func TestEgressPolicyFromTheEnvironmentAgainstFakeConvex(t *testing.T) {
 		t.Fatal(err)
 	}
 	cx.Script(convexfake.Answer{Status: 401, Body: canary})
-	if _, err := a.errors.Scan(ctx, crashAdmin.Tenant, errCrashDep); !vp.IsKind(err, vp.KindUnauthorized) {
+	if _, err := a.Errors.Scan(ctx, crashAdmin.Tenant, errCrashDep); !vp.IsKind(err, vp.KindUnauthorized) {
 		t.Fatalf("scan through a 401: %v", err)
 	}
-	list, err := a.errors.ListErrors(ctx, crashAdmin, errormon.ListInput{})
+	list, err := a.Errors.ListErrors(ctx, crashAdmin, errormon.ListInput{})
 	b, _ := json.Marshal(list)
 	if err != nil || !strings.Contains(string(b), "HTTP 401") || strings.Contains(string(b), "CANARY") {
 		t.Fatalf("list_errors: %s, %v", b, err)
@@ -68,7 +68,7 @@ func TestEgressPolicyFromTheEnvironmentAgainstFakeConvex(t *testing.T) {
 	if err := add(a, "https://127.0.0.1:3210"); !vp.IsKind(err, vp.KindInvalid) || !asVPError(err, &ve) || ve.Field != "deploymentUrl" {
 		t.Fatalf("add_deployment of loopback: %v", err)
 	}
-	if _, err := a.errors.Scan(ctx, crashAdmin.Tenant, errCrashDep); err == nil || !strings.Contains(err.Error(), "VP_EGRESS_ALLOW_HOSTS") {
+	if _, err := a.Errors.Scan(ctx, crashAdmin.Tenant, errCrashDep); err == nil || !strings.Contains(err.Error(), "VP_EGRESS_ALLOW_HOSTS") {
 		t.Fatalf("scan of a stored loopback URL: %v", err)
 	}
 	if n := len(cx.Requests()); n != seen {

@@ -14,11 +14,6 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
-	"github.com/vantagepeers/vantagepeers/shared/github"
-	"github.com/vantagepeers/vantagepeers/shared/issue"
-	"github.com/vantagepeers/vantagepeers/shared/listing"
-	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/tenantfile"
 )
 
@@ -36,19 +31,15 @@ func logGroups(dataDir string) *errormon.FileLogGroups {
 	return &errormon.FileLogGroups{File: &tenantfile.File[[]string]{Path: filepath.Join(dataDir, errormon.LogGroupsFile)}}
 }
 
-// openErrors builds the error monitor: Convex over HTTP, CloudWatch Logs
-// with the machine's AWS credentials (environment or shared config;
-// nothing is read until a cloudwatch deployment is scanned).
-func openErrors(ctx context.Context, dataDir string, ws store.Store, signer *listing.Signer, log *slog.Logger, gh github.ForTenants,
-	issues *issue.Service, ob *outbox.Outbox, eg *egress.Policy) (*errormon.Service, error) {
+// errorSources are the error monitor's log sources: Convex over HTTP,
+// CloudWatch Logs with the machine's AWS credentials (environment or
+// shared config; nothing is read until a cloudwatch deployment is scanned).
+func errorSources(ctx context.Context, eg *egress.Policy, log *slog.Logger) map[string]source.Source {
 	sources := map[string]source.Source{errormon.SourceConvex: convex.New(convex.Options{Egress: eg})}
 	if cfg, err := config.LoadDefaultConfig(ctx); err == nil {
 		sources[errormon.SourceCloudWatch] = cloudwatch.New(cloudwatch.Options{Client: cloudwatchlogs.NewFromConfig(cfg)})
 	} else {
 		log.Warn("no AWS configuration: cloudwatch deployments cannot be scanned", "err", err)
 	}
-	mon := errormon.New(errormon.Options{Store: ws, Cursors: signer, Logger: log, Sources: sources,
-		Keys: deployKeys(dataDir), LogGroups: logGroups(dataDir),
-		GitHub: gh, Issues: issues, Jobs: ob, Egress: eg})
-	return mon, mon.Wire(ob)
+	return sources
 }

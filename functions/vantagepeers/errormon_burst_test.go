@@ -69,7 +69,7 @@ func TestOneJobRunReadsABurstToTheEndAgainstFakeConvex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = a.Close() }()
-	list, err := a.errors.ListErrors(ctx, crashAdmin, errormon.ListInput{Deployment: "burst", Params: listing.Params{Fields: "full"}})
+	list, err := a.Errors.ListErrors(ctx, crashAdmin, errormon.ListInput{Deployment: "burst", Params: listing.Params{Fields: "full"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub(t *testing.T) {
 	// The filing job is still leased to the dead child: a drain now runs
 	// nothing and asks GitHub nothing.
 	reqs := len(gh.Requests())
-	if k, err := a.outbox.Drain(ctx); err != nil || k != 0 {
+	if k, err := a.Outbox.Drain(ctx); err != nil || k != 0 {
 		t.Fatalf("a drain within the dead child's lease ran %d jobs (%v), want 0", k, err)
 	}
 	if len(gh.Requests()) != reqs {
@@ -114,9 +114,6 @@ func TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub(t *testing.T) {
 	// One pass of the outbox job after the lease: the filing job runs
 	// again, then the IRP's start and its Investigating comment.
 	ob := pastTheLease(t, a)
-	if err := a.errors.Wire(ob); err != nil {
-		t.Fatal(err)
-	}
 	began, lists := time.Now(), issueLists(gh)
 	ran, err := ob.Drain(ctx)
 	if err != nil {
@@ -142,11 +139,11 @@ func TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub(t *testing.T) {
 	if err != nil || len(dead) != 0 {
 		t.Fatalf("dead letters after the drain: %+v (%v)", dead, err)
 	}
-	i, err := a.issues.GetIssue(ctx, crashAdmin, issue.IssueRef{Repo: ghCrashRepo, IssueNumber: n})
+	i, err := a.Issues.GetIssue(ctx, crashAdmin, issue.IssueRef{Repo: ghCrashRepo, IssueNumber: n})
 	if err != nil || i.MissionID == "" || i.Orchestrator != "sigma" || i.Status != issue.StatusInProgress {
 		t.Fatalf("issue %d in VantagePeers: %+v, %v; want its IRP in progress for sigma", n, i, err)
 	}
-	if m, err := a.missions.GetMission(ctx, crashAdmin, mission.MissionRef{MissionID: i.MissionID}); err != nil || len(m.Tasks) != 14 {
+	if m, err := a.Missions.GetMission(ctx, crashAdmin, mission.MissionRef{MissionID: i.MissionID}); err != nil || len(m.Tasks) != 14 {
 		t.Fatalf("mission %s: %d tasks, %v; want 14", i.MissionID, len(m.Tasks), err)
 	}
 	checkInvestigating := func(when string) {
@@ -166,7 +163,7 @@ func TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub(t *testing.T) {
 	if k, err := ob.Drain(ctx); err != nil || k != 0 {
 		t.Fatalf("a second drain ran %d jobs (%v), want 0", k, err)
 	}
-	if k, err := a.errors.Scan(ctx, crashAdmin.Tenant, errCrashDep); err != nil || k != 0 {
+	if k, err := a.Errors.Scan(ctx, crashAdmin.Tenant, errCrashDep); err != nil || k != 0 {
 		t.Fatalf("a scan after the restart read %d events (%v), want none: the dead child's scan committed them", k, err)
 	}
 	if k, err := ob.Drain(ctx); err != nil || k != 0 {
@@ -181,7 +178,7 @@ func TestErrorIssueCrashKill9AgainstFakeConvexAndFakeGitHub(t *testing.T) {
 // onlyGroup is the one error group the child's scan created.
 func onlyGroup(t *testing.T, a *app) errormon.Group {
 	t.Helper()
-	list, err := a.errors.ListErrors(context.Background(), crashAdmin, errormon.ListInput{Deployment: errCrashDep, Params: listing.Params{Fields: "full"}})
+	list, err := a.Errors.ListErrors(context.Background(), crashAdmin, errormon.ListInput{Deployment: errCrashDep, Params: listing.Params{Fields: "full"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,13 +241,13 @@ func errorsCrashChild(dir, convexURL string) {
 	if err != nil {
 		fail(err)
 	}
-	if _, err := a.errors.AddDeployment(ctx, crashAdmin, errormon.DeploymentInput{Name: errCrashDep, DeploymentURL: convexURL,
+	if _, err := a.Errors.AddDeployment(ctx, crashAdmin, errormon.DeploymentInput{Name: errCrashDep, DeploymentURL: convexURL,
 		DeployKeyEnvVar: errCrashKeyEnv, GitHubRepo: ghCrashRepo, Orchestrator: "sigma"}); err != nil {
 		fail(err)
 	}
-	if n, err := a.errors.Scan(ctx, crashAdmin.Tenant, errCrashDep); err != nil || n != 3 {
+	if n, err := a.Errors.Scan(ctx, crashAdmin.Tenant, errCrashDep); err != nil || n != 3 {
 		fail(fmt.Errorf("scan: %d events, %v; want 3", n, err))
 	}
-	k, err := a.outbox.Drain(ctx)
+	k, err := a.Outbox.Drain(ctx)
 	fail(fmt.Errorf("the drain returned (%d jobs, %v): the issue was not filed", k, err))
 }

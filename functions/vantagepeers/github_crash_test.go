@@ -57,7 +57,7 @@ func TestIRPCommentCrashKill9AgainstFakeGitHub(t *testing.T) {
 		// The job is still there, leased to the dead child: a drain now
 		// runs nothing, and GitHub is not asked anything.
 		reqs := len(gh.Requests())
-		if k, err := a.outbox.Drain(context.Background()); err != nil || k != 0 {
+		if k, err := a.Outbox.Drain(context.Background()); err != nil || k != 0 {
 			t.Fatalf("a drain within the dead child's lease ran %d jobs (%v), want 0", k, err)
 		}
 		if len(gh.Requests()) != reqs {
@@ -151,14 +151,14 @@ func drainPastTheLease(t *testing.T, a *app, gh *githubfake.Server, n int) {
 		t.Fatalf("the drain after the restart ran %d jobs and read the issue's comments %d times: the comment job was not rerun",
 			ran, commentReads(gh, n)-reads)
 	}
-	i, err := a.issues.GetIssue(ctx, crashAdmin, issue.IssueRef{Repo: ghCrashRepo, IssueNumber: n})
+	i, err := a.Issues.GetIssue(ctx, crashAdmin, issue.IssueRef{Repo: ghCrashRepo, IssueNumber: n})
 	if err != nil {
 		t.Fatalf("the committed issue is gone: %v", err)
 	}
 	if i.Status != issue.StatusInProgress || i.MissionID == "" || i.Orchestrator != "sigma" {
 		t.Fatalf("issue after the restart = %+v; want in_progress with a mission for sigma", i)
 	}
-	m, err := a.missions.GetMission(ctx, crashAdmin, mission.MissionRef{MissionID: i.MissionID})
+	m, err := a.Missions.GetMission(ctx, crashAdmin, mission.MissionRef{MissionID: i.MissionID})
 	if err != nil || len(m.Tasks) != 14 {
 		t.Fatalf("mission %s after the restart: %d tasks, %v", i.MissionID, len(m.Tasks), err)
 	}
@@ -245,7 +245,7 @@ func githubCrashChild(mode, dir, number string) {
 	if err != nil {
 		fail(err)
 	}
-	if _, err := a.issues.AddMapping(ctx, crashAdmin, issue.MappingInput{Repo: ghCrashRepo, Orchestrator: "sigma", Project: "widgets"}); err != nil {
+	if _, err := a.Issues.AddMapping(ctx, crashAdmin, issue.MappingInput{Repo: ghCrashRepo, Orchestrator: "sigma", Project: "widgets"}); err != nil {
 		fail(err)
 	}
 	at := time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
@@ -264,7 +264,7 @@ func githubCrashChild(mode, dir, number string) {
 	if err != nil {
 		fail(err)
 	}
-	hook := webhooks.New(a.webhooks)
+	hook := webhooks.New(*a.Webhooks)
 	req := webhookstest.Request("/webhooks/github", os.Getenv("VP_GITHUB_WEBHOOK_SECRET"), "issues",
 		"72d3162e-cc78-11e3-81ab-4c9367dc0958", body)
 	switch mode {
@@ -278,7 +278,7 @@ func githubCrashChild(mode, dir, number string) {
 		if rec.Code != http.StatusAccepted {
 			fail(fmt.Errorf("webhook: HTTP %d %s, want 202", rec.Code, rec.Body))
 		}
-		k, err := a.outbox.Drain(ctx)
+		k, err := a.Outbox.Drain(ctx)
 		fail(fmt.Errorf("the drain returned (%d jobs, %v): the comment was not posted", k, err))
 	}
 	fail(fmt.Errorf("unknown mode %q", mode))

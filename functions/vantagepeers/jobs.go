@@ -6,18 +6,15 @@ import (
 	"sync"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 )
 
-// jobDeps wires the catalogue's jobs to this data directory's services.
+// jobDeps are what every job of the catalogue may use in this process.
 func (a *app) jobDeps(log *slog.Logger) jobs.Deps {
-	return jobs.Deps{
-		Recurring: a.recurring, Iframes: a.iframes, Indexer: a.keyword, Tenants: a.tenants, Outbox: a.outbox, Issues: a.issues, Errors: a.errors,
-		Embedder:  jobs.EmbedderOptions{Queue: a.queue, Memory: a.memory, Logger: log},
-		EmbedPoll: jobs.DefaultEmbedPoll,
-		Logger:    log,
-	}
+	return jobs.Deps{Tenants: a.tenants, EmbedPoll: jobs.DefaultEmbedPoll, Logger: log}
 }
 
 // startJobs runs the catalogue's jobs in process (jobs.RunEmbedded) — the
@@ -29,11 +26,11 @@ func (a *app) jobDeps(log *slog.Logger) jobs.Deps {
 func (a *app) startJobs(ctx context.Context, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { jobs.RunEmbedded(ctx, a.jobDeps(log)) })
+	wg.Go(func() { jobs.RunEmbedded(ctx, vpapp.Catalogue(a.Services), a.jobDeps(log)) })
 	// The outbox worker: what writers Kick (the GitHub comments of the
 	// issues capability) runs right after its commit, not at the outbox
 	// job's next minute.
-	wg.Go(func() { _ = a.outbox.Run(ctx) })
+	wg.Go(func() { _ = a.Outbox.Run(ctx) })
 	// Load the memories' search caches now rather than on each tenant's
 	// first query; keyword partitions load on their first search. Not a
 	// job: it fills this process's caches, there is nothing to run on AWS.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
@@ -51,10 +53,10 @@ func TestJobsCommandsEndToEnd(t *testing.T) {
 		t.Fatalf("jobs list: %v\n%s", err, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != len(jobs.Catalogue()) {
-		t.Fatalf("jobs list printed %d lines, want one a job (%d):\n%s", len(lines), len(jobs.Catalogue()), out)
+	if len(lines) != len(vpapp.Catalogue(nil)) {
+		t.Fatalf("jobs list printed %d lines, want one a job (%d):\n%s", len(lines), len(vpapp.Catalogue(nil)), out)
 	}
-	for i, j := range jobs.Catalogue() {
+	for i, j := range vpapp.Catalogue(nil) {
 		f := strings.Fields(lines[i])
 		if len(f) < 3 || f[0] != j.Name {
 			t.Errorf("line %q, want %s first", lines[i], j.Name)
@@ -125,7 +127,7 @@ func TestJobsCommandsEndToEnd(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"jobs", "run", "iframe-cleanup"}, "unknown job \"iframe-cleanup\"; the jobs are recurring-tasks, iframe-session-cleanup"},
+		{[]string{"jobs", "run", "iframe-cleanup"}, "unknown job \"iframe-cleanup\"; the jobs are outbox, embedder, iframe-session-cleanup, recurring-tasks"},
 		{[]string{"jobs", "run"}, "name the job; the jobs are"},
 		{[]string{"jobs", "run", "recurring-tasks", "--tenant", "acme"}, "--tenant: this job covers every tenant"},
 	} {

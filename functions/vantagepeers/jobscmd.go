@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -38,7 +40,7 @@ func jobsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // listJobs prints one line a job: name, schedule (UTC), next run (UTC).
 func listJobs(w io.Writer, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, j := range jobs.Catalogue() {
+	for _, j := range vpapp.Catalogue(nil) {
 		sched, next := "worker", "continuous"
 		if j.Kind == jobs.Cron {
 			sched, next = j.Schedule.String(), j.Schedule.Next(now).Format(time.RFC3339)
@@ -70,16 +72,15 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else if fs.NArg() > 0 {
 		return fmt.Errorf("jobs run: unexpected %q", fs.Arg(0))
 	}
-	valid := strings.Join(jobs.Names(), ", ")
+	valid := strings.Join(vpapp.Catalogue(nil).Names(), ", ")
 	if name == "" {
 		return fmt.Errorf("jobs run: name the job; the jobs are %s", valid)
 	}
-	j, ok := jobs.Lookup(name)
-	if !ok {
+	if _, ok := vpapp.Catalogue(nil).Lookup(name); !ok {
 		return fmt.Errorf("jobs run: unknown job %q; the jobs are %s", name, valid)
 	}
 	if *tenant != "" {
-		if !j.PerTenant {
+		if j, _ := vpapp.Catalogue(nil).Lookup(name); !j.PerTenant {
 			return fmt.Errorf("jobs run %s: --tenant: this job covers every tenant in one pass and cannot be limited to one", name)
 		}
 		if !vp.ValidTenant(*tenant) {
@@ -101,6 +102,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if a.newMaster != "" {
 		fmt.Fprintf(stderr, "vantagepeers: created the master token (shown once, only its hash is stored): %s\n", a.newMaster)
 	}
+	j, _ := vpapp.Catalogue(a.Services).Lookup(name)
 	d := a.jobDeps(log)
 	if *tenant != "" {
 		d.Tenants = func(context.Context) ([]string, error) { return []string{*tenant}, nil }

@@ -22,7 +22,7 @@ func TestFirstStartCreatesPrivateDataDirAndMasterOnce(t *testing.T) {
 		t.Fatalf("first start master %q", a.newMaster)
 	}
 	master := a.newMaster
-	if p, err := a.tokens.Resolve(ctx, master); err != nil || !p.Admin {
+	if p, err := a.Tokens.Resolve(ctx, master); err != nil || !p.Admin {
 		t.Fatalf("master does not resolve: %v", err)
 	}
 	_ = a.Close()

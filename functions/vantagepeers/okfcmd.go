@@ -7,14 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"sync"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/okf"
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
-	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -95,13 +92,13 @@ func okfCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer a.Close()
 	p := auth.MasterPrincipal(*tenant)
 	if cmd == "import" {
-		res, err := a.okfWith(cliOKFBudget()).Import(ctx, p, *ns, *mode, data)
+		res, err := a.OKF.WithMemoryBudget(cliOKFBudget()).Import(ctx, p, *ns, *mode, data)
 		if err != nil {
 			return err
 		}
 		return printJSON(stdout, res)
 	}
-	res, err := a.okf().Export(ctx, p, *ns)
+	res, err := a.OKF.Export(ctx, p, *ns)
 	if err != nil {
 		return err
 	}
@@ -114,29 +111,6 @@ func okfCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	return printJSON(stdout, d)
-}
-
-// okfOnce holds the app's OKF service.
-type okfOnce struct {
-	once sync.Once
-	svc  *okfsvc.Service
-}
-
-// okf is the OKF bundle service over the app's capabilities: one per
-// process, so that every validation and import shares its memory budget
-// (okfsvc.DefaultMemoryBudget).
-func (a *app) okf() *okfsvc.Service {
-	return a.okfWith(0)
-}
-
-// okfWith is okf; budget, when set, is the memory budget of the service,
-// which the first call of either builds.
-func (a *app) okfWith(budget int64) *okfsvc.Service {
-	a.okfSvc.once.Do(func() {
-		a.okfSvc.svc = okfsvc.New(okfsvc.Options{Store: a.store, Memory: a.memory, Tasks: a.tasks, Version: version, MemoryBudget: budget,
-			Search: &search.Writer{Index: a.index, Logger: a.log, Outbox: a.outbox}})
-	})
-	return a.okfSvc.svc
 }
 
 // cliOKFBudget is the memory budget of `vantagepeers okf import`: one call
@@ -153,18 +127,18 @@ const okfDownloadTTL = 10 * time.Minute
 // that the serve test needs no 4 MiB bundle, like servicesStore.
 var okfInlineMax = okfsvc.MaxInlineBase64
 
-// okfDownloads returns the signer of bundle download URLs under base (the
-// server's absolute URL) and the handler of their route. The signing key
-// is the data dir's own, kept in the store like the cursor key, so that
-// a link outlives a restart of the server for its few minutes.
-func (a *app) okfDownloads(ctx context.Context, base string) (*okfsvc.Links, http.Handler, error) {
+// okfLinks returns the signer of bundle download URLs under base (the
+// server's absolute URL). The signing key is the data dir's own, kept in
+// the store like the cursor key, so that a link outlives a restart of the
+// server for its few minutes.
+func (a *app) okfLinks(ctx context.Context, base string) (*okfsvc.Links, error) {
 	key, err := auth.EnsureKey(ctx, a.store, "okf-download")
 	if err != nil {
-		return nil, nil, fmt.Errorf("okf download key: %w", err)
+		return nil, fmt.Errorf("okf download key: %w", err)
 	}
 	l := okfsvc.NewLinks(key, base, okfDownloadTTL)
 	l.MaxInline = okfInlineMax
-	return l, l.Handler(a.okf()), nil
+	return l, nil
 }
 
 // readInput reads a bundle of at most okf.DefaultLimits.MaxCompressed

@@ -44,7 +44,7 @@ func TestOKFCommands(t *testing.T) {
 	p := auth.MasterPrincipal(vp.DefaultTenant)
 	const n = 4
 	for i := range n {
-		if _, err := a.memory.StoreMemory(ctx, p, memory.StoreInput{Namespace: "proj/cli", Type: "fact", CreatedBy: "alice", Content: "cli fact " + string(rune('a'+i))}); err != nil {
+		if _, err := a.Memory.StoreMemory(ctx, p, memory.StoreInput{Namespace: "proj/cli", Type: "fact", CreatedBy: "alice", Content: "cli fact " + string(rune('a'+i))}); err != nil {
 			t.Fatal(err)
 		}
 	}

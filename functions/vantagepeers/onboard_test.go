@@ -80,7 +80,7 @@ func TestTTLTakesDaysOrDurations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	toks, _ := a.tokens.List(context.Background(), "acme")
+	toks, _ := a.Tokens.List(context.Background(), "acme")
 	if len(toks) != 1 {
 		t.Fatalf("%d tokens", len(toks))
 	}
@@ -158,7 +158,7 @@ func TestConnectPrintsEachHostsConfiguration(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			p, err := a.tokens.Resolve(ctx, secret)
+			p, err := a.Tokens.Resolve(ctx, secret)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,8 +261,8 @@ func TestStdioWithARefusedTokenSaysWhy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, tok, _ := a.tokens.Create(ctx, auth.Spec{Tenant: "default", ActsAs: []string{"alice"}})
-	if _, err := a.tokens.Revoke(ctx, tok.ID); err != nil {
+	secret, tok, _ := a.Tokens.Create(ctx, auth.Spec{Tenant: "default", ActsAs: []string{"alice"}})
+	if _, err := a.Tokens.Revoke(ctx, tok.ID); err != nil {
 		t.Fatal(err)
 	}
 	_ = a.Close()
@@ -321,7 +321,7 @@ func TestCommandsAfterVPMasterTokenMintNoSecondMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if p, err := a.tokens.Resolve(ctx, master); err != nil || !p.Admin {
+	if p, err := a.Tokens.Resolve(ctx, master); err != nil || !p.Admin {
 		t.Fatalf("the VP_MASTER_TOKEN master no longer resolves without the variable: %v", err)
 	}
 }

@@ -12,16 +12,15 @@ import (
 	"strings"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
-	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
-	"github.com/vantagepeers/vantagepeers/shared/pacerelle/webapp"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
-	"github.com/vantagepeers/vantagepeers/webhooks"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -45,10 +44,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	lim, err := abuseLimits(a, log)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		// The master token of a first start exists only now: show it even
@@ -72,21 +67,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if base == "" {
 		base = "http://" + ln.Addr().String()
 	}
-	var okfDownload http.Handler
-	if a.okfLinks, okfDownload, err = a.okfDownloads(ctx, base); err != nil {
+	if a.OKFLinks, err = a.okfLinks(ctx, base); err != nil {
 		_ = ln.Close()
 		return err
 	}
-	wh := a.webhooks
-	wh.Limiter = lim.limiter
 	srv := &http.Server{
 		Handler: httpapi.New(httpapi.Options{
 			MCP:    a.mcpServer(nil),
-			Tokens: a.tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
-			OAuth: newOAuth(a, log, lim), BasePath: publicBaseURL(), Webhooks: webhooks.New(wh), OKFDownload: okfDownload,
-			Limiter:      lim.limiter,
-			Pacerelle:    relay.New(relay.Options{Store: a.store, Tokens: a.tokens, Logger: log}).Handler(),
-			PacerelleApp: webapp.Handler(log),
+			Tokens: a.Tokens, Version: version, Logger: log, Started: time.Now(), Storage: "sqlite",
+			OAuth: a.OAuth, BasePath: publicBaseURL(), Limiter: a.limits.limiter,
+			Routes: vpapp.ModuleRoutes(a.Services),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -118,7 +108,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func printFirstStart(ctx context.Context, w io.Writer, a *app, url string) error {
 	agent := firstAgentName()
 	rd, wr := defaultGrants(agent)
-	secret, tok, err := a.tokens.Create(ctx, auth.Spec{Tenant: vp.DefaultTenant, ActsAs: []string{agent}, ReadPrefixes: rd, WritePrefixes: wr, Label: "first start"})
+	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: vp.DefaultTenant, ActsAs: []string{agent}, ReadPrefixes: rd, WritePrefixes: wr, Label: "first start"})
 	if err != nil {
 		return fmt.Errorf("first start: the agent token: %w", err)
 	}
@@ -231,7 +221,7 @@ func refuseAll(reason string) mcp.Middleware {
 // directory acts as the local admin of the default tenant.
 func stdioPrincipal(ctx context.Context, a *app, dataDir string) (vp.Principal, error) {
 	if tok := os.Getenv("VP_TOKEN"); tok != "" {
-		p, err := a.tokens.Resolve(ctx, tok)
+		p, err := a.Tokens.Resolve(ctx, tok)
 		if err != nil {
 			return vp.Principal{}, fmt.Errorf("VP_TOKEN: %w", err)
 		}

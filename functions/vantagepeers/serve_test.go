@@ -53,13 +53,13 @@ func TestServeOKFExportAboveInlineLimitIsADownloadURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !a.okf().ReplacesAtOnce() {
+	if !a.OKF.ReplacesAtOnce() {
 		t.Fatal("the embedded app's OKF service does not see the store's large transactions: replace would take the journal")
 	}
 	const n = 12
 	p := auth.MasterPrincipal(vp.DefaultTenant)
 	for i := range n {
-		if _, err := a.memory.StoreMemory(ctx, p, memory.StoreInput{Namespace: "proj/big", Type: "fact", CreatedBy: "alice",
+		if _, err := a.Memory.StoreMemory(ctx, p, memory.StoreInput{Namespace: "proj/big", Type: "fact", CreatedBy: "alice",
 			Content: fmt.Sprintf("fact %d: %s", i, strings.Repeat("lorem ipsum ", 20))}); err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *tenant == "" || *as == "" {
 			return errors.New("token create: --tenant and --as are required")
 		}
-		secret, tok, err := a.tokens.Create(ctx, auth.Spec{
+		secret, tok, err := a.Tokens.Create(ctx, auth.Spec{
 			Tenant: *tenant, ActsAs: split(*as), ReadPrefixes: split(*read), WritePrefixes: split(*write), Label: *label, TTL: ttl.d, ToolProfile: *profile,
 		})
 		if err != nil {
@@ -58,7 +58,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, secret)
 		return nil
 	case "list":
-		toks, err := a.tokens.List(ctx, *tenant)
+		toks, err := a.Tokens.List(ctx, *tenant)
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() != 1 {
 			return errors.New("token revoke: give the token id (see token list)")
 		}
-		tok, err := a.tokens.Revoke(ctx, fs.Arg(0))
+		tok, err := a.Tokens.Revoke(ctx, fs.Arg(0))
 		if err != nil {
 			return err
 		}

@@ -3,11 +3,14 @@ package awsapp_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
@@ -19,12 +22,15 @@ import (
 // event; an X-Forwarded-For the client wrote does not make it another
 // address, and another source IP is counted apart.
 func TestRegistrationLimitUsesTheGatewaySourceIP(t *testing.T) {
-	a, _, err := load(t, awsenv.FuncOAuth, map[string]string{awsenv.EnvMasterHash: strings.Repeat("ab", 32), awsenv.EnvOAuthRegisterPerMinute: "3"},
-		awsapp.StaticSecrets{})
+	st := dynamotest.NewStore(t, nil) // the table the counters and clients live in
+	// DynamoDB Local keeps tables apart by access key: use the test store's.
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+	a, err := awsapp.Load(context.Background(), awsapp.Options{Function: awsenv.FuncOAuth, Version: "test", AWS: &cfg, LogOutput: io.Discard,
+		Secrets: awsapp.StaticSecrets{}, Getenv: env(map[string]string{awsenv.EnvMasterHash: strings.Repeat("ab", 32),
+			awsenv.EnvOAuthRegisterPerMinute: "3", awsenv.EnvDynamoDBEndpoint: dynamotest.Endpoint(t), awsenv.EnvTable: st.Table()})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Store = dynamotest.NewStore(t, nil) // the table the counters and clients live in
 	h := a.HTTP(a.OAuthHandler())
 	register := func(source, xff string) events.APIGatewayV2HTTPResponse {
 		ev := events.APIGatewayV2HTTPRequest{

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -24,36 +27,14 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
-	"github.com/vantagepeers/vantagepeers/shared/briefing"
-	"github.com/vantagepeers/vantagepeers/shared/businessunit"
-	"github.com/vantagepeers/vantagepeers/shared/component"
-	"github.com/vantagepeers/vantagepeers/shared/diary"
-	"github.com/vantagepeers/vantagepeers/shared/digest"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/embed/openai"
-	"github.com/vantagepeers/vantagepeers/shared/errormon"
-	"github.com/vantagepeers/vantagepeers/shared/iframe"
-	"github.com/vantagepeers/vantagepeers/shared/issue"
-	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
-	"github.com/vantagepeers/vantagepeers/shared/mandate"
-	"github.com/vantagepeers/vantagepeers/shared/memory"
-	"github.com/vantagepeers/vantagepeers/shared/message"
-	"github.com/vantagepeers/vantagepeers/shared/mission"
-	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
-	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
-	"github.com/vantagepeers/vantagepeers/shared/profile"
-	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
-	"github.com/vantagepeers/vantagepeers/shared/recurring"
-	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
-	"github.com/vantagepeers/vantagepeers/shared/task"
-	"github.com/vantagepeers/vantagepeers/webhooks"
 )
 
 // The functions, as named in functions/<name> and in the CDK stack.
@@ -110,6 +91,9 @@ type Options struct {
 	// LogOutput receives the JSON logs (os.Stdout when nil).
 	LogOutput io.Writer
 	Now       func() time.Time
+	// ErrorSources makes the error monitor's log sources, on the function
+	// that runs it (ErrorMonitorSources); others leave it nil.
+	ErrorSources func(a *App) map[string]source.Source
 }
 
 // processStart is (nearly) when the process started: package variables are
@@ -125,42 +109,11 @@ type App struct {
 	Started  time.Time
 	AWS      aws.Config
 
-	Store   *dynamo.Store
-	Tokens  *auth.Tokens // functions that check bearer tokens
-	Keys    Keys
-	Keyword *keyword.Service // functions that need it
-	Digest  *digest.Service  // improvisation_digest (§14.9), over the store only
-	// Tasks, Missions and Recurring are built with Coord.
-	Tasks     *task.Service
-	Missions  *mission.Service
-	Recurring *recurring.Service
-	Profiles  *profile.Service
-	Messages  *message.Service
-	Iframes   *iframe.Service
-	Mandates  *mandate.Service
-	// Outbox holds the side effects committed with their causes; the
-	// scheduler's outbox job drains what their writers did not run.
-	Outbox *outbox.Outbox
-	Memory *memory.Service // nil when no search index is configured (memory tools are then not offered)
-	OKF    *okfsvc.Service // OKF bundles (§14.8), with Memory and Tasks
-	Queue  queue.Queue     // the embedding queue, with Memory
-
-	// Leaf aggregates' services, built with Coord.
-	Briefings     *briefing.Service
-	Components    *component.Service
-	BusinessUnits *businessunit.Service
-	Diary         *diary.Service
-
-	// Issues is the GitHub capability (repo mappings, issues, the IRP),
-	// built with Coord; Webhooks configures the webhooks function's
-	// handler (WebhooksHandler) on it.
-	Issues   *issue.Service
-	Webhooks webhooks.Options
-	// Errors is the deployment error monitor (its sources only where the
-	// error-monitor job runs).
-	Errors *errormon.Service
-	// Relay is Pacerelle's relay (functions with needs.relay).
-	Relay *relay.Relay
+	Store *dynamo.Store
+	Keys  Keys
+	// Services are what the composition root (shared/app.Build) made for
+	// this function's needs: nil fields for the groups it does not build.
+	*vpapp.Services
 
 	loaded time.Time // when Load returned
 }
@@ -233,13 +186,14 @@ func Load(ctx context.Context, o Options) (*App, error) {
 			}
 		}()
 	}
+	var hash *[32]byte
 	if nd.master {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var hash [32]byte
-			if hash, hashErr = a.masterHash(ctx, o.Secrets); hashErr == nil {
-				a.Tokens = auth.New(auth.Options{Store: a.Store, MasterHash: hash, Now: o.Now})
+			var h [32]byte
+			if h, hashErr = a.masterHash(ctx, o.Secrets); hashErr == nil {
+				hash = &h
 			}
 		}()
 	}
@@ -260,75 +214,17 @@ func Load(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if nd.coord {
-		if a.Outbox, err = outbox.New(outbox.Options{Store: a.Store, Logger: a.Log, Now: o.Now,
-			// A frozen container writes them at its next invocation; one
-			// that dies leaves jobs that run again after their lease.
-			RemovalBatch: 20 * time.Millisecond}); err != nil {
-			return nil, err
-		}
-		co := keyword.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
-		if idx != nil { // a nil *opensearch.Index in the interface would not read as "no index"
-			co.Index = idx
-		}
-		a.Keyword = keyword.New(co)
-		a.Digest = digest.New(digest.Options{Store: a.Store, Now: o.Now})
-		a.buildLeaves(signer, co.Index, o.Now)
-		a.Profiles = profile.New(profile.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
-		a.Messages = message.New(message.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Directory: a.Profiles,
-			Search: &search.Writer{Index: co.Index, Logger: a.Log, Outbox: a.Outbox}})
-		a.Iframes = iframe.New(iframe.Options{Store: a.Store, Now: o.Now, Logger: a.Log})
-		a.Mandates = mandate.New(mandate.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log})
-		tasks := task.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log}
-		if idx != nil {
-			tasks.Search = &search.Writer{Index: idx, Logger: a.Log, Outbox: a.Outbox}
-		}
-		a.Tasks = task.New(tasks)
-		a.Missions = mission.New(mission.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
-		a.Tasks.UseMissions(a.Missions)
-		a.Tasks.UseEvents(a.Outbox)
-		// The outbox's handlers: keyword index writes (only where there is
-		// an index: a Writer without one enqueues nothing) and mission
-		// auto-completion as an observer of finished tasks.
-		if co.Index != nil {
-			err = a.Outbox.Handle(search.IndexTopic, a.Keyword.IndexJob)
-		}
-		if err = errors.Join(err, a.Outbox.Subscribe(task.TopicFinished, "mission.autocomplete", a.Missions.OnTaskFinished)); err != nil {
-			return nil, err
-		}
-		a.Recurring = recurring.New(recurring.Options{Store: a.Store, Cursors: signer, Now: o.Now, Logger: a.Log, Tasks: a.Tasks})
-		if err := a.buildIssues(signer, o.Secrets, o.Now); err != nil {
-			return nil, err
-		}
+	ports, err := a.ports(ctx, nd, o, idx, signer, hash)
+	if err != nil {
+		return nil, err
 	}
-	if nd.memory {
-		if err := a.buildMemory(ctx, o.Secrets, signer, idx, o.Now); err != nil {
-			return nil, err
-		}
-	}
-	if nd.relay {
-		if err := a.buildRelay(a.Store, o.Now); err != nil {
-			return nil, err
-		}
-	}
-	if a.Memory != nil && a.Tasks != nil {
-		a.OKF = okfsvc.New(okfsvc.Options{Store: a.Store, Memory: a.Memory, Tasks: a.Tasks, Version: o.Version, Now: o.Now,
-			Search: &search.Writer{Index: idx, Logger: a.Log, Outbox: a.Outbox}})
+	if a.Services, err = vpapp.Build(ctx, ports); err != nil {
+		return nil, err
 	}
 	a.Log.Info("container ready", "version", o.Version, "table", cfg.Table, "memory", a.Memory != nil, "searchIndex", idx != nil,
 		"embedder", cfg.Embedder, "initMs", time.Since(began).Milliseconds(), "sinceProcessStartMs", time.Since(processStart).Milliseconds())
 	a.loaded = time.Now()
 	return a, nil
-}
-
-// buildLeaves builds the services of the leaf aggregates; idx is nil or a
-// real index (never a nil pointer in the interface).
-func (a *App) buildLeaves(signer *listing.Signer, idx search.Index, now func() time.Time) {
-	w := &search.Writer{Index: idx, Logger: a.Log, Outbox: a.Outbox}
-	a.Briefings = briefing.New(briefing.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
-	a.Components = component.New(component.Options{Store: a.Store, Cursors: signer, Now: now, Search: w})
-	a.BusinessUnits = businessunit.New(businessunit.Options{Store: a.Store, Cursors: signer, Now: now})
-	a.Diary = diary.New(diary.Options{Store: a.Store, Cursors: signer, Now: now})
 }
 
 // lambdaAWSConfig is the SDK configuration Lambda gives every function in
@@ -394,10 +290,10 @@ func (a *App) keys(ctx context.Context, s Secrets) (Keys, error) {
 	return Keys{Cursor: k}, nil
 }
 
-// buildMemory wires the memory service: the search index, the embedder and
-// the embedding queue. With no search endpoint configured the mcp function
-// serves without memory tools; the embedder function cannot run.
-func (a *App) buildMemory(ctx context.Context, secrets Secrets, signer *listing.Signer, idx *opensearch.Index, now func() time.Time) error {
+// memoryPorts are the embedder and the embedding queue. With no search
+// endpoint configured the mcp function serves without memory tools; the
+// embedder function cannot run.
+func (a *App) memoryPorts(ctx context.Context, secrets Secrets, idx *opensearch.Index, p *vpapp.Ports) error {
 	cfg := a.Config
 	if idx == nil {
 		if a.Function == FuncEmbedder {
@@ -422,8 +318,7 @@ func (a *App) buildMemory(ctx context.Context, secrets Secrets, signer *listing.
 	if err != nil {
 		return err
 	}
-	a.Queue = q
-	a.Memory = memory.New(memory.Options{Store: a.Store, Index: idx, Embedder: emb, Queue: q, Cursors: signer, Now: now, Logger: a.Log})
+	p.Embedder, p.Queue = emb, q
 	return nil
 }
 
@@ -475,9 +370,13 @@ func (a *App) newEmbedder(ctx context.Context, secrets Secrets) (embed.Embedder,
 // MustLoad is Load for a main: configuration from the environment, AWS
 // clients, logs on stdout. A configuration error is logged as JSON and
 // ends the process, which Lambda reports as an init error.
-func MustLoad(function, version string) *App {
+func MustLoad(function, version string, opts ...func(*Options)) *App {
 	tuneGC(os.Getenv)
-	a, err := Load(context.Background(), Options{Function: function, Version: version})
+	o := Options{Function: function, Version: version}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a, err := Load(context.Background(), o)
 	if err != nil {
 		NewLogger(os.Stdout, slog.LevelInfo, function).Error("init failed", "err", err)
 		os.Exit(1)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -99,7 +101,9 @@ func load(t *testing.T, fn string, e map[string]string, s awsapp.Secrets) (*awsa
 	e[awsenv.EnvTable] = "vp-test"
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("x", "y", "")}
 	var logs bytes.Buffer
-	a, err := awsapp.Load(context.Background(), awsapp.Options{Function: fn, Version: "test", Getenv: env(e), Secrets: s, AWS: &cfg, LogOutput: &logs})
+	o := awsapp.Options{Function: fn, Version: "test", Getenv: env(e), Secrets: s, AWS: &cfg, LogOutput: &logs}
+	awsapp.ErrorMonitorSources(&o) // as the error monitor's main does; the other functions ignore it
+	a, err := awsapp.Load(context.Background(), o)
 	return a, logs.String(), err
 }
 
@@ -283,7 +287,7 @@ func TestHandleEmbedBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	a := &awsapp.App{Log: awsapp.NewLogger(&logs, slog.LevelInfo, "embedder"), Memory: mem}
+	a := &awsapp.App{Log: awsapp.NewLogger(&logs, slog.LevelInfo, "embedder"), Services: &vpapp.Services{Memory: mem}}
 
 	ev := events.SQSEvent{Records: []events.SQSMessage{
 		sqsRecord("m-ok", jobBody(t, "job_1", memory.JobEmbed, "acme", memory.EmbedPayload{Ref: memory.RefMemory, ID: stored.MemoryID}), "1"),

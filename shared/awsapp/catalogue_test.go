@@ -10,20 +10,15 @@ import (
 	"testing"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
-	"github.com/vantagepeers/vantagepeers/shared/errormon"
-	"github.com/vantagepeers/vantagepeers/shared/iframe"
-	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
-	"github.com/vantagepeers/vantagepeers/shared/keyword"
-	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
 func schedulerOnSQLite(t *testing.T, logs *bytes.Buffer) *awsapp.App {
@@ -40,15 +35,11 @@ func schedulerOnSQLite(t *testing.T, logs *bytes.Buffer) *awsapp.App {
 	}
 	t.Cleanup(func() { _ = idx.Close() })
 	log := awsapp.NewLogger(logs, slog.LevelInfo, awsenv.FuncScheduler)
-	ob, err := outbox.New(outbox.Options{Store: st, Logger: log})
+	svc, err := vpapp.Build(ctx, vpapp.Ports{Groups: vpapp.Coordination, Store: st, Index: idx, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &awsapp.App{Outbox: ob, Function: awsenv.FuncScheduler, Log: log, Config: awsapp.Config{SearchEndpoint: "https://search.example"},
-		Keyword: keyword.New(keyword.Options{Store: st, Index: idx, Logger: log}), Iframes: iframe.New(iframe.Options{Store: st, Logger: log}),
-		Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})}),
-		Issues:    issue.New(issue.Options{Store: st, Logger: log}),
-		Errors:    errormon.New(errormon.Options{Store: st, Logger: log})}
+	return &awsapp.App{Services: svc, Function: awsenv.FuncScheduler, Log: log}
 }
 
 // TestSchedulerRunsTheCatalogue: the scheduler function's jobs are the
@@ -58,7 +49,7 @@ func TestSchedulerRunsTheCatalogue(t *testing.T) {
 	var logs bytes.Buffer
 	a := schedulerOnSQLite(t, &logs)
 	var want []string
-	for _, j := range jobs.Catalogue() {
+	for _, j := range vpapp.Catalogue(nil) {
 		if j.Kind == jobs.Cron {
 			want = append(want, j.Name+" "+j.Schedule.String())
 		}
@@ -91,7 +82,7 @@ func TestHandleScheduleByJob(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "iframe-session-cleanup") {
 		t.Errorf("unknown job: %v, want an error listing the jobs", err)
 	}
-	a.Config.SearchEndpoint = "" // no index: no backfill
+	a.Index = nil // no index: no backfill
 	logs.Reset()
 	if err := a.HandleSchedule(ctx, events.EventBridgeEvent{Time: at, Detail: []byte(`{"job":"search-backfill"}`)}); err != nil {
 		t.Errorf("backfill without an index: %v", err)

@@ -6,13 +6,14 @@ import (
 	"net/http"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/vantagepeers/vantagepeers/shared/emf"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
-	"github.com/vantagepeers/vantagepeers/shared/oauth"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 )
 
@@ -24,16 +25,12 @@ type HTTPFunc func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (even
 // Streamable HTTP handler, behind the same bearer authentication, that the
 // embedded binary serves (shared/httpapi), on the DynamoDB store.
 func (a *App) MCPHandler() http.Handler {
-	links, download := a.okfLinks()
+	a.OKFLinks = a.okfLinks()
 	return httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Keyword: a.Keyword, Digest: a.Digest, Tasks: a.Tasks, Missions: a.Missions, Recurring: a.Recurring, Memory: a.Memory, Version: a.Version,
-			Profiles: a.Profiles, Messages: a.Messages, Iframes: a.Iframes, Mandates: a.Mandates,
-			Logger: a.Log, ToolProfile: a.Config.ToolProfile, EmitUIMarkers: a.Config.EmitUIMarkers,
-			Briefings: a.Briefings, Components: a.Components, BusinessUnits: a.BusinessUnits, Diary: a.Diary, Issues: a.Issues, Errors: a.Errors,
-			OKF: a.OKF, OKFLinks: links, EMF: emf.FromLambdaEnv()}),
+		MCP: mcpserver.New(vpapp.MCPOptions(a.Services, mcpserver.Options{Version: a.Version, Logger: a.Log,
+			ToolProfile: a.Config.ToolProfile, EmitUIMarkers: a.Config.EmitUIMarkers, EMF: emf.FromLambdaEnv()})),
 		Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
-		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, OKFDownload: download,
-		Pacerelle: a.Relay.Handler(), Limiter: a.limiter(),
+		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, Routes: vpapp.ModuleRoutes(a.Services), Limiter: a.Limiter,
 	})
 }
 
@@ -52,16 +49,8 @@ func (a *App) limiter() *ratelimit.Limiter {
 // (shared/oauth) and /health — with the same handlers the embedded binary
 // serves next to /mcp.
 func (a *App) OAuthHandler() http.Handler {
-	c := a.Config
-	lim := a.limiter()
-	srv := oauth.New(oauth.Options{
-		Store: a.Store, Tokens: a.Tokens, Logger: a.Log, BaseURL: c.PublicBaseURL,
-		Clerk:   oauth.ClerkOptions{Issuer: c.ClerkIssuer, Audience: c.ClerkAudience, AllowedExtIDs: c.AllowedExtIDs},
-		Limiter: lim, MaxPendingClients: c.MaxPendingClients,
-		Egress: a.Egress(),
-	})
 	api := httpapi.New(httpapi.Options{Tokens: a.Tokens, Version: a.Version, Logger: a.Log, Started: a.Started,
-		Storage: "dynamodb", BasePath: c.PublicBaseURL, OAuth: srv, Limiter: lim})
+		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, OAuth: a.OAuth, Limiter: a.Limiter})
 	return OnlyRoutesOf(FuncOAuth, api)
 }
 
@@ -70,7 +59,7 @@ func (a *App) OAuthHandler() http.Handler {
 // send them here.
 func OnlyRoutesOf(function string, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	for _, r := range httpapi.Routes() {
+	for _, r := range vpapp.Routes(nil) {
 		if r.Function == function {
 			continue
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
@@ -66,32 +68,9 @@ type Scheduled struct {
 	Run      jobs.Func
 }
 
-// jobDeps wires the catalogue to this function's services. The keyword
-// backfill gets the coordination service only when Load gave it the index.
+// jobDeps are what every job of the catalogue may use in this function.
 func (a *App) jobDeps() jobs.Deps {
-	d := jobs.Deps{Tenants: a.Tenants, Logger: a.Log}
-	if a.Keyword != nil {
-		if a.Config.SearchEndpoint != "" {
-			d.Indexer = a.Keyword
-		}
-	}
-	// A nil service in the interface would not read as unwired.
-	if a.Recurring != nil {
-		d.Recurring = a.Recurring
-	}
-	if a.Iframes != nil {
-		d.Iframes = a.Iframes
-	}
-	if a.Outbox != nil {
-		d.Outbox = a.Outbox
-	}
-	if a.Issues != nil {
-		d.Issues = a.Issues
-	}
-	if a.Errors != nil {
-		d.Errors = a.Errors
-	}
-	return d
+	return jobs.Deps{Tenants: a.Tenants, Logger: a.Log}
 }
 
 // ScheduledJobs are the catalogue's Cron jobs this function is wired for —
@@ -101,7 +80,7 @@ func (a *App) jobDeps() jobs.Deps {
 func (a *App) ScheduledJobs() []Scheduled {
 	d := a.jobDeps()
 	var js []Scheduled
-	for _, j := range jobs.Catalogue() {
+	for _, j := range vpapp.Catalogue(a.Services) {
 		if j.Kind != jobs.Cron || j.Function != a.Function {
 			continue
 		}
@@ -166,14 +145,14 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) er
 	if detail.Job != "" {
 		i := slices.IndexFunc(scheduled, func(j Scheduled) bool { return j.Name == detail.Job })
 		if i < 0 {
-			if _, ok := jobs.Lookup(detail.Job); ok {
+			if _, ok := vpapp.Catalogue(nil).Lookup(detail.Job); ok {
 				// A rule the stack always has, for a job this configuration
 				// does not wire (the backfill without a search index):
 				// nothing to do, and nothing a retry would change.
 				a.Log.InfoContext(ctx, "job not wired here", "job", detail.Job, "at", at)
 				return nil
 			}
-			return fmt.Errorf("scheduler: detail.job: unknown job %q; the jobs are %s", detail.Job, strings.Join(jobs.Names(), ", "))
+			return fmt.Errorf("scheduler: detail.job: unknown job %q; the jobs are %s", detail.Job, strings.Join(vpapp.Catalogue(nil).Names(), ", "))
 		}
 		scheduled = scheduled[i : i+1]
 	} else {

@@ -1,7 +1,6 @@
 package awsapp
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
@@ -10,13 +9,12 @@ import (
 // okfDownloadTTL is how long a signed bundle download URL works.
 const okfDownloadTTL = 10 * time.Minute
 
-// okfLinks returns the signer of OKF download URLs and the handler of
-// their route, or nils when bundles are not offered. The key is derived
-// from the cursor key (okfsvc.NewLinks), shared by every container.
-func (a *App) okfLinks() (*okfsvc.Links, http.Handler) {
+// okfLinks returns the signer of OKF download URLs, or nil when bundles
+// are not offered. The key is derived from the cursor key
+// (okfsvc.NewLinks), shared by every container.
+func (a *App) okfLinks() *okfsvc.Links {
 	if a.OKF == nil || len(a.Keys.Cursor) == 0 {
-		return nil, nil
+		return nil
 	}
-	l := okfsvc.NewLinks(a.Keys.Cursor, a.Config.PublicBaseURL, okfDownloadTTL)
-	return l, l.Handler(a.OKF)
+	return okfsvc.NewLinks(a.Keys.Cursor, a.Config.PublicBaseURL, okfDownloadTTL)
 }

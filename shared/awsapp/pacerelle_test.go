@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -145,22 +147,22 @@ func pushViaConnectionsFake(t *testing.T, b teststores.Backend) {
 	fake := newConnectionsFake(t)
 	var logs bytes.Buffer
 	log := awsapp.NewLogger(&logs, 0, awsenv.FuncMCP)
-	ob, err := outbox.New(outbox.Options{Store: st, Logger: log, Now: clk.Now, Jitter: func() float64 { return 1 }})
+	cfg := awsapp.Config{Region: "us-east-1", PacerelleConnections: fake.URL + "/prod"}
+	creds := credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")
+	svc, err := vpapp.Build(ctx, vpapp.Ports{Groups: vpapp.Relay, Store: st, Logger: log, Now: clk.Now, MasterHash: &[32]byte{},
+		OutboxJitter: func() float64 { return 1 },
+		RelayPusher:  &awsapp.Connections{Endpoint: cfg.PacerelleConnections, Region: cfg.Region, Credentials: creds}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks := auth.New(auth.Options{Store: st, Now: clk.Now})
+	ob, toks := svc.Outbox, svc.Tokens
 	agentTok, _, err := toks.Create(ctx, auth.Spec{Tenant: "acme", ActsAs: []string{"bot"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	personTok, _, _ := toks.Create(ctx, auth.Spec{Tenant: "acme", ActsAs: []string{"ann"}})
-	a := &awsapp.App{Function: awsenv.FuncMCP, Log: log, Tokens: toks, Outbox: ob,
-		Config: awsapp.Config{Region: "us-east-1", PacerelleConnections: fake.URL + "/prod"},
-		AWS:    aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")}}
-	if err := a.BuildRelay(st, clk.Now); err != nil {
-		t.Fatal(err)
-	}
+	a := &awsapp.App{Function: awsenv.FuncMCP, Log: log, Services: svc, Config: cfg,
+		AWS: aws.Config{Region: "us-east-1", Credentials: creds}}
 	srv := httptest.NewServer(a.Relay.Handler())
 	t.Cleanup(srv.Close)
 

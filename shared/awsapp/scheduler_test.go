@@ -14,15 +14,15 @@ import (
 	"testing"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
-	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
-	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/search/opensearch/opensearchtest"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -200,11 +200,11 @@ func TestScheduledSearchBackfill(t *testing.T) {
 	var logs bytes.Buffer
 	container := func() *awsapp.App {
 		log := awsapp.NewLogger(&logs, slog.LevelInfo, awsenv.FuncScheduler)
-		return &awsapp.App{Function: awsenv.FuncScheduler, Store: st, Log: log,
-			Config:    awsapp.Config{SearchEndpoint: "https://search.example"},
-			Keyword:   keyword.New(keyword.Options{Store: st, Index: idx, Logger: log}),
-			Iframes:   iframe.New(iframe.Options{Store: st, Logger: log}),
-			Recurring: recurring.New(recurring.Options{Store: st, Logger: log, Tasks: task.New(task.Options{Store: st, Logger: log})})}
+		svc, err := vpapp.Build(ctx, vpapp.Ports{Groups: vpapp.Coordination, Store: st, Index: idx, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &awsapp.App{Function: awsenv.FuncScheduler, Store: st, Log: log, Services: svc}
 	}
 	tick := func(a *awsapp.App, hhmm string) string {
 		t.Helper()

@@ -3,11 +3,11 @@ package awsapp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
+
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
@@ -18,45 +18,17 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
-	"github.com/vantagepeers/vantagepeers/shared/issue"
-	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
-	"github.com/vantagepeers/vantagepeers/webhooks"
 )
 
-// buildIssues builds the GitHub capability: each tenant's credentials
-// from its Secrets Manager secret (none without a prefix: every delivery
-// is then refused), the REST client paced by the store-backed limiter,
-// and the webhook handler's options.
-func (a *App) buildIssues(signer *listing.Signer, secrets Secrets, now func() time.Time) error {
-	var creds github.CredentialSource = noCredentials{}
-	if a.Config.GitHubSecretPrefix != "" {
-		creds = &GitHubCredentials{Secrets: secrets, Prefix: a.Config.GitHubSecretPrefix, Now: now}
-	}
-	client, err := github.New(github.Options{BaseURL: a.Config.GitHubAPIURL, Now: now,
-		Limiter: github.NewLimiter(github.LimiterOptions{Store: a.Store, Now: now})})
-	if err != nil {
-		return fmt.Errorf("awsapp: %s: %w", awsenv.EnvGitHubAPIURL, err)
-	}
-	gh := github.ForTenants{Client: client, Credentials: creds}
-	a.Issues = issue.New(issue.Options{Store: a.Store, Cursors: signer, Now: now, Logger: a.Log, Missions: a.Missions,
-		Notices: a.Messages, Jobs: a.Outbox, GitHub: gh, Trusted: a.Config.GitHubTrusted, FlushStarts: true})
-	a.Webhooks = webhooks.Options{Secrets: github.WebhookSecrets{Credentials: creds}, Dispatcher: a.Issues,
-		Logger: a.Log, DefaultTenant: vp.DefaultTenant, Now: now}
-	a.Errors = errormon.New(errormon.Options{Store: a.Store, Cursors: signer, Now: now, Logger: a.Log, Sources: a.errorSources(),
-		Keys: &DeployKeys{Secrets: secrets, Prefix: a.Config.DeployKeySecretPrefix},
-		LogGroups: errormon.StaticLogGroups{Tenants: a.Config.TenantLogGroups,
-			How: "the operator allows it in the stack's tenantLogGroups context (cdk deploy -c tenantLogGroups='{\"<tenant>\":[\"NAME-or-PREFIX*\"]}')"},
-		GitHub: gh, Issues: a.Issues, Jobs: a.Outbox, Egress: a.Egress()})
-	return errors.Join(a.Issues.Wire(a.Outbox, a.Tasks), a.Errors.Wire(a.Outbox))
-}
+// ErrorMonitorSources are the log sources of the error monitor: the main
+// of a function that runs it (awsenv.Function.ErrorMonitor) passes them to
+// MustLoad, so that the others — which only list errors — link no
+// CloudWatch Logs client (1.3 MB of the mcp function's binary).
+func ErrorMonitorSources(o *Options) { o.ErrorSources = errorSources }
 
-// errorSources are the log sources of the function that runs the error
-// monitor (awsenv.Function.ErrorMonitor); the others only list errors.
-func (a *App) errorSources() map[string]source.Source {
-	if f, ok := awsenv.FunctionNamed(a.Function); !ok || !f.ErrorMonitor {
-		return nil
-	}
+// errorSources are the log sources, with a's configuration.
+func errorSources(a *App) map[string]source.Source {
 	return map[string]source.Source{
 		errormon.SourceConvex:     convex.New(convex.Options{Egress: a.Egress()}),
 		errormon.SourceCloudWatch: cloudwatch.New(cloudwatch.Options{Client: cloudwatchlogs.NewFromConfig(a.AWS)}),
@@ -141,16 +113,7 @@ func (noCredentials) Credentials(context.Context, string) (github.Credentials, e
 // the table (httpapi.Routes), served by the same webhooks handler the
 // embedded binary mounts, with App.Webhooks' secrets and dispatcher.
 func (a *App) WebhooksHandler() http.Handler {
-	o := a.Webhooks
-	if o.Logger == nil {
-		o.Logger = a.Log
-	}
-	if o.Limiter == nil && a.Store != nil {
-		// Counted in the table: the limits hold across instances (without
-		// a table, in this instance: webhooks.New's default).
-		o.Limiter = a.limiter()
-	}
 	api := httpapi.New(httpapi.Options{Version: a.Version, Logger: a.Log, Started: a.Started,
-		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, Webhooks: webhooks.New(o)})
+		Storage: "dynamodb", BasePath: a.Config.PublicBaseURL, Routes: vpapp.ModuleRoutes(a.Services)})
 	return OnlyRoutesOf(FuncWebhooks, api)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsapp"
@@ -61,8 +63,9 @@ func signedHeaders(secret, event, id string, body []byte) map[string]string {
 func TestWebhooksHandler(t *testing.T) {
 	var logs bytes.Buffer
 	disp := &recordingDispatcher{}
-	a := &awsapp.App{Function: awsenv.FuncWebhooks, Log: awsapp.NewLogger(&logs, slog.LevelInfo, awsenv.FuncWebhooks),
-		Webhooks: webhooks.Options{Secrets: webhookSecrets{"acme": "acme-secret"}, Dispatcher: disp}}
+	log := awsapp.NewLogger(&logs, slog.LevelInfo, awsenv.FuncWebhooks)
+	a := &awsapp.App{Function: awsenv.FuncWebhooks, Log: log,
+		Services: &vpapp.Services{Log: log, Webhooks: &webhooks.Options{Secrets: webhookSecrets{"acme": "acme-secret"}, Dispatcher: disp}}}
 	h := a.HTTP(a.WebhooksHandler())
 	ctx := context.Background()
 	body := []byte(`{"action":"opened","issue":{"number":1,"title":"caf\u00e9 ☕"}}`)

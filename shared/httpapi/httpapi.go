@@ -60,19 +60,10 @@ type Options struct {
 	// OAuth, when set, serves /.well-known/ (the metadata resource_metadata
 	// points at), /oauth/, /admin/ and /issueBearerFromClerk.
 	OAuth http.Handler
-	// Webhooks, when set, serves the GitHub webhooks (webhooks.New):
-	// /webhooks/github and /webhooks/github/{tenant}. It checks the
-	// signatures itself.
-	Webhooks http.Handler
-	// OKFDownload, when set, serves the signed download URLs of OKF bundles
-	// (okfsvc.Links.Handler); each URL carries its own HMAC and expiry.
-	OKFDownload http.Handler
-	// Pacerelle, when set, serves the Pacerelle relay API under
-	// /pacerelle/ (relay.Handler). It authenticates its callers itself.
-	Pacerelle http.Handler
-	// PacerelleApp, when set, serves the person's web app under
-	// /pacerelle/app/ (webapp.Handler), without authentication.
-	PacerelleApp http.Handler
+	// Routes are the capability modules' routes (shared/app Routes), each
+	// with its handler: the GitHub webhooks, OKF downloads, the Pacerelle
+	// relay and its web app.
+	Routes []Route
 	// BodyReadTimeout bounds the time to read a request body
 	// (DefaultBodyReadTimeout when zero).
 	BodyReadTimeout time.Duration
@@ -125,13 +116,16 @@ func New(o Options) http.Handler {
 	}
 	authed := privateNoStore(bearer(o, lim, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler))))
 	mux := http.NewServeMux()
-	for _, r := range Routes() {
-		h := r.handler(o, authed)
-		if h == nil {
-			continue // OAuth or webhooks not configured here: their routes are not served
+	for _, r := range append(Routes(), o.Routes...) {
+		h := r.Handler
+		if r.handler != nil {
+			h = r.handler(o, authed)
 		}
-		if r.limit != nil {
-			rule, what := r.limit(lim.Rules())
+		if h == nil {
+			continue // OAuth not configured here: its routes are not served
+		}
+		if r.Limit != nil {
+			rule, what := r.Limit(lim.Rules())
 			h = lim.Wrap(rule, what, h)
 		}
 		for _, p := range r.MuxPatterns() {

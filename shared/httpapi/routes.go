@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
-	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 )
 
@@ -40,45 +39,33 @@ type Route struct {
 	// Function is the Lambda function API Gateway sends the route to.
 	Function string
 
-	handler func(o Options, mcp http.Handler) http.Handler
-	// limit is the per-address rate limit this package puts in front of
+	// Handler serves a route a capability module contributes (shared/app),
+	// built over its services; nil in the table the CDK stack is generated
+	// from. The core routes below are served from Options instead.
+	Handler http.Handler
+	// Limit is the per-address rate limit this package puts in front of
 	// an open route; nil where the handler limits itself (OAuth) or the
 	// caller authenticates.
-	limit func(ratelimit.Rules) (ratelimit.Rule, string)
+	Limit func(ratelimit.Rules) (ratelimit.Rule, string)
+
+	handler func(o Options, mcp http.Handler) http.Handler
 }
 
-// Routes returns the HTTP routes, in a fixed order. Each call returns
-// fresh values.
+// Routes returns the core HTTP routes — the MCP endpoint, health and the
+// OAuth server — in a fixed order; the capability modules add theirs
+// (shared/app Routes, Options.Routes). Each call returns fresh values.
 func Routes() []Route {
 	oauth := func(o Options, _ http.Handler) http.Handler { return o.OAuth }
-	webhooks := func(o Options, _ http.Handler) http.Handler { return o.Webhooks }
-	pacerelle := func(o Options, _ http.Handler) http.Handler { return o.Pacerelle }
-	pacerelleApp := func(o Options, _ http.Handler) http.Handler { return o.PacerelleApp }
-	post := []string{http.MethodPost}
 	return []Route{
 		{Path: "/mcp", Auth: AuthBearer, Function: awsenv.FuncMCP,
 			handler: func(_ Options, mcp http.Handler) http.Handler { return mcp }},
 		{Path: "/health", Methods: []string{http.MethodGet}, Auth: AuthNone, Function: awsenv.FuncOAuth,
 			handler: func(o Options, _ http.Handler) http.Handler { return health(o) },
-			limit:   func(r ratelimit.Rules) (ratelimit.Rule, string) { return r.Health, "health checks" }},
+			Limit:   func(r ratelimit.Rules) (ratelimit.Rule, string) { return r.Health, "health checks" }},
 		{Path: "/.well-known/{proxy+}", Auth: AuthNone, Function: awsenv.FuncOAuth, handler: oauth},
 		{Path: "/oauth/{proxy+}", Auth: AuthNone, Function: awsenv.FuncOAuth, handler: oauth},
 		{Path: "/admin/{proxy+}", Auth: AuthBearer, Function: awsenv.FuncOAuth, handler: oauth},
 		{Path: "/issueBearerFromClerk", Auth: AuthNone, Function: awsenv.FuncOAuth, handler: oauth},
-		// GitHub deliveries for the default tenant, and for a named one.
-		{Path: "/webhooks/github", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
-		{Path: "/webhooks/github/{tenant}", Methods: post, Auth: AuthSignature, Function: awsenv.FuncWebhooks, handler: webhooks},
-		// Large OKF exports: the URL is signed (HMAC, tenant, expiry), no token.
-		{Path: okfsvc.DownloadPath, Methods: []string{http.MethodGet}, Auth: AuthNone, Function: awsenv.FuncMCP,
-			handler: func(o Options, _ http.Handler) http.Handler { return o.OKFDownload },
-			limit:   func(r ratelimit.Rules) (ratelimit.Rule, string) { return r.Download, "downloads" }},
-		// The Pacerelle relay (shared/pacerelle/relay): agent tokens and
-		// person-device credentials, both as bearers, checked by the relay.
-		// On AWS the doorbell is the WebSocket API (functions/doorbell).
-		{Path: "/pacerelle/{proxy+}", Auth: AuthBearer, Function: awsenv.FuncMCP, handler: pacerelle},
-		// The person's web app (shared/pacerelle/webapp): static pages and
-		// scripts; the browser authenticates to the relay API itself.
-		{Path: "/pacerelle/app/{proxy+}", Methods: []string{http.MethodGet}, Auth: AuthNone, Function: awsenv.FuncMCP, handler: pacerelleApp},
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 )
 
 // Kind says what drives a job.
@@ -36,7 +34,9 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// Job is one entry of the catalogue.
+// Job is one entry of the catalogue. The catalogue itself is derived
+// from the capability modules (shared/app): each declares its jobs, with
+// their functions bound to its services.
 type Job struct {
 	Name string
 	Kind Kind
@@ -56,27 +56,17 @@ type Job struct {
 	// Summary says what the job does, in one line.
 	Summary string
 
-	build func(d Deps) (Func, error)
-	loop  func(d Deps) (func(ctx context.Context), error)
+	// Build returns one run's function, or an error wrapping ErrNotWired
+	// when this process lacks what the job runs on.
+	Build func(d Deps) (Func, error)
+	// BuildLoop returns a Worker's long-running loop; nil for a Cron job.
+	BuildLoop func(d Deps) (func(ctx context.Context), error)
 }
 
-// Deps is what the jobs need, built once in main. A job whose dependency
-// is nil is not wired in that process (Func returns ErrNotWired): the
-// scheduler function without a search index has no keyword backfill.
+// Deps is what every job may use besides the services its module bound
+// it to.
 type Deps struct {
-	Recurring RecurringFirer
-	Iframes   IframeCleaner
-	// Indexer is set only when the coordination service has a search index.
-	Indexer CoordIndexer
 	Tenants TenantLister
-	// Outbox runs the side effects committed with their causes.
-	Outbox OutboxDrainer
-	// Issues is the GitHub issues capability (PR monitor, statistics).
-	Issues IssueJobs
-	// Errors is the deployment error monitor.
-	Errors ErrorScanner
-	// Embedder configures the embedding worker (Queue and Memory required).
-	Embedder EmbedderOptions
 	// EmbedPoll bounds the worker's wait for jobs another process enqueued.
 	EmbedPoll time.Duration
 	Logger    *slog.Logger
@@ -86,127 +76,60 @@ type Deps struct {
 // this process did not provide.
 var ErrNotWired = errors.New("job not wired")
 
-func notWired(job, field string) error {
-	return fmt.Errorf("%w: %s needs Deps.%s", ErrNotWired, job, field)
+// NotWired is the error of a job whose dependency named what is missing
+// in this process.
+func NotWired(job, what string) error {
+	return fmt.Errorf("%w: %s needs %s", ErrNotWired, job, what)
 }
 
-// The job names. They are the names in logs, in `vantagepeers jobs`, and
-// (through awsenv's generated copy) in the EventBridge rules.
-const (
-	JobRecurringTasks = "recurring-tasks"
-	JobIframeCleanup  = "iframe-session-cleanup"
-	JobSearchBackfill = "search-backfill"
-	JobEmbedder       = "embedder"
-	JobOutbox         = "outbox"
-	JobPRMonitor      = "pr-monitor"
-	JobIssueStats     = "issue-stats"
-	JobErrorMonitor   = "error-monitor"
-)
+// Catalogue is every job of a process, in a fixed order.
+type Catalogue []Job
 
-// Catalogue returns every job, in a fixed order. Each call returns fresh
-// values: nothing in the catalogue is shared mutable state.
-//
-// To add a job (a monitor, daily statistics at "0 6 * * *"), add its entry
-// here; the embedded runner, the scheduler function, `vantagepeers jobs`
-// and the EventBridge rules (go generate ./shared/awsenv) follow.
-func Catalogue() []Job {
-	return []Job{
-		{
-			Name: JobRecurringTasks, Kind: Cron, Schedule: MustParseSchedule("* * * * *"), Function: awsenv.FuncScheduler,
-			Summary: "creates the task of every recurring template due, once per scheduled time",
-			build: func(d Deps) (Func, error) {
-				if d.Recurring == nil {
-					return nil, notWired(JobRecurringTasks, "Recurring")
-				}
-				return RecurringTasks(d.Recurring, d.Logger), nil
-			},
+// Lookup returns the job named name.
+func (c Catalogue) Lookup(name string) (Job, bool) {
+	for _, j := range c {
+		if j.Name == name {
+			return j, true
+		}
+	}
+	return Job{}, false
+}
+
+// Names lists the jobs' names, in catalogue order.
+func (c Catalogue) Names() []string {
+	out := make([]string, 0, len(c))
+	for _, j := range c {
+		out = append(out, j.Name)
+	}
+	return out
+}
+
+// Embedder is the entry of the embedding worker, for the module that
+// owns the queue and the memory service (nil: not wired here).
+func Embedder(name, function, summary string, o *EmbedderOptions) Job {
+	return Job{Name: name, Kind: Worker, Function: function, Summary: summary,
+		Build: func(d Deps) (Func, error) {
+			eo, err := embedderOptions(name, o, d)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, _ time.Time) error { return drainEmbedJobs(ctx, eo) }, nil
 		},
-		{
-			Name: JobIframeCleanup, Kind: Cron, Schedule: MustParseSchedule("0 * * * *"), Function: awsenv.FuncScheduler,
-			Summary: "deletes expired (and revoked) iframe embed sessions",
-			build: func(d Deps) (Func, error) {
-				if d.Iframes == nil {
-					return nil, notWired(JobIframeCleanup, "Iframes")
-				}
-				return IframeCleanup(d.Iframes, d.Logger), nil
-			},
-		},
-		{
-			// Every 10 minutes on AWS: writes index themselves, so the
-			// backfill only matters after a deployment brings an index, and
-			// each run reads the credential indexes (tenants.WithCredentials).
-			Name: JobSearchBackfill, Kind: Cron, Schedule: MustParseSchedule("*/10 * * * *"), AtStart: true,
-			Function: awsenv.FuncScheduler, PerTenant: true,
-			Summary: "makes what was written before keyword search existed searchable, once per index",
-			build: func(d Deps) (Func, error) {
-				switch {
-				case d.Indexer == nil:
-					return nil, notWired(JobSearchBackfill, "Indexer")
-				case d.Tenants == nil:
-					return nil, notWired(JobSearchBackfill, "Tenants")
-				}
-				return SearchBackfill(d.Indexer, d.Tenants, d.Logger), nil
-			},
-		},
-		{
-			Name: JobOutbox, Kind: Cron, Schedule: MustParseSchedule("* * * * *"), Function: awsenv.FuncScheduler,
-			Summary: "runs the side effects whose inline run failed or whose writer died, with backoff and dead letters",
-			build: func(d Deps) (Func, error) {
-				if d.Outbox == nil {
-					return nil, notWired(JobOutbox, "Outbox")
-				}
-				return OutboxDrain(d.Outbox, d.Logger), nil
-			},
-		},
-		{
-			Name: JobPRMonitor, Kind: Cron, Schedule: MustParseSchedule("0 * * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
-			Summary: "polls the pull requests of tracked external issues (conditional requests) and tells the watcher on merge or close",
-			build:   func(d Deps) (Func, error) { return issueJob(JobPRMonitor, d, IssueJobs.MonitorPRs) },
-		},
-		{
-			Name: JobIssueStats, Kind: Cron, Schedule: MustParseSchedule("0 6 * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
-			Summary: "writes each mapped project's daily issue resolution snapshot (time to first response, time to fix)",
-			build:   func(d Deps) (Func, error) { return issueJob(JobIssueStats, d, IssueJobs.SnapshotAll) },
-		},
-		{
-			Name: JobErrorMonitor, Kind: Cron, Schedule: MustParseSchedule("*/5 * * * *"), Function: awsenv.FuncScheduler, PerTenant: true,
-			Summary: "reads each monitored deployment's new error logs, groups and counts them; a new error files one [Auto] GitHub issue",
-			build: func(d Deps) (Func, error) {
-				if d.Errors == nil {
-					return perTenant(JobErrorMonitor, d, "Errors", nil)
-				}
-				return perTenant(JobErrorMonitor, d, "", d.Errors.ScanAll)
-			},
-		},
-		{
-			Name: JobEmbedder, Kind: Worker, Function: awsenv.FuncEmbedder,
-			Summary: "computes the vectors of stored memories from the embedding queue",
-			build: func(d Deps) (Func, error) {
-				o, err := embedderOptions(d)
-				if err != nil {
-					return nil, err
-				}
-				return func(ctx context.Context, _ time.Time) error { return drainEmbedJobs(ctx, o) }, nil
-			},
-			loop: func(d Deps) (func(context.Context), error) {
-				o, err := embedderOptions(d)
-				if err != nil {
-					return nil, err
-				}
-				return func(ctx context.Context) { RunEmbedder(ctx, o, d.EmbedPoll) }, nil
-			},
+		BuildLoop: func(d Deps) (func(context.Context), error) {
+			eo, err := embedderOptions(name, o, d)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) { RunEmbedder(ctx, eo, d.EmbedPoll) }, nil
 		},
 	}
 }
 
-func embedderOptions(d Deps) (EmbedderOptions, error) {
-	o := d.Embedder
-	switch {
-	case o.Queue == nil:
-		return o, notWired(JobEmbedder, "Embedder.Queue")
-	case o.Memory == nil:
-		return o, notWired(JobEmbedder, "Embedder.Memory")
+func embedderOptions(name string, po *EmbedderOptions, d Deps) (EmbedderOptions, error) {
+	if po == nil || po.Queue == nil || po.Memory == nil {
+		return EmbedderOptions{}, NotWired(name, "the embedding queue and the memory service")
 	}
+	o := *po
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}
@@ -227,32 +150,18 @@ func drainEmbedJobs(ctx context.Context, o EmbedderOptions) error {
 
 // Func returns the function of one run of the job: for a Worker, one pass
 // over the jobs waiting. It returns ErrNotWired when d lacks a dependency.
-func (j Job) Func(d Deps) (Func, error) { return j.build(d) }
+func (j Job) Func(d Deps) (Func, error) {
+	if j.Build == nil {
+		return nil, NotWired(j.Name, "a function")
+	}
+	return j.Build(d)
+}
 
 // Loop returns a Worker's long-running loop, which returns when ctx is
 // done. It is an error for a Cron job.
 func (j Job) Loop(d Deps) (func(ctx context.Context), error) {
-	if j.loop == nil {
+	if j.BuildLoop == nil {
 		return nil, fmt.Errorf("job %s is not a worker", j.Name)
 	}
-	return j.loop(d)
-}
-
-// Lookup returns the job named name.
-func Lookup(name string) (Job, bool) {
-	for _, j := range Catalogue() {
-		if j.Name == name {
-			return j, true
-		}
-	}
-	return Job{}, false
-}
-
-// Names lists the jobs' names, in catalogue order.
-func Names() []string {
-	var out []string
-	for _, j := range Catalogue() {
-		out = append(out, j.Name)
-	}
-	return out
+	return j.BuildLoop(d)
 }

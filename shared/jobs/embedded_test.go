@@ -57,7 +57,7 @@ func TestRunEmbedded(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		jobs.RunEmbedded(ctx, jobs.Deps{Recurring: f, Iframes: f, Indexer: f,
+		jobs.RunEmbedded(ctx, catalogueOf(f), jobs.Deps{
 			Tenants: func(context.Context) ([]string, error) { return []string{"default", "acme"}, nil },
 			Logger:  slog.New(slog.NewJSONHandler(&logs, nil))})
 	}()
@@ -75,7 +75,23 @@ func TestRunEmbedded(t *testing.T) {
 		t.Errorf("fired %d, cleaned %d, indexed %d; want at least 1, at least 1, exactly 2 (once per tenant)",
 			f.fired.Load(), f.cleaned.Load(), f.indexed.Load())
 	}
-	if out := logs.String(); !strings.Contains(out, `"job":"embedder"`) || !strings.Contains(out, "Deps.Embedder.Queue") {
+	if out := logs.String(); !strings.Contains(out, `"job":"embedder"`) || !strings.Contains(out, "needs the embedding queue") {
 		t.Errorf("the unwired embedder is not logged:\n%s", out)
+	}
+}
+
+// catalogueOf is a catalogue of the job functions over f, shaped as the
+// modules declare them (shared/app): two cron jobs, one at start per
+// tenant, and a worker this process did not wire.
+func catalogueOf(f *fakeCoord) jobs.Catalogue {
+	every := jobs.MustParseSchedule("* * * * *")
+	return jobs.Catalogue{
+		{Name: "recurring-tasks", Kind: jobs.Cron, Schedule: every,
+			Build: func(d jobs.Deps) (jobs.Func, error) { return jobs.RecurringTasks(f, d.Logger), nil }},
+		{Name: "iframe-session-cleanup", Kind: jobs.Cron, Schedule: every,
+			Build: func(d jobs.Deps) (jobs.Func, error) { return jobs.IframeCleanup(f, d.Logger), nil }},
+		{Name: "search-backfill", Kind: jobs.Cron, Schedule: every, AtStart: true, PerTenant: true,
+			Build: func(d jobs.Deps) (jobs.Func, error) { return jobs.SearchBackfill(f, d.Tenants, d.Logger), nil }},
+		jobs.Embedder("embedder", "embedder", "embeds", nil),
 	}
 }

@@ -96,17 +96,17 @@ func RunSchedule(ctx context.Context, log *slog.Logger, name string, sched Sched
 	}
 }
 
-// RunEmbedded runs every job of the catalogue the way the embedded binary
-// does: Cron jobs on their schedule (AtStart ones once, at once), Workers
-// as their loop. A job whose dependencies d lacks is logged and skipped.
-// It returns once ctx is done and every run in progress has finished.
-func RunEmbedded(ctx context.Context, d Deps) {
+// RunEmbedded runs every job of cat the way the embedded binary does:
+// Cron jobs on their schedule (AtStart ones once, at once), Workers as
+// their loop. A job this process did not wire is logged and skipped. It
+// returns once ctx is done and every run in progress has finished.
+func RunEmbedded(ctx context.Context, cat Catalogue, d Deps) {
 	log := d.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var wg sync.WaitGroup
-	for _, j := range Catalogue() {
+	for _, j := range cat {
 		var run func()
 		switch j.Kind {
 		case Worker:

@@ -99,6 +99,15 @@ func New(o Options) *Service {
 		lim: o.Limits, now: o.Now, ids: vp.NewIDs(o.Now), budget: newBudget(o.MemoryBudget, o.BudgetWait)}
 }
 
+// WithMemoryBudget returns the service with a memory budget of its own of
+// n bytes: the command line's one import by the data directory's owner
+// may hold a bundle as large as a file may be.
+func (s *Service) WithMemoryBudget(n int64) *Service {
+	c := *s
+	c.budget = newBudget(n, s.budget.wait)
+	return &c
+}
+
 // Limits are the limits bundles given as bytes or a file are read with.
 func (s *Service) Limits() okf.Limits { return s.lim }
 

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
-	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
@@ -80,12 +81,12 @@ func TestFunctionTable(t *testing.T) {
 		t.Errorf("Makefile FUNCTIONS = %v, want %v (awsenv.Functions)", got, names)
 	}
 	// Each route and job runs in a function of the table triggered that way.
-	for _, r := range httpapi.Routes() {
+	for _, r := range vpapp.Routes(nil) {
 		if f, ok := byName[r.Function]; !ok || f.Trigger != awsenv.TriggerHTTP {
 			t.Errorf("route %s: function %q is not an HTTP function of the table", r.Path, r.Function)
 		}
 	}
-	for _, j := range jobs.Catalogue() {
+	for _, j := range vpapp.Catalogue(nil) {
 		want := awsenv.TriggerSchedule
 		if j.Kind == jobs.Worker {
 			want = awsenv.TriggerQueue

@@ -1,7 +1,8 @@
-// Package keysdoc generates shared/store/KEYS.md, the table of access
-// patterns, from the key declarations of every package (shared/store/table),
-// so that the document cannot drift from the keys the code writes.
-// TestKeysFile fails when the file is stale; go generate rewrites it.
+// Package keysdoc renders shared/store/KEYS.md, the table of access
+// patterns, from key declarations (shared/store/table), so that the
+// document cannot drift from the keys the code writes. The declarations
+// are the capability modules' (shared/app Tables): its TestKeysFile fails
+// when the file is stale; go generate ./shared/app rewrites it.
 package keysdoc
 
 import (
@@ -11,8 +12,6 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
-
-//go:generate go test -run TestKeysFile -update .
 
 // Render returns KEYS.md for the given declarations, in their order.
 func Render(docs []table.Doc) string {

@@ -1,0 +1,420 @@
+package app
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
+	"github.com/vantagepeers/vantagepeers/shared/component"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/digest"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
+	"github.com/vantagepeers/vantagepeers/shared/github"
+	"github.com/vantagepeers/vantagepeers/shared/httpapi"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
+	"github.com/vantagepeers/vantagepeers/shared/jobs"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/webapp"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
+	"github.com/vantagepeers/vantagepeers/shared/task"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
+	"github.com/vantagepeers/vantagepeers/webhooks"
+)
+
+// Module is what one capability contributes. Every field but Name is
+// optional.
+type Module struct {
+	Name string
+	// Group is when the module is built (Coordination when zero); a module
+	// whose group a process does not build contributes nothing to it.
+	Group Group
+	// Tables are the module's key declarations (KEYS.md, the CDK table).
+	Tables func() []table.Doc
+	// Build constructs the module's services into s, from p and the
+	// services of the modules before it.
+	Build func(ctx context.Context, p *Ports, s *Services) error
+	// Wire registers the module's outbox handlers and subscribers, once
+	// every module is built.
+	Wire func(s *Services) error
+	// Jobs are the module's jobs, bound to s (with s empty, for the
+	// catalogue's static view, their Build says not wired).
+	Jobs func(s *Services) []jobs.Job
+	// Routes are the module's HTTP routes, their handlers built over s
+	// (nil handlers with s empty: the table the CDK stack is made from).
+	Routes func(s *Services) []httpapi.Route
+	// Tools gives the MCP server the module's services; its tools are
+	// registered when they are set.
+	Tools func(s *Services, o *mcpserver.Options)
+}
+
+func (m Module) builtIn(g Group) bool {
+	switch m.Group {
+	case Core:
+		return true
+	case 0:
+		return g&Coordination != 0
+	}
+	return g&m.Group != 0
+}
+
+// Modules is the ordered list of capabilities: Build constructs them in
+// this order (a module may use the services of those before it), and
+// KEYS.md, the job catalogue, the routes and the tools follow it.
+//
+// A new capability is one entry here; see the README's "Adding a
+// capability".
+func Modules() []Module {
+	return []Module{
+		{Name: "outbox", Group: Core, Tables: outbox.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) (err error) {
+				s.Outbox, err = outbox.New(outbox.Options{Store: p.Store, Logger: p.Logger, Now: p.Now, RemovalBatch: p.OutboxRemovalBatch, Jitter: p.OutboxJitter})
+				return err
+			},
+			Jobs: func(s *Services) []jobs.Job {
+				return []jobs.Job{cron("outbox", "* * * * *", "runs the side effects whose inline run failed or whose writer died, with backoff and dead letters",
+					func(d jobs.Deps) (jobs.Func, error) {
+						if s.Outbox == nil {
+							return nil, jobs.NotWired("outbox", "the outbox")
+						}
+						return jobs.OutboxDrain(s.Outbox, d.Logger), nil
+					})}
+			}},
+		{Name: "auth", Group: Core, Tables: func() []table.Doc { return append(auth.Tables(), ratelimit.Tables()...) },
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				if p.MasterHash != nil {
+					s.Tokens = auth.New(auth.Options{Store: p.Store, MasterHash: *p.MasterHash, Now: p.Now})
+				}
+				return nil
+			}},
+		{Name: "oauth", Group: Core, Tables: oauth.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				if p.OAuth != nil {
+					o := *p.OAuth
+					o.Store, o.Tokens, o.Logger, o.Egress, o.Limiter = p.Store, s.Tokens, p.Logger, p.Egress, p.Limiter
+					s.OAuth = oauth.New(o)
+				}
+				return nil
+			}},
+		memoryModule(),
+		{Name: "briefing", Tables: briefing.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				s.Briefings = briefing.New(briefing.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Search: searchWriter(p, s)})
+				return nil
+			},
+			Tools: func(s *Services, o *mcpserver.Options) { o.Briefings = s.Briefings }},
+		{Name: "component", Tables: component.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				s.Components = component.New(component.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Search: searchWriter(p, s)})
+				return nil
+			},
+			Tools: func(s *Services, o *mcpserver.Options) { o.Components = s.Components }},
+		{Name: "businessunit", Tables: businessunit.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				s.BusinessUnits = businessunit.New(businessunit.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now})
+				return nil
+			},
+			Tools: func(s *Services, o *mcpserver.Options) { o.BusinessUnits = s.BusinessUnits }},
+		{Name: "diary", Tables: diary.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				s.Diary = diary.New(diary.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now})
+				return nil
+			},
+			Tools: func(s *Services, o *mcpserver.Options) { o.Diary = s.Diary }},
+		{Name: "profile", Tables: profile.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				s.Profiles = profile.New(profile.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger})
+				return nil
+			},
+			Tools: func(s *Services, o *mcpserver.Options) { o.Profiles = s.Profiles }},
+		{Name: "message", Tables: message.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				s.Messages = message.New(message.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger,
+					Directory: s.Profiles, Search: searchWriter(p, s)})
+				return nil
+			},
+			Tools: func(s *Services, o *mcpserver.Options) { o.Messages = s.Messages }},
+		{Name: "mandate", Tables: mandate.Tables,
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				s.Mandates = mandate.New(mandate.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger})
+				return nil
+			},
+			Tools: func(s *Services, o *mcpserver.Options) { o.Mandates = s.Mandates }},
+		iframeModule(),
+		taskModule(),
+		recurringModule(),
+		keywordModule(),
+		{Name: "digest",
+			Build: func(_ context.Context, p *Ports, s *Services) error {
+				s.Digest = digest.New(digest.Options{Store: p.Store, Now: p.Now})
+				return nil
+			},
+			Tools: func(s *Services, o *mcpserver.Options) { o.Digest = s.Digest }},
+		issueModule(),
+		errormonModule(),
+		okfModule(),
+		relayModule(),
+	}
+}
+
+// cron is a Cron job of the scheduler function.
+func cron(name, schedule, summary string, build func(jobs.Deps) (jobs.Func, error)) jobs.Job {
+	return jobs.Job{Name: name, Kind: jobs.Cron, Schedule: jobs.MustParseSchedule(schedule), Function: awsenv.FuncScheduler,
+		Summary: summary, Build: build}
+}
+
+// perTenant is a per-tenant Cron job of run, a method of a service that
+// may not be built in this process (then run is nil).
+func perTenant(name, schedule, summary string, run func() func(context.Context, string) (int, error)) jobs.Job {
+	j := cron(name, schedule, summary, func(d jobs.Deps) (jobs.Func, error) { return jobs.PerTenant(name, d, run()) })
+	j.PerTenant = true
+	return j
+}
+
+func memoryModule() Module {
+	return Module{Name: "memory", Group: Memory, Tables: func() []table.Doc { return append(memory.Tables(), storequeue.Tables()...) },
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			if p.Index == nil || p.Embedder == nil || p.Queue == nil {
+				return nil // no search index here: no memory tools
+			}
+			s.Queue = p.Queue
+			s.Memory = memory.New(memory.Options{Store: p.Store, Index: p.Index, Embedder: p.Embedder, Queue: p.Queue,
+				Cursors: p.Cursors, Now: p.Now, Logger: p.Logger})
+			return nil
+		},
+		Jobs: func(s *Services) []jobs.Job {
+			var o *jobs.EmbedderOptions
+			if s.Memory != nil {
+				o = &jobs.EmbedderOptions{Queue: s.Queue, Memory: s.Memory}
+			}
+			return []jobs.Job{jobs.Embedder("embedder", awsenv.FuncEmbedder, "computes the vectors of stored memories from the embedding queue", o)}
+		},
+		Tools: func(s *Services, o *mcpserver.Options) { o.Memory = s.Memory }}
+}
+
+func iframeModule() Module {
+	return Module{Name: "iframe", Tables: iframe.Tables,
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			s.Iframes = iframe.New(iframe.Options{Store: p.Store, Now: p.Now, Logger: p.Logger})
+			return nil
+		},
+		Jobs: func(s *Services) []jobs.Job {
+			return []jobs.Job{cron("iframe-session-cleanup", "0 * * * *", "deletes expired (and revoked) iframe embed sessions",
+				func(d jobs.Deps) (jobs.Func, error) {
+					if s.Iframes == nil {
+						return nil, jobs.NotWired("iframe-session-cleanup", "the iframe service")
+					}
+					return jobs.IframeCleanup(s.Iframes, d.Logger), nil
+				})}
+		},
+		Tools: func(s *Services, o *mcpserver.Options) { o.Iframes = s.Iframes }}
+}
+
+// taskModule is tasks and missions, built together: each needs the other
+// (a task's completion may complete its mission; a mission creates tasks).
+func taskModule() Module {
+	return Module{Name: "task", Tables: func() []table.Doc { return append(task.Tables(), mission.Tables()...) },
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			s.Tasks = task.New(task.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Search: searchWriter(p, s)})
+			s.Missions = mission.New(mission.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Tasks: s.Tasks})
+			s.Tasks.UseMissions(s.Missions)
+			s.Tasks.UseEvents(s.Outbox)
+			return nil
+		},
+		Wire: func(s *Services) error {
+			return s.Outbox.Subscribe(task.TopicFinished, "mission.autocomplete", s.Missions.OnTaskFinished)
+		},
+		Tools: func(s *Services, o *mcpserver.Options) { o.Tasks, o.Missions = s.Tasks, s.Missions }}
+}
+
+func recurringModule() Module {
+	return Module{Name: "recurring", Tables: recurring.Tables,
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			s.Recurring = recurring.New(recurring.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Tasks: s.Tasks})
+			return nil
+		},
+		Jobs: func(s *Services) []jobs.Job {
+			return []jobs.Job{cron("recurring-tasks", "* * * * *", "creates the task of every recurring template due, once per scheduled time",
+				func(d jobs.Deps) (jobs.Func, error) {
+					if s.Recurring == nil {
+						return nil, jobs.NotWired("recurring-tasks", "the recurring service")
+					}
+					return jobs.RecurringTasks(s.Recurring, d.Logger), nil
+				})}
+		},
+		Tools: func(s *Services, o *mcpserver.Options) { o.Recurring = s.Recurring }}
+}
+
+func keywordModule() Module {
+	const name = "search-backfill"
+	return Module{Name: "keyword", Tables: keyword.Tables,
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			s.Keyword = keyword.New(keyword.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Index: p.Index})
+			return nil
+		},
+		// Keyword index writes, only where there is an index: a Writer
+		// without one enqueues nothing.
+		Wire: func(s *Services) error {
+			if s.Index == nil {
+				return nil
+			}
+			return s.Outbox.Handle(search.IndexTopic, s.Keyword.IndexJob)
+		},
+		Jobs: func(s *Services) []jobs.Job {
+			// Every 10 minutes on AWS: writes index themselves, so the
+			// backfill only matters after a deployment brings an index, and
+			// each run reads the credential indexes (tenants.WithCredentials).
+			j := cron(name, "*/10 * * * *", "makes what was written before keyword search existed searchable, once per index",
+				func(d jobs.Deps) (jobs.Func, error) {
+					switch {
+					case s.Keyword == nil || s.Index == nil:
+						return nil, jobs.NotWired(name, "a search index")
+					case d.Tenants == nil:
+						return nil, jobs.NotWired(name, "Deps.Tenants")
+					}
+					return jobs.SearchBackfill(s.Keyword, d.Tenants, d.Logger), nil
+				})
+			j.AtStart, j.PerTenant = true, true
+			return []jobs.Job{j}
+		},
+		Tools: func(s *Services, o *mcpserver.Options) { o.Keyword = s.Keyword }}
+}
+
+func issueModule() Module {
+	return Module{Name: "issue", Tables: func() []table.Doc { return append(append(issue.Tables(), webhooks.Tables()...), github.Tables()...) },
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			s.Issues = issue.New(issue.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Missions: s.Missions,
+				Notices: s.Messages, Jobs: s.Outbox, GitHub: p.GitHub, Trusted: p.GitHubTrusted, FlushStarts: p.FlushStarts})
+			s.Webhooks = &webhooks.Options{Secrets: github.WebhookSecrets{Credentials: p.GitHub.Credentials}, Dispatcher: s.Issues,
+				Logger: p.Logger, DefaultTenant: vp.DefaultTenant, Now: p.Now, Limiter: p.Limiter}
+			return nil
+		},
+		Wire: func(s *Services) error { return s.Issues.Wire(s.Outbox, s.Tasks) },
+		Jobs: func(s *Services) []jobs.Job {
+			issues := func(run func(*issue.Service, context.Context, string) (int, error)) func() func(context.Context, string) (int, error) {
+				return func() func(context.Context, string) (int, error) {
+					if s.Issues == nil {
+						return nil
+					}
+					return func(ctx context.Context, t string) (int, error) { return run(s.Issues, ctx, t) }
+				}
+			}
+			return []jobs.Job{
+				perTenant("pr-monitor", "0 * * * *", "polls the pull requests of tracked external issues (conditional requests) and tells the watcher on merge or close",
+					issues((*issue.Service).MonitorPRs)),
+				perTenant("issue-stats", "0 6 * * *", "writes each mapped project's daily issue resolution snapshot (time to first response, time to fix)",
+					issues((*issue.Service).SnapshotAll)),
+			}
+		},
+		// GitHub deliveries for the default tenant, and for a named one;
+		// the handler checks the signatures itself.
+		Routes: func(s *Services) []httpapi.Route {
+			var h http.Handler
+			if s.Webhooks != nil {
+				o := *s.Webhooks
+				if o.Logger == nil {
+					o.Logger = s.Log
+				}
+				h = webhooks.New(o)
+			}
+			post := []string{http.MethodPost}
+			return []httpapi.Route{
+				{Path: "/webhooks/github", Methods: post, Auth: httpapi.AuthSignature, Function: awsenv.FuncWebhooks, Handler: h},
+				{Path: "/webhooks/github/{tenant}", Methods: post, Auth: httpapi.AuthSignature, Function: awsenv.FuncWebhooks, Handler: h},
+			}
+		},
+		Tools: func(s *Services, o *mcpserver.Options) { o.Issues = s.Issues }}
+}
+
+func errormonModule() Module {
+	return Module{Name: "errormon", Tables: errormon.Tables,
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			s.Errors = errormon.New(errormon.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Sources: p.ErrorSources,
+				Keys: p.DeployKeys, LogGroups: p.LogGroups, GitHub: p.GitHub, Issues: s.Issues, Jobs: s.Outbox, Egress: p.Egress})
+			return nil
+		},
+		Wire: func(s *Services) error { return s.Errors.Wire(s.Outbox) },
+		Jobs: func(s *Services) []jobs.Job {
+			return []jobs.Job{perTenant("error-monitor", "*/5 * * * *", "reads each monitored deployment's new error logs, groups and counts them; a new error files one [Auto] GitHub issue",
+				func() func(context.Context, string) (int, error) {
+					if s.Errors == nil {
+						return nil
+					}
+					return s.Errors.ScanAll
+				})}
+		},
+		Tools: func(s *Services, o *mcpserver.Options) { o.Errors = s.Errors }}
+}
+
+func okfModule() Module {
+	return Module{Name: "okf", Group: Coordination, Tables: okfsvc.Tables,
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			if s.Memory == nil || s.Tasks == nil {
+				return nil // bundles hold memories and tasks
+			}
+			s.OKF = okfsvc.New(okfsvc.Options{Store: p.Store, Memory: s.Memory, Tasks: s.Tasks, Version: p.Version, Now: p.Now,
+				MemoryBudget: p.OKFBudget, Search: searchWriter(p, s)})
+			return nil
+		},
+		// Large OKF exports: the URL is signed (HMAC, tenant, expiry), no token.
+		Routes: func(s *Services) []httpapi.Route {
+			var h http.Handler
+			if s.OKF != nil && s.OKFLinks != nil {
+				h = s.OKFLinks.Handler(s.OKF)
+			}
+			return []httpapi.Route{{Path: okfsvc.DownloadPath, Methods: []string{http.MethodGet}, Auth: httpapi.AuthNone, Function: awsenv.FuncMCP,
+				Handler: h, Limit: func(r ratelimit.Rules) (ratelimit.Rule, string) { return r.Download, "downloads" }}}
+		},
+		Tools: func(s *Services, o *mcpserver.Options) { o.OKF, o.OKFLinks = s.OKF, s.OKFLinks }}
+}
+
+func relayModule() Module {
+	return Module{Name: "pacerelle", Group: Relay, Tables: relay.Tables,
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			o := relay.Options{Store: p.Store, Logger: p.Logger, Now: p.Now}
+			if s.Tokens != nil { // a nil *auth.Tokens in the interface would not read as "none"
+				o.Tokens = s.Tokens
+			}
+			s.Relay = relay.New(o)
+			if p.RelayPusher != nil && s.Outbox != nil {
+				// Rings go through the outbox only where a pusher reaches
+				// doorbells outside this process.
+				o.Jobs, o.Pusher = s.Outbox, p.RelayPusher
+				s.Relay = relay.New(o)
+				return s.Relay.Wire(s.Outbox)
+			}
+			return nil
+		},
+		Routes: func(s *Services) []httpapi.Route {
+			var api, app http.Handler
+			if s.Relay != nil {
+				api, app = s.Relay.Handler(), webapp.Handler(s.Log)
+			}
+			return []httpapi.Route{
+				// Agent tokens and person-device credentials, both as bearers,
+				// checked by the relay. On AWS the doorbell is the WebSocket
+				// API (functions/doorbell).
+				{Path: "/pacerelle/{proxy+}", Auth: httpapi.AuthBearer, Function: awsenv.FuncMCP, Handler: api},
+				// The person's web app: static pages and scripts; the browser
+				// authenticates to the relay API itself.
+				{Path: "/pacerelle/app/{proxy+}", Methods: []string{http.MethodGet}, Auth: httpapi.AuthNone, Function: awsenv.FuncMCP, Handler: app},
+			}
+		}}
+}
