@@ -27,7 +27,6 @@ var handLoopsLeft = map[string]string{
 	"mandate/mandate.go:Service.changeMandate":           "",
 	"message/message.go:Service.markOne":                 "unbounded; rereads only the receipt",
 	"oauth/authorize.go:Server.authorizePost":            "5 attempts, retries only while settling",
-	"oauth/clerk.go:Server.clerkAllow":                   "10 attempts",
 	"oauth/clients.go:Server.DeleteClient":               "5 attempts",
 	"oauth/clients.go:Server.Elevate":                    "5 attempts",
 	"oauth/clients.go:Server.storeNewClient":             "answers Unavailable",
