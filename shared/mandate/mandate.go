@@ -6,7 +6,6 @@ package mandate
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math"
 	"slices"
@@ -263,29 +262,30 @@ func (s *Service) changeMandate(ctx context.Context, op string, p vp.Principal, 
 	if err := vp.CheckName(op, "mandateId", id, true); err != nil {
 		return vp.Mandate{}, err
 	}
-	for attempt := 0; attempt < maxMandateUpdateRetries; attempt++ {
-		m, it, err := mandates.Get(ctx, s.st, op, "mandateId", id, mandateKey(tenant, id))
+	var m vp.Mandate
+	err = table.Conflicts{Op: op, Max: maxMandateUpdateRetries, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "mandateId", "the mandate is being changed by others; read it again and retry")
+	}}.Retry(ctx, func() error {
+		var it store.Item
+		var err error
+		m, it, err = mandates.Get(ctx, s.st, op, "mandateId", id, mandateKey(tenant, id))
 		if err != nil {
-			return vp.Mandate{}, err
+			return err
 		}
 		if err := change(&m); err != nil {
-			return vp.Mandate{}, err
+			return err
 		}
 		m.UpdatedAt = s.nowMS()
 		next, err := mandates.Item(op, tenant, m)
 		if err != nil {
-			return vp.Mandate{}, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return vp.Mandate{}, records.Err(op, err)
-		}
-		return m, nil
+		return s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
+	})
+	if err != nil {
+		return vp.Mandate{}, err
 	}
-	return vp.Mandate{}, vp.E(op, vp.KindConflict, "mandateId", "the mandate is being changed by others; read it again and retry")
+	return m, nil
 }
 
 // mandateParty reports whether who is one of the allowed parties or system.

@@ -2,12 +2,10 @@ package mission
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
-	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -74,7 +72,9 @@ func (s *Service) OnTaskFinished(ctx context.Context, j outbox.Job) error {
 // are all done (and at least one is). The write is conditional on the
 // mission version read, which every join of a new task changes.
 func (s *Service) autoComplete(ctx context.Context, op, tenant, id string) error {
-	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
+	return table.Conflicts{Op: op, Exhausted: func() error {
+		return vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing during its completion check", id)
+	}}.Retry(ctx, func() error {
 		_, it, err := s.get(ctx, op, tenant, id)
 		if vp.IsKind(err, vp.KindNotFound) {
 			return nil
@@ -109,11 +109,6 @@ func (s *Service) autoComplete(ctx context.Context, op, tenant, id string) error
 		if err != nil {
 			return err
 		}
-		err = s.st.Write(ctx, w)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		return records.Err(op, err)
-	}
-	return vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing during its completion check", id)
+		return s.st.Write(ctx, w)
+	})
 }

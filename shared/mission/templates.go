@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
-	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -104,32 +103,37 @@ func checkTemplateName(op, field, name string) error {
 
 // loadTemplate reads a tenant's template, seeding a built-in one on first use.
 func (s *Service) loadTemplate(ctx context.Context, op, tenant, field, name string) (vp.MissionTemplate, error) {
-	for attempt := 0; attempt < 3; attempt++ {
-		t, _, err := Templates.Get(ctx, s.st, op, field, name, templateKey(tenant, name))
+	var t vp.MissionTemplate
+	err := table.Conflicts{Op: op, Exhausted: func() error {
+		return vp.Errorf(op, vp.KindConflict, field, "template %q kept changing; retry", name)
+	}}.Retry(ctx, func() error {
+		var err error
+		t, _, err = Templates.Get(ctx, s.st, op, field, name, templateKey(tenant, name))
 		if !vp.IsKind(err, vp.KindNotFound) {
-			return t, err
+			return err
 		}
 		b, ok := builtinTemplates()[name]
 		if !ok {
-			return vp.MissionTemplate{}, vp.Errorf(op, vp.KindNotFound, field, "no mission template %q in this tenant (built-in: %s)", name, strings.Join(BuiltinTemplateNames(), ", ")).WithRemedy("mission.template.create")
+			return vp.Errorf(op, vp.KindNotFound, field, "no mission template %q in this tenant (built-in: %s)", name, strings.Join(BuiltinTemplateNames(), ", ")).WithRemedy("mission.template.create")
 		}
 		now := s.nowMS()
 		b.ID, b.CreationTime, b.UpdatedAt = s.ids.New("tpl"), now, now
 		b.Steps = slices.Clone(b.Steps)
 		it, err := Templates.Item(op, tenant, b)
 		if err != nil {
-			return vp.MissionTemplate{}, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(it, store.IfNotExists))
-		if err == nil {
-			return b, nil
+		// A lost write: seeded (or written by the tenant) meanwhile; read it.
+		if err := s.st.Write(ctx, store.Put(it, store.IfNotExists)); err != nil {
+			return err
 		}
-		if !errors.Is(err, store.ErrConditionFailed) {
-			return vp.MissionTemplate{}, records.Err(op, err)
-		}
-		// Seeded (or written by the tenant) meanwhile: read it.
+		t = b
+		return nil
+	})
+	if err != nil {
+		return vp.MissionTemplate{}, err
 	}
-	return vp.MissionTemplate{}, vp.Errorf(op, vp.KindConflict, field, "template %q kept changing; retry", name)
+	return t, nil
 }
 
 // TemplateRef names a mission template.
@@ -178,9 +182,12 @@ func (s *Service) UpdateMissionTemplate(ctx context.Context, p vp.Principal, in 
 		return vp.MissionTemplate{}, err
 	}
 	creator, _ := p.ActAs(op, "createdBy", in.CreatedBy)
-	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
+	var t vp.MissionTemplate
+	err = table.Conflicts{Op: op, Exhausted: func() error {
+		return vp.Errorf(op, vp.KindConflict, "name", "template %q kept changing; retry", in.Name)
+	}}.Retry(ctx, func() error {
 		now := s.nowMS()
-		t := vp.MissionTemplate{ID: s.ids.New("tpl"), CreationTime: now, Name: in.Name, Description: in.Description,
+		t = vp.MissionTemplate{ID: s.ids.New("tpl"), CreationTime: now, Name: in.Name, Description: in.Description,
 			Steps: in.Steps, CreatedBy: creator, UpdatedAt: now}
 		cond := store.IfNotExists
 		cur, it, err := Templates.Get(ctx, s.st, op, "name", in.Name, templateKey(tenant, in.Name))
@@ -189,25 +196,21 @@ func (s *Service) UpdateMissionTemplate(ctx context.Context, p vp.Principal, in 
 			t.ID, t.CreationTime, t.IsDefault = cur.ID, cur.CreationTime, cur.IsDefault
 			cond = store.IfVersion(it.Version)
 		case !vp.IsKind(err, vp.KindNotFound):
-			return vp.MissionTemplate{}, err
+			return err
 		}
 		if in.IsDefault != nil {
 			t.IsDefault = *in.IsDefault
 		}
 		item, err := Templates.Item(op, tenant, t)
 		if err != nil {
-			return vp.MissionTemplate{}, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(item, cond))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return vp.MissionTemplate{}, records.Err(op, err)
-		}
-		return t, nil
+		return s.st.Write(ctx, store.Put(item, cond))
+	})
+	if err != nil {
+		return vp.MissionTemplate{}, err
 	}
-	return vp.MissionTemplate{}, vp.Errorf(op, vp.KindConflict, "name", "template %q kept changing; retry", in.Name)
+	return t, nil
 }
 
 // InstantiateInput is instantiate_template_into_mission's arguments.
@@ -259,41 +262,45 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 	}
 	fill := filler(in.Context)
 	ids, tasks := s.newTaskIDs(len(tpl.Steps)), make([]vp.Task, len(tpl.Steps))
-	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
+	var res InstantiateResult
+	err = table.Conflicts{Op: op, Exhausted: func() error {
+		return vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing; retry", in.MissionID)
+	}}.Retry(ctx, func() error {
 		m, mit, err := s.get(ctx, op, tenant, in.MissionID)
 		if err != nil {
-			return InstantiateResult{}, err
+			return err
 		}
 		if !isOpen(m.Status) {
-			return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s is %s: templates can only be instantiated into an open mission (%s)", m.ID, m.Status, strings.Join(openStages, ", "))
+			return vp.Errorf(op, vp.KindConflict, "missionId", "mission %s is %s: templates can only be instantiated into an open mission (%s)", m.ID, m.Status, strings.Join(openStages, ", "))
 		}
 		now := s.nowMS()
 		// The mission is rewritten on the version read (see joinMission).
 		w, err := put(op, tenant, m, store.IfVersion(mit.Version))
 		if err != nil {
-			return InstantiateResult{}, err
+			return err
 		}
 		ops, err := s.stepTasks(op, tenant, m, tpl, fill, in.TitlePrefix, caller, ids, tasks, now)
 		if err != nil {
-			return InstantiateResult{}, err
+			return err
 		}
 		ops = append([]store.Op{w}, ops...)
 		// 1 + 2×49 steps + the index job: 100 ops, store.MaxTransactOps.
 		ix, err := s.tasks.Creating(ctx, tenant, tasks...)
 		if err != nil {
-			return InstantiateResult{}, err
+			return err
 		}
-		err = s.st.Write(ctx, append(ops, ix.Ops()...)...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue // the mission changed meanwhile: check it again
-		}
-		if err != nil {
-			return InstantiateResult{}, records.Err(op, err)
+		// A lost write: the mission changed meanwhile; check it again.
+		if err := s.st.Write(ctx, append(ops, ix.Ops()...)...); err != nil {
+			return err
 		}
 		s.tasks.Created(ctx, op, tenant, ix, tasks...)
-		return InstantiateResult{MissionID: m.ID, TaskIDs: ids, Count: len(ids)}, nil
+		res = InstantiateResult{MissionID: m.ID, TaskIDs: ids, Count: len(ids)}
+		return nil
+	})
+	if err != nil {
+		return InstantiateResult{}, err
 	}
-	return InstantiateResult{}, vp.Errorf(op, vp.KindConflict, "missionId", "mission %s kept changing; retry", in.MissionID)
+	return res, nil
 }
 
 // filler replaces {{key}} with context[key].

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/oauth/clerk"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 )
@@ -138,25 +139,6 @@ var clerkUsers = table.Declare(table.Schema[clerkWorkspace]{
 
 func clerkUserKey(sub string) store.Key { return clerkUsers.KeyOf("", table.Values{"sub": sub}) }
 
-// clerkWindow is a Clerk user's recent requests (Unix ms), stored as the
-// list alone, and when the record may vanish.
-type clerkWindow struct {
-	sub     string
-	times   []int64
-	expires int64
-}
-
-var clerkWindows = table.Declare(table.Schema[clerkWindow]{
-	Entity:  "Clerk rate-limit window",
-	Global:  true,
-	Primary: table.Key{PK: "CLERKRL#{sub}", SK: "RL", Pattern: "Clerk rate-limit window", Note: "2-minute TTL"},
-	Fields:  func(w clerkWindow) table.Values { return table.Values{"sub": w.sub} },
-	Encode:  func(w clerkWindow) ([]byte, error) { return json.Marshal(w.times) },
-	Expires: func(w clerkWindow) int64 { return w.expires },
-})
-
-func clerkRateKey(sub string) store.Key { return clerkWindows.KeyOf("", table.Values{"sub": sub}) }
-
 // itemOf builds v's item from its table. OAuth records are plain structs:
 // failing to encode one is a bug, which panics as mustJSON does.
 func itemOf[T any](t *table.Table[T], v T) store.Item {
@@ -170,5 +152,5 @@ func itemOf[T any](t *table.Table[T], v T) store.Item {
 // Tables describes this package's keys for KEYS.md.
 func Tables() []table.Doc {
 	return []table.Doc{clients.Doc(), deletedClients.Doc(), profiles.Doc(), codes.Doc(), refreshTokens.Doc(),
-		families.Doc(), auditLog.Doc(), clerkUsers.Doc(), clerkWindows.Doc(), pendingHours.Doc()}
+		families.Doc(), auditLog.Doc(), clerkUsers.Doc(), clerk.WindowDoc(), pendingHours.Doc()}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/egress"
+	"github.com/vantagepeers/vantagepeers/shared/oauth/clerk"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -90,9 +91,11 @@ type Server struct {
 	ttl    struct{ access, refresh, code time.Duration }
 	fetch  func(ctx context.Context, url string) ([]byte, error)
 	egress *egress.Policy
-	clerk  *clerk
-	mux    *http.ServeMux
-	lim    *ratelimit.Limiter
+	clerk  *clerk.Verifier
+	// clerkExts are the extensions allowed to exchange a Clerk JWT.
+	clerkExts []string
+	mux       *http.ServeMux
+	lim       *ratelimit.Limiter
 	// pending: the cap and lifetime of clients not yet authorized.
 	pending struct {
 		max int
@@ -118,7 +121,8 @@ func New(o Options) *Server {
 	if s.fetch == nil {
 		s.fetch = defaultFetch(s.egress)
 	}
-	s.clerk = newClerk(o.Clerk, o.Now)
+	s.clerk = clerk.NewVerifier(clerk.Options{Issuer: o.Clerk.Issuer, Audience: o.Clerk.Audience, JWKSURL: o.Clerk.JWKSURL, HTTPClient: o.Clerk.HTTPClient, Now: o.Now})
+	s.clerkExts = o.Clerk.AllowedExtIDs
 	s.lim = o.Limiter
 	if s.lim == nil {
 		s.lim = ratelimit.New(ratelimit.Options{Store: o.Store, Now: o.Now, Logger: o.Logger})

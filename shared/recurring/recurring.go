@@ -6,7 +6,6 @@ package recurring
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -326,36 +325,37 @@ func (s *Service) changeRecurring(ctx context.Context, op string, p vp.Principal
 	if err != nil {
 		return vp.RecurringTask{}, err
 	}
-	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
-		r, it, err := s.get(ctx, op, tenant, id)
+	var r vp.RecurringTask
+	err = table.Conflicts{Op: op, Max: maxRecurringRetries, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "recurringTaskId", "the recurring task is being changed by others; read it again and retry")
+	}}.Retry(ctx, func() error {
+		var it store.Item
+		var err error
+		r, it, err = s.get(ctx, op, tenant, id)
 		if err != nil {
-			return vp.RecurringTask{}, err
+			return err
 		}
 		if who != vp.SystemCaller && who != r.CreatedBy && (creatorOnly || who != r.AssignedTo) {
 			if creatorOnly {
-				return vp.RecurringTask{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q) or system may do this to recurring task %s; %q may not", r.CreatedBy, r.ID, who)
+				return vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q) or system may do this to recurring task %s; %q may not", r.CreatedBy, r.ID, who)
 			}
-			return vp.RecurringTask{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q), the assignee (%q) or system may change recurring task %s; %q may not", r.CreatedBy, r.AssignedTo, r.ID, who)
+			return vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q), the assignee (%q) or system may change recurring task %s; %q may not", r.CreatedBy, r.AssignedTo, r.ID, who)
 		}
 		now := s.now()
 		if err := change(&r, now); err != nil {
-			return vp.RecurringTask{}, err
+			return err
 		}
 		r.UpdatedAt = now.UnixMilli()
 		w, err := put(op, tenant, r, store.IfVersion(it.Version))
 		if err != nil {
-			return vp.RecurringTask{}, err
+			return err
 		}
-		err = s.st.Write(ctx, w)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return vp.RecurringTask{}, records.Err(op, err)
-		}
-		return r, nil
+		return s.st.Write(ctx, w)
+	})
+	if err != nil {
+		return vp.RecurringTask{}, err
 	}
-	return vp.RecurringTask{}, vp.E(op, vp.KindConflict, "recurringTaskId", "the recurring task is being changed by others; read it again and retry")
+	return r, nil
 }
 
 // UpdateRecurringInput changes a template; nil fields are left as they are.
@@ -513,22 +513,20 @@ func (s *Service) DeleteRecurringTask(ctx context.Context, p vp.Principal, id, c
 	if err != nil {
 		return DeleteRecurringResult{}, err
 	}
-	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
+	err = table.Conflicts{Op: op, Max: maxRecurringRetries, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "recurringTaskId", "the recurring task is being changed by others; retry")
+	}}.Retry(ctx, func() error {
 		r, it, err := s.get(ctx, op, tenant, id)
 		if err != nil {
-			return DeleteRecurringResult{}, err
+			return err
 		}
 		if who != vp.SystemCaller && who != r.CreatedBy {
-			return DeleteRecurringResult{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q) or system may delete recurring task %s; %q may not", r.CreatedBy, r.ID, who)
+			return vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the creator (%q) or system may delete recurring task %s; %q may not", r.CreatedBy, r.ID, who)
 		}
-		err = s.st.Write(ctx, store.Delete(it.Key, store.IfVersion(it.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return DeleteRecurringResult{}, records.Err(op, err)
-		}
-		return DeleteRecurringResult{Deleted: true, ID: id, Note: "the tasks it already created are kept"}, nil
+		return s.st.Write(ctx, store.Delete(it.Key, store.IfVersion(it.Version)))
+	})
+	if err != nil {
+		return DeleteRecurringResult{}, err
 	}
-	return DeleteRecurringResult{}, vp.E(op, vp.KindConflict, "recurringTaskId", "the recurring task is being changed by others; retry")
+	return DeleteRecurringResult{Deleted: true, ID: id, Note: "the tasks it already created are kept"}, nil
 }

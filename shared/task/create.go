@@ -2,10 +2,9 @@ package task
 
 import (
 	"context"
-	"errors"
 
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
-	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -66,55 +65,58 @@ func (s *Service) CreateTask(ctx context.Context, p vp.Principal, in CreateTaskI
 	creator, _ := p.ActAs(op, "createdBy", in.CreatedBy)
 	draft := in.task()
 	draft.CreatedBy = creator
-	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
+	var t vp.Task
+	var ix search.Pending
+	err = table.Conflicts{Op: op, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "dependsOn", "its prerequisites or mission kept changing; retry")
+	}}.Retry(ctx, func() error {
 		now := s.nowMS()
-		t, it, err := s.Build(op, tenant, draft, now)
+		var it store.Item
+		var err error
+		t, it, err = s.Build(op, tenant, draft, now)
 		if err != nil {
-			return vp.Task{}, err
+			return err
 		}
 		draft.ID = t.ID // keep the id across retries
 		ops := []store.Op{}
 		deps, err := s.readTasks(ctx, op, tenant, "dependsOn", t.DependsOn)
 		if err != nil {
-			return vp.Task{}, err
+			return err
 		}
 		for _, d := range deps {
 			ops = append(ops, store.Check(Key(tenant, d.task.ID), store.IfVersion(d.version)))
 		}
 		if in.Status == vp.TaskInProgress {
 			if err := depsDone(op, t, deps); err != nil {
-				return vp.Task{}, err
+				return err
 			}
 			if err := moveTask(op, &t, vp.TaskInProgress, now, false); err != nil {
-				return vp.Task{}, err
+				return err
 			}
 			if it, err = Table.Item(op, tenant, t); err != nil {
-				return vp.Task{}, err
+				return err
 			}
 		}
 		if t.MissionID != "" {
 			mops, err := s.missions.JoinOps(ctx, op, tenant, t.MissionID, t.ID)
 			if err != nil {
-				return vp.Task{}, err
+				return err
 			}
 			ops = append(ops, mops...)
 		}
-		ix, err := s.indexing(ctx, tenant, t.ID)
-		if err != nil {
-			return vp.Task{}, err
+		if ix, err = s.indexing(ctx, tenant, t.ID); err != nil {
+			return err
 		}
 		ops = append(append([]store.Op{store.Put(it, store.IfNotExists)}, ops...), ix.Ops()...)
-		err = s.st.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue // a prerequisite or the mission changed meanwhile: check again
-		}
-		if err != nil {
-			return vp.Task{}, records.Err(op, err)
-		}
-		s.after(ctx, op, tenant, ix, nil, t)
-		return t, nil
+		// A lost write means a prerequisite or the mission changed
+		// meanwhile: check again.
+		return s.st.Write(ctx, ops...)
+	})
+	if err != nil {
+		return vp.Task{}, err
 	}
-	return vp.Task{}, vp.E(op, vp.KindConflict, "dependsOn", "its prerequisites or mission kept changing; retry")
+	s.after(ctx, op, tenant, ix, nil, t)
+	return t, nil
 }
 
 // GetTask returns one task of the tenant.

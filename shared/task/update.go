@@ -2,12 +2,12 @@ package task
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
+	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
-	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -209,39 +209,37 @@ func (s *Service) DeleteTask(ctx context.Context, p vp.Principal, ref TaskRef) (
 		return DeleteResultTask{}, err
 	}
 	caller, _ := p.ActAs(op, "callerOrchestrator", ref.CallerOrchestrator)
-	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
+	var ix search.Pending
+	var evs []outbox.Pending
+	err = table.Conflicts{Op: op, Exhausted: func() error {
+		return vp.Errorf(op, vp.KindConflict, "taskId", "task %s kept changing under this call; retry", ref.TaskID)
+	}}.Retry(ctx, func() error {
 		t, it, err := s.get(ctx, op, tenant, "taskId", ref.TaskID)
 		if err != nil {
-			return DeleteResultTask{}, err
+			return err
 		}
 		if caller != vp.SystemCaller && caller != t.CreatedBy {
-			return DeleteResultTask{}, vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the task's creator (%s) or system may delete task %s; %s may not", t.CreatedBy, t.ID, caller).WithRemedy("task.cancel")
+			return vp.Errorf(op, vp.KindForbidden, "callerOrchestrator", "only the task's creator (%s) or system may delete task %s; %s may not", t.CreatedBy, t.ID, caller).WithRemedy("task.cancel")
 		}
 		ops := []store.Op{store.Delete(it.Key, store.IfVersion(it.Version))}
 		if t.MissionID != "" {
 			ops = append(ops, s.missions.LeaveOps(tenant, t.MissionID, t.ID)...)
 		}
-		ix, err := s.indexing(ctx, tenant, t.ID)
-		if err != nil {
-			return DeleteResultTask{}, err
+		if ix, err = s.indexing(ctx, tenant, t.ID); err != nil {
+			return err
 		}
-		evs, err := s.publish(ctx, op, s.finishedEvents(tenant, &t, nil), true)
-		if err != nil {
-			return DeleteResultTask{}, err
+		if evs, err = s.publish(ctx, op, s.finishedEvents(tenant, &t, nil), true); err != nil {
+			return err
 		}
 		ops = append(ops, ix.Ops()...)
 		for _, e := range evs {
 			ops = append(ops, e.Ops()...)
 		}
-		err = s.st.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return DeleteResultTask{}, records.Err(op, err)
-		}
-		s.after(ctx, op, tenant, ix, evs)
-		return DeleteResultTask{Deleted: true}, nil
+		return s.st.Write(ctx, ops...)
+	})
+	if err != nil {
+		return DeleteResultTask{}, err
 	}
-	return DeleteResultTask{}, vp.Errorf(op, vp.KindConflict, "taskId", "task %s kept changing under this call; retry", ref.TaskID)
+	s.after(ctx, op, tenant, ix, evs)
+	return DeleteResultTask{Deleted: true}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/store"
-	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -223,51 +222,59 @@ func (s *Service) CheckoutTask(ctx context.Context, p vp.Principal, in CheckoutI
 		return CheckoutResult{}, err
 	}
 	caller, _ := p.ActAs(op, "callerOrchestrator", in.CallerOrchestrator)
-	for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ {
+	var res CheckoutResult
+	err = table.Conflicts{Op: op, Exhausted: func() error {
+		res = CheckoutResult{Reason: "the task kept changing under this call; read it again"}
+		return nil
+	}}.Retry(ctx, func() error {
 		old, it, err := s.get(ctx, op, tenant, "taskId", in.TaskID)
 		if err != nil {
-			return CheckoutResult{}, err
+			return err
 		}
 		switch {
 		case old.Paused:
-			return CheckoutResult{Reason: fmt.Sprintf("task is paused by its owner %s, who resumes it with resume_task", old.AssignedTo)}, nil
+			res = CheckoutResult{Reason: fmt.Sprintf("task is paused by its owner %s, who resumes it with resume_task", old.AssignedTo)}
+			return nil
 		case old.Status != vp.TaskTodo:
-			return CheckoutResult{Reason: fmt.Sprintf("task is %s (assigned to %s); only todo tasks can be checked out", old.Status, old.AssignedTo)}, nil
+			res = CheckoutResult{Reason: fmt.Sprintf("task is %s (assigned to %s); only todo tasks can be checked out", old.Status, old.AssignedTo)}
+			return nil
 		}
 		if err := s.checkDeps(ctx, op, tenant, old); err != nil {
 			if vp.IsKind(err, vp.KindConflict) {
 				var e *vp.Error
 				errors.As(err, &e)
-				return CheckoutResult{Reason: e.Msg}, nil
+				res = CheckoutResult{Reason: e.Msg}
+				return nil
 			}
-			return CheckoutResult{}, err
+			return err
 		}
 		t := cloneTask(old)
 		now := s.nowMS()
 		if err := moveTask(op, &t, vp.TaskInProgress, now, false); err != nil {
-			return CheckoutResult{}, err
+			return err
 		}
 		t.AssignedTo, t.AssignedToInstance = caller, in.CallerInstance
 		t.UpdatedAt = max(now, old.UpdatedAt)
 		item, err := Table.Item(op, tenant, t)
 		if err != nil {
-			return CheckoutResult{}, err
+			return err
 		}
 		// A claim publishes no event (the task stays open): its cost is
 		// the index job, one op here and its removal after.
 		ix, err := s.indexing(ctx, tenant, t.ID)
 		if err != nil {
-			return CheckoutResult{}, err
+			return err
 		}
-		err = s.st.Write(ctx, append([]store.Op{store.Put(item, store.IfVersion(it.Version))}, ix.Ops()...)...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue // someone else wrote first: read again and report
-		}
-		if err != nil {
-			return CheckoutResult{}, records.Err(op, err)
+		// A lost write: someone else wrote first; read again and report.
+		if err := s.st.Write(ctx, append([]store.Op{store.Put(item, store.IfVersion(it.Version))}, ix.Ops()...)...); err != nil {
+			return err
 		}
 		s.after(ctx, op, tenant, ix, nil, t)
-		return CheckoutResult{Claimed: true, Task: &t}, nil
+		res = CheckoutResult{Claimed: true, Task: &t}
+		return nil
+	})
+	if err != nil {
+		return CheckoutResult{}, err
 	}
-	return CheckoutResult{Reason: "the task kept changing under this call; read it again"}, nil
+	return res, nil
 }

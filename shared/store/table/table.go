@@ -269,22 +269,57 @@ func (t *Table[T]) Update(ctx context.Context, st store.Store, op, tenant, field
 // Retry runs attempt until it does not lose a conditional write, at most
 // MaxUpdateAttempts times: the one retry policy for version conflicts. A
 // lost write after the last attempt is a conflict naming field and id;
-// other store errors are mapped onto domain kinds.
+// other store errors are mapped onto domain kinds. Conflicts says what to
+// do when a caller needs another bound or another answer after the last
+// attempt.
 func Retry(ctx context.Context, op, field, id string, attempt func() error) error {
-	for range MaxUpdateAttempts {
+	return Conflicts{Op: op, Field: field, ID: id}.Retry(ctx, attempt)
+}
+
+// Conflicts is the retry policy of one read-modify-write: every loop that
+// rereads after losing a conditional write goes through its Retry, so that
+// the bound, the mapping of store errors and the cancelled-context check
+// are written once (a test of this package refuses hand-written loops).
+type Conflicts struct {
+	// Op, Field and ID name the write in its errors.
+	Op, Field, ID string
+	// Max bounds the attempts (0: MaxUpdateAttempts). A row that many
+	// writers touch at once (a diary day) may need more.
+	Max int
+	// Exhausted, when set, is what Retry returns after the last attempt
+	// lost its write, instead of a conflict naming Field and ID: the
+	// caller's own message, another kind, or nil when the caller answers
+	// without an error (it then sets its result in Exhausted).
+	Exhausted func() error
+}
+
+// Retry runs attempt until it returns anything but store.ErrConditionFailed
+// (wrapped or not). Each attempt must read again what it writes
+// conditionally: state kept across attempts (an id chosen once) lives in
+// the caller's closure. A *vp.Error from attempt is returned unchanged;
+// another error is mapped onto a domain kind.
+func (c Conflicts) Retry(ctx context.Context, attempt func() error) error {
+	n := c.Max
+	if n <= 0 {
+		n = MaxUpdateAttempts
+	}
+	for range n {
 		err := attempt()
 		if !errors.Is(err, store.ErrConditionFailed) {
 			var ve *vp.Error
 			if err == nil || errors.As(err, &ve) {
 				return err
 			}
-			return records.Err(op, err)
+			return records.Err(c.Op, err)
 		}
 		if ctx.Err() != nil {
-			return vp.Wrap(op, vp.KindInternal, ctx.Err())
+			return vp.Wrap(c.Op, vp.KindInternal, ctx.Err())
 		}
 	}
-	return vp.Errorf(op, vp.KindConflict, field, "%s kept changing under this call; read it again and retry", id)
+	if c.Exhausted != nil {
+		return c.Exhausted()
+	}
+	return vp.Errorf(c.Op, vp.KindConflict, c.Field, "%s kept changing under this call; read it again and retry", c.ID)
 }
 
 // ---- templates
