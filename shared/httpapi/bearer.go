@@ -27,7 +27,7 @@ import (
 // discarded and answered as before; the per-token flight limit is counted
 // after authentication, apart from it.
 func bearer(o Options, lim *ratelimit.Limiter, refusals *refusalLog, flight *inFlight, next http.Handler) http.Handler {
-	opts := &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true} // the master token and tokens minted without a TTL never expire
+	opts := &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true} // the verifier has judged the expiry (auth.Tokens.Verify)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &check{tokens: o.Tokens}
 		admitted := false
