@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Reason says why a bearer token was refused.
@@ -31,8 +33,11 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string { return ErrInvalidToken.Error() + ": " + e.Description() }
 
-// Is makes a RefusedError match ErrInvalidToken.
-func (e *RefusedError) Is(target error) bool { return target == ErrInvalidToken }
+// Is makes a RefusedError match ErrInvalidToken, and the SDK's, which a
+// TokenVerifier's refusal must match (Verify).
+func (e *RefusedError) Is(target error) bool {
+	return target == ErrInvalidToken || target == sdkauth.ErrInvalidToken
+}
 
 // Description is what the holder is told (WWW-Authenticate
 // error_description, the stdio error): why, and what to do.

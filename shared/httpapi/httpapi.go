@@ -7,7 +7,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,10 +15,8 @@ import (
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // MaxRequestBytes bounds a JSON-RPC request body.
@@ -43,15 +40,17 @@ const (
 	DefaultMaxDrainBytes = 4 * MaxRequestBytes
 )
 
-// Resolver turns a bearer secret into a principal.
-type Resolver interface {
-	Resolve(ctx context.Context, secret string) (vp.Principal, error)
+// Verifier checks a bearer credential: the go-sdk's TokenVerifier, which
+// *auth.Tokens is (Verify). Its TokenInfo carries the principal
+// (auth.NewTokenInfo).
+type Verifier interface {
+	Verify(ctx context.Context, secret string, r *http.Request) (*sdkauth.TokenInfo, error)
 }
 
 // Options configures New.
 type Options struct {
 	MCP      *mcp.Server
-	Tokens   Resolver
+	Tokens   Verifier
 	Version  string
 	Logger   *slog.Logger
 	Started  time.Time
@@ -101,20 +100,11 @@ func New(o Options) http.Handler {
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: mcpserver.SDKLogger(o.Logger)})
-	// The SDK puts TokenInfo on each tool request; the principal resolved by
-	// bearer() rides in it.
-	sdkAuth := sdkauth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
-		p, ok := ctx.Value(principalKey{}).(vp.Principal)
-		if !ok {
-			return nil, sdkauth.ErrInvalidToken
-		}
-		return &sdkauth.TokenInfo{Scopes: p.Scopes, UserID: p.Tenant + "/" + p.TokenID, Extra: map[string]any{mcpserver.PrincipalKey: p}}, nil
-	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	lim := o.Limiter
 	if lim == nil {
 		lim = ratelimit.New(ratelimit.Options{Logger: o.Logger})
 	}
-	authed := privateNoStore(bearer(o, lim, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(sdkAuth(mcpHandler))))
+	authed := privateNoStore(bearer(o, lim, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(mcpHandler)))
 	mux := http.NewServeMux()
 	for _, r := range append(Routes(), o.Routes...) {
 		h := r.Handler
@@ -134,8 +124,6 @@ func New(o Options) http.Handler {
 	}
 	return logRequests(o.Logger, bodyDeadline(o.BodyReadTimeout, drainBody(o.MaxDrainBytes, mux)))
 }
-
-type principalKey struct{}
 
 // CacheControlMCP is the Cache-Control of every answer of /mcp: each
 // depends on the caller's token (its tenant, grants and tool profile), so
@@ -179,71 +167,6 @@ func (n *noStoreWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (n *noStoreWriter) Unwrap() http.ResponseWriter { return n.ResponseWriter }
-
-// bearer authenticates the request and answers 401 with the JSON body and
-// WWW-Authenticate header MCP clients expect. The refused tokens of one
-// source address are counted (Rules.AuthFailure): past the limit they are
-// answered 429. A valid token is never counted nor checked against the
-// count, so others' failures never slow it; a request without a token
-// (an MCP client's discovery) is not counted.
-func bearer(o Options, lim *ratelimit.Limiter, refusals *refusalLog, flight *inFlight, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secret, ok := auth.ParseBearer(r.Header.Get("Authorization"))
-		var p vp.Principal
-		var err error
-		if ok {
-			p, err = o.Tokens.Resolve(r.Context(), secret)
-		}
-		if !ok || err != nil {
-			if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
-				o.Logger.ErrorContext(r.Context(), "resolving token", "err", err)
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable", "error_description": "could not check the token; retry"})
-				return
-			}
-			refusal := auth.Refusal(err)
-			if !ok {
-				refusal = &auth.RefusedError{Reason: auth.ReasonMissing}
-			} else if d := lim.Check(r, lim.Rules().AuthFailure); !d.Allowed {
-				ratelimit.Refuse(w, d, "rate_limited", d.Message("refused bearer tokens"))
-				return
-			}
-			refusals.log(r.Context(), refusal)
-			writeRefusal(w, resourceMetadataURL(o, r), refusal)
-			return
-		}
-		// The token's own tenant: the master token's X-VP-Tenant does not
-		// buy it a fresh set of request slots.
-		flightKey := p.Tenant + "/" + p.TokenID
-		if t := r.Header.Get(TenantHeader); t != "" {
-			if p.TokenID != "master" {
-				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden", "error_description": TenantHeader + " is only honoured for the master token"})
-				return
-			}
-			if !vp.ValidTenant(t) {
-				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": TenantHeader + " is not a valid tenant id"})
-				return
-			}
-			p.Tenant = t
-		}
-		if profile := r.URL.Query().Get("profile"); profile != "" {
-			r.Header.Set(mcpserver.ToolProfileHeader, profile)
-		}
-		if err := mcpserver.CheckToolProfile(r.Header.Get(mcpserver.ToolProfileHeader)); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": err.Error()})
-			return
-		}
-		release, ok := flight.acquire(flightKey)
-		if !ok {
-			w.Header().Set("Retry-After", "1")
-			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "too_many_requests",
-				"error_description": "this token already has " + itoa(flight.max) + " requests in flight, the limit of concurrent requests per token: wait for one to finish, retry after 1 second"})
-			return
-		}
-		defer release()
-		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
-	})
-}
 
 func resourceMetadataURL(o Options, r *http.Request) string {
 	base := o.BasePath

@@ -26,6 +26,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
@@ -97,10 +98,6 @@ type Options struct {
 
 // CacheScopePrivate is the cacheScope of every result that has one.
 const CacheScopePrivate = "private"
-
-// PrincipalKey is the TokenInfo.Extra key under which HTTP middleware
-// stores the caller's vp.Principal.
-const PrincipalKey = "vp.principal"
 
 type server struct {
 	opts Options
@@ -181,8 +178,8 @@ func (s *server) principal(req *mcp.CallToolRequest) (vp.Principal, error) {
 // principalOf resolves the caller of any request (a tool call, a
 // resources/read) from its token, else LocalPrincipal.
 func (s *server) principalOf(extra *mcp.RequestExtra) (vp.Principal, error) {
-	if extra != nil && extra.TokenInfo != nil {
-		if p, ok := extra.TokenInfo.Extra[PrincipalKey].(vp.Principal); ok {
+	if extra != nil {
+		if p, ok := auth.PrincipalOf(extra.TokenInfo); ok {
 			return p, nil
 		}
 	}

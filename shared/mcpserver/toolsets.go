@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/vp"
+	"github.com/vantagepeers/vantagepeers/shared/auth"
 )
 
 // Tool profiles keep tools/list small. A profile changes only what is
@@ -40,10 +40,8 @@ func (s *server) profileFor(req mcp.Request) string {
 		if h := extra.Header.Get(ToolProfileHeader); h != "" {
 			return h
 		}
-		if extra.TokenInfo != nil {
-			if p, ok := extra.TokenInfo.Extra[PrincipalKey].(vp.Principal); ok && p.ToolProfile != "" {
-				return p.ToolProfile
-			}
+		if p, ok := auth.PrincipalOf(extra.TokenInfo); ok && p.ToolProfile != "" {
+			return p.ToolProfile
 		}
 	}
 	if s.opts.LocalPrincipal != nil && s.opts.LocalPrincipal.ToolProfile != "" {
