@@ -196,8 +196,8 @@ func parseArgs(fs *flag.FlagSet, placement argPlacement, args []string) ([]strin
 	return append(pos, fs.Args()...), nil
 }
 
-// run runs the command args name; what it prints on stdout and stderr is
-// all of its output but the error it returns (exitStatus prints that).
+// run runs the command args[0] with the rest of args. It prints all of
+// the command's output but the error it returns, which exitStatus prints.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmds := commands()
 	if len(args) == 0 {
