@@ -75,49 +75,55 @@ const adminUsage = `vantagepeers admin — OAuth clients, scope profiles and the
 Every command also takes --data-dir and --log-level.
 `
 
-func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, adminUsage)
-		return flag.ErrHelp
+// adminFlags are the flags of the admin subcommands.
+type adminFlags struct {
+	profile, tenant, desc, from, read, write, day string
+	limit                                         int
+}
+
+func adminCommand() *command {
+	var f adminFlags
+	return &command{Name: "admin", Page: adminUsage, Args: argsFirst,
+		Synopsis: []string{
+			"admin clients | elevate CLIENT_ID --profile P [--tenant T] | delete-client CLIENT_ID",
+			"admin profiles | profile-set ID [--from ..] [--read ..] [--write ..] | profile-delete ID | seed-profiles",
+			"admin audit [--day YYYY-MM-DD] | clerk-map CLERK_USER_ID TENANT",
+		},
+		Summary: "vantagepeers admin help",
+		Subs:    []string{"clients", "elevate", "delete-client", "profiles", "profile-set", "profile-delete", "seed-profiles", "audit", "clerk-map"},
+		BadSub: func(e *env, sub string) error {
+			fmt.Fprint(e.stderr, adminUsage)
+			if sub == "" {
+				return flag.ErrHelp
+			}
+			return fmt.Errorf("admin: unknown subcommand %q", sub)
+		},
+		Flags: func(fs *flag.FlagSet, _ string) {
+			fs.StringVar(&f.profile, "profile", "", "scope profile id")
+			fs.StringVar(&f.tenant, "tenant", "", "tenant id")
+			fs.StringVar(&f.desc, "description", "", "what the profile is for")
+			fs.StringVar(&f.from, "from", "", "fromAllowList: orchestrators its tokens may act as, comma-separated, or '*'")
+			fs.StringVar(&f.read, "read", "", "namespaceReadPrefixes, comma-separated, or '*'")
+			fs.StringVar(&f.write, "write", "", "namespaceWritePrefixes, comma-separated, or '*'")
+			fs.StringVar(&f.day, "day", time.Now().UTC().Format(oauth.AuditDayLayout), "audit day (UTC), YYYY-MM-DD")
+			fs.IntVar(&f.limit, "limit", 200, "at most this many audit records")
+		},
+		Run: func(ctx context.Context, e *env) error { return admin(ctx, e, f) },
 	}
-	cmd := args[0]
-	fs := flag.NewFlagSet("admin "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	profile := fs.String("profile", "", "scope profile id")
-	tenant := fs.String("tenant", "", "tenant id")
-	desc := fs.String("description", "", "what the profile is for")
-	from := fs.String("from", "", "fromAllowList: orchestrators its tokens may act as, comma-separated, or '*'")
-	read := fs.String("read", "", "namespaceReadPrefixes, comma-separated, or '*'")
-	write := fs.String("write", "", "namespaceWritePrefixes, comma-separated, or '*'")
-	day := fs.String("day", time.Now().UTC().Format(oauth.AuditDayLayout), "audit day (UTC), YYYY-MM-DD")
-	limit := fs.Int("limit", 200, "at most this many audit records")
-	// Positional arguments may come before or after the flags.
-	var pos []string
-	rest := args[1:]
-	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		pos, rest = append(pos, rest[0]), rest[1:]
-	}
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	pos = append(pos, fs.Args()...)
+}
+
+func admin(ctx context.Context, e *env, f adminFlags) error {
+	cmd, pos := e.sub, e.args
 	want := func(n int, what string) error {
 		if len(pos) != n {
 			return fmt.Errorf("admin %s: give %s", cmd, what)
 		}
 		return nil
 	}
-	log, err := c.logger(stderr)
+	a, err := e.app(ctx)
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, c.dataDir, log)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
 	s := a.OAuth
 	actor := oauth.Actor{ID: "cli", UserAgent: "vantagepeers admin " + cmd}
 	if u := os.Getenv("USER"); u != "" {
@@ -129,7 +135,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CLIENT_ID\tNAME\tPROFILE\tTENANT\tCREATED\tSTATE")
 		for _, cl := range cs {
 			state := "active"
@@ -143,14 +149,14 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := want(1, "the client id"); err != nil {
 			return err
 		}
-		if *profile == "" {
+		if f.profile == "" {
 			return errors.New("admin elevate: --profile is required")
 		}
-		cl, err := s.Elevate(ctx, actor, pos[0], *profile, *tenant)
+		cl, err := s.Elevate(ctx, actor, pos[0], f.profile, f.tenant)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s now has profile %s in tenant %s (new tokens and refreshes carry it)\n", cl.ClientID, cl.ScopeProfile, cl.Tenant)
+		fmt.Fprintf(e.stdout, "%s now has profile %s in tenant %s (new tokens and refreshes carry it)\n", cl.ClientID, cl.ScopeProfile, cl.Tenant)
 		return nil
 	case "delete-client":
 		if err := want(1, "the client id"); err != nil {
@@ -160,23 +166,23 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, res)
+		return printJSON(e.stdout, res)
 	case "profiles":
 		ps, err := s.ListProfiles(ctx)
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, ps)
+		return printJSON(e.stdout, ps)
 	case "profile-set":
 		if err := want(1, "the profile id"); err != nil {
 			return err
 		}
-		p, err := s.PutProfile(ctx, actor, oauth.Profile{ID: pos[0], Description: *desc, FromAllowList: nonNil(split(*from)),
-			NamespaceReadPrefixes: nonNil(split(*read)), NamespaceWritePrefixes: nonNil(split(*write))})
+		p, err := s.PutProfile(ctx, actor, oauth.Profile{ID: pos[0], Description: f.desc, FromAllowList: nonNil(split(f.from)),
+			NamespaceReadPrefixes: nonNil(split(f.read)), NamespaceWritePrefixes: nonNil(split(f.write))})
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, p)
+		return printJSON(e.stdout, p)
 	case "profile-delete":
 		if err := want(1, "the profile id"); err != nil {
 			return err
@@ -184,21 +190,21 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := s.DeleteProfile(ctx, actor, pos[0]); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "deleted profile %s\n", pos[0])
+		fmt.Fprintf(e.stdout, "deleted profile %s\n", pos[0])
 		return nil
 	case "seed-profiles":
 		created, err := s.SeedProfiles(ctx, actor)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "created %d profile(s): %s\n", len(created), strings.Join(created, ", "))
+		fmt.Fprintf(e.stdout, "created %d profile(s): %s\n", len(created), strings.Join(created, ", "))
 		return nil
 	case "audit":
-		recs, err := s.ListAudit(ctx, *day, *limit)
+		recs, err := s.ListAudit(ctx, f.day, f.limit)
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, recs)
+		return printJSON(e.stdout, recs)
 	case "clerk-map":
 		if err := want(2, "the Clerk user id and the tenant"); err != nil {
 			return err
@@ -206,10 +212,9 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := s.MapClerkUser(ctx, actor, pos[0], pos[1]); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "Clerk user %s now resolves to tenant %s\n", pos[0], pos[1])
+		fmt.Fprintf(e.stdout, "Clerk user %s now resolves to tenant %s\n", pos[0], pos[1])
 		return nil
 	}
-	fmt.Fprint(stderr, adminUsage)
 	return fmt.Errorf("admin: unknown subcommand %q", cmd)
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,71 +52,77 @@ func defaultGrants(agent string) (read, write []string) {
 	return []string{"global", "workspace", "project", own}, []string{"workspace", "project", own}
 }
 
-func connect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, connectUsage)
-		return errors.New("connect: name the host: claude-code, claude-desktop, cursor or codex")
+// connectFlags are the flags of connect.
+type connectFlags struct {
+	as, url, tenant, read, writeNS, name string
+	useHTTP, useStdio, write, force      bool
+	ttl                                  ttlFlag
+}
+
+func connectCommand() *command {
+	var f connectFlags
+	return &command{Name: "connect", Page: connectUsage,
+		Synopsis: []string{"connect claude-code|claude-desktop|cursor|codex --as alice [--http|--stdio] [--write]"},
+		Summary:  "an agent's token + its host's config",
+		Subs:     []string{"claude-code", "claude-desktop", "cursor", "codex"}, // the keys of hosts
+		BadSub: func(e *env, host string) error {
+			if host == "" || strings.HasPrefix(host, "-") {
+				fmt.Fprint(e.stderr, connectUsage)
+				return errors.New("connect: name the host: claude-code, claude-desktop, cursor or codex")
+			}
+			return fmt.Errorf("connect: unknown host %q: want claude-code, claude-desktop, cursor or codex", host)
+		},
+		Flags: func(fset *flag.FlagSet, _ string) {
+			fset.StringVar(&f.as, "as", "", "the agent the token may act as")
+			fset.BoolVar(&f.useHTTP, "http", false, "Streamable HTTP")
+			fset.BoolVar(&f.useStdio, "stdio", false, "stdio")
+			fset.StringVar(&f.url, "url", "http://"+envOr("VP_ADDR", "127.0.0.1:8787")+"/mcp", "the server's MCP URL")
+			fset.StringVar(&f.tenant, "tenant", vp.DefaultTenant, "tenant id")
+			fset.StringVar(&f.read, "read", "", "namespaces it may read")
+			fset.StringVar(&f.writeNS, "write-ns", "", "namespaces it may write")
+			fset.Var(&f.ttl, "ttl", "lifetime, e.g. 30d or 720h")
+			fset.StringVar(&f.name, "name", "vantagepeers", "the server's name in the configuration")
+			fset.BoolVar(&f.write, "write", false, "write the configuration file")
+			fset.BoolVar(&f.force, "force", false, "with --write: replace an entry of the same name")
+		},
+		Run: func(ctx context.Context, e *env) error { return connect(ctx, e, f) },
 	}
-	host := args[0]
-	transport, ok := hosts[host]
-	if !ok {
-		return fmt.Errorf("connect: unknown host %q: want claude-code, claude-desktop, cursor or codex", host)
-	}
-	fset := flag.NewFlagSet("connect "+host, flag.ContinueOnError)
-	fset.SetOutput(stderr)
-	var c common
-	c.register(fset)
-	as := fset.String("as", "", "the agent the token may act as")
-	useHTTP := fset.Bool("http", false, "Streamable HTTP")
-	useStdio := fset.Bool("stdio", false, "stdio")
-	url := fset.String("url", "http://"+envOr("VP_ADDR", "127.0.0.1:8787")+"/mcp", "the server's MCP URL")
-	tenant := fset.String("tenant", vp.DefaultTenant, "tenant id")
-	read := fset.String("read", "", "namespaces it may read")
-	writeNS := fset.String("write-ns", "", "namespaces it may write")
-	var ttl ttlFlag
-	fset.Var(&ttl, "ttl", "lifetime, e.g. 30d or 720h")
-	name := fset.String("name", "vantagepeers", "the server's name in the configuration")
-	write := fset.Bool("write", false, "write the configuration file")
-	force := fset.Bool("force", false, "with --write: replace an entry of the same name")
-	if err := fset.Parse(args[1:]); err != nil {
-		return err
-	}
+}
+
+func connect(ctx context.Context, e *env, f connectFlags) error {
+	host, transport := e.sub, hosts[e.sub]
 	switch {
-	case *as == "" || strings.Contains(*as, ","):
+	case f.as == "" || strings.Contains(f.as, ","):
 		return errors.New("connect: --as NAME is required: the one agent this token acts as")
-	case *useHTTP && *useStdio:
+	case f.useHTTP && f.useStdio:
 		return errors.New("connect: --http or --stdio, not both")
-	case *useHTTP:
+	case f.useHTTP:
 		transport = "http"
-	case *useStdio:
+	case f.useStdio:
 		transport = "stdio"
 	}
 	if host == "claude-desktop" && transport == "http" {
 		return errors.New("connect claude-desktop: its configuration file starts local (stdio) servers only; " +
 			"add a remote server in Claude Desktop under Settings → Connectors, or drop --http")
 	}
-	dataDir, err := filepath.Abs(c.dataDir)
+	dataDir, err := filepath.Abs(e.dataDir)
 	if err != nil {
 		return err
 	}
-	rd, wr := defaultGrants(*as)
-	if *read != "" {
-		rd = split(*read)
+	rd, wr := defaultGrants(f.as)
+	if f.read != "" {
+		rd = split(f.read)
 	}
-	if *writeNS != "" {
-		wr = split(*writeNS)
+	if f.writeNS != "" {
+		wr = split(f.writeNS)
 	}
-	log, err := c.logger(stderr)
+	e.dataDir = dataDir
+	a, err := e.app(ctx)
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, dataDir, log)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: *tenant, ActsAs: []string{*as}, ReadPrefixes: rd, WritePrefixes: wr,
-		Label: "connect " + host, TTL: ttl.d})
+	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: f.tenant, ActsAs: []string{f.as}, ReadPrefixes: rd, WritePrefixes: wr,
+		Label: "connect " + host, TTL: f.ttl.d})
 	if err != nil {
 		return err
 	}
@@ -125,22 +130,22 @@ func connect(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	cfg := hostConfig{host: host, transport: transport, name: *name, url: *url, bin: bin, dataDir: dataDir, token: secret}
-	fmt.Fprintf(stderr, "created %s: tenant %s, acts as %s, reads %s, writes %s (shown once; only its hash is stored)\n",
-		tok.ID, tok.Tenant, *as, strings.Join(rd, ","), strings.Join(wr, ","))
-	if !*write {
-		fmt.Fprintf(stderr, "%s, %s — put this in %s:\n", host, transport, cfg.path())
-		_, err := stdout.Write(cfg.render())
+	cfg := hostConfig{host: host, transport: transport, name: f.name, url: f.url, bin: bin, dataDir: dataDir, token: secret}
+	fmt.Fprintf(e.stderr, "created %s: tenant %s, acts as %s, reads %s, writes %s (shown once; only its hash is stored)\n",
+		tok.ID, tok.Tenant, f.as, strings.Join(rd, ","), strings.Join(wr, ","))
+	if !f.write {
+		fmt.Fprintf(e.stderr, "%s, %s — put this in %s:\n", host, transport, cfg.path())
+		_, err := e.stdout.Write(cfg.render())
 		return err
 	}
 	path := cfg.path()
-	if err := writeConfig(path, cfg, *force); err != nil {
+	if err := writeConfig(path, cfg, f.force); err != nil {
 		_, _ = a.Tokens.Revoke(ctx, tok.ID) // the token is useless without its configuration
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s over %s, as %s); restart %s to load it\n", path, *name, transport, *as, host)
+	fmt.Fprintf(e.stdout, "wrote %s (%s over %s, as %s); restart %s to load it\n", path, f.name, transport, f.as, host)
 	if host == "codex" && transport == "http" {
-		fmt.Fprintf(stdout, "Codex reads the token from the environment: export VP_TOKEN=%s\n", secret)
+		fmt.Fprintf(e.stdout, "Codex reads the token from the environment: export VP_TOKEN=%s\n", secret)
 	}
 	return nil
 }

@@ -44,13 +44,26 @@ A tenant may name no log group until one is allowed here. Kept in <data dir>/` +
 --tenant defaults to "default". Every command also takes --data-dir.
 `
 
-// deploykeyCmd administers the tenants' deploy keys of the data dir. Like
-// githubCmd it touches only their file, so it works while the server runs.
-func deploykeyCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	var bindURL string
-	cmd, tenant, rest, dataDir, err := tenantCommand("deploykey", deploykeyUsage, args, stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&bindURL, "url", "", "set: the deployment URL the key may be sent to (its origin is stored)")
-	})
+// deploykeyCommand administers the tenants' deploy keys of the data dir.
+// Like github it touches only their file, so it works while the server
+// runs.
+func deploykeyCommand() *command {
+	var tenantFlag, bindURL string
+	return &command{Name: "deploykey", Page: deploykeyUsage, Args: argsAnywhere,
+		Synopsis: []string{"deploykey set|show|remove [--tenant T] NAME"},
+		Summary:  "a tenant's deploy keys, key on stdin; vantagepeers deploykey help",
+		Subs:     []string{"set", "show", "remove"},
+		Flags: func(fs *flag.FlagSet, _ string) {
+			tenantFlags(fs, &tenantFlag)
+			fs.StringVar(&bindURL, "url", "", "set: the deployment URL the key may be sent to (its origin is stored)")
+		},
+		Run: func(_ context.Context, e *env) error { return deploykey(e, tenantFlag, bindURL) },
+	}
+}
+
+func deploykey(e *env, tenantFlag, bindURL string) error {
+	cmd, rest, stdin, stdout := e.sub, e.args, e.stdin, e.stdout
+	tenant, dataDir, err := tenantOf(e, tenantFlag)
 	if err != nil {
 		return err
 	}
@@ -110,7 +123,6 @@ func deploykeyCmd(_ context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stdout, "tenant %s: deploy key %s removed from %s\n", tenant, name, keys.File.Path)
 		return nil
 	}
-	fmt.Fprint(stderr, deploykeyUsage)
 	return fmt.Errorf("deploykey: unknown subcommand %q; use set, show or remove", cmd)
 }
 
@@ -162,9 +174,21 @@ func sentTo(k errormon.DeployKey) string {
 	return "sent only to " + origin
 }
 
-// loggroupsCmd administers the log groups each tenant may name.
-func loggroupsCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd, tenant, rest, dataDir, err := tenantCommand("loggroups", loggroupsUsage, args, stderr, nil)
+// loggroupsCommand administers the log groups each tenant may name.
+func loggroupsCommand() *command {
+	var tenantFlag string
+	return &command{Name: "loggroups", Page: loggroupsUsage, Args: argsAnywhere,
+		Synopsis: []string{"loggroups allow|show|remove [--tenant T] NAME-or-PREFIX*"},
+		Summary:  "the log groups a tenant may read; vantagepeers loggroups help",
+		Subs:     []string{"allow", "show", "remove"},
+		Flags:    func(fs *flag.FlagSet, _ string) { tenantFlags(fs, &tenantFlag) },
+		Run:      func(_ context.Context, e *env) error { return loggroups(e, tenantFlag) },
+	}
+}
+
+func loggroups(e *env, tenantFlag string) error {
+	cmd, rest, stdout := e.sub, e.args, e.stdout
+	tenant, dataDir, err := tenantOf(e, tenantFlag)
 	if err != nil {
 		return err
 	}
@@ -174,10 +198,6 @@ func loggroupsCmd(_ context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("loggroups show: unexpected %q", rest[0])
 		}
 		return loggroupsShow(groups, tenant, stdout)
-	}
-	if cmd != "allow" && cmd != "remove" {
-		fmt.Fprint(stderr, loggroupsUsage)
-		return fmt.Errorf("loggroups: unknown subcommand %q; use allow, show or remove", cmd)
 	}
 	if len(rest) != 1 {
 		return fmt.Errorf("loggroups %s: give one NAME-or-PREFIX* (%d arguments)", cmd, len(rest))
@@ -227,42 +247,22 @@ func loggroupsShow(groups *errormon.FileLogGroups, tenant string, stdout io.Writ
 	return nil
 }
 
-// tenantCommand parses `<what> SUBCOMMAND [--tenant T] [--data-dir D]
-// ARGS…` (flags before or after the arguments), and the flags extra
-// registers. tenant is "" when omitted for show, else "default".
-func tenantCommand(what, usage string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (cmd, tenant string, rest []string, dataDir string, err error) {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, usage)
-		return "", "", nil, "", flag.ErrHelp
+// tenantFlags registers the --tenant of deploykey and loggroups.
+func tenantFlags(fs *flag.FlagSet, tenant *string) {
+	fs.StringVar(tenant, "tenant", "", `tenant id (default "default"; loggroups show: every tenant)`)
+}
+
+// tenantOf checks the --tenant of deploykey and loggroups: "" when omitted
+// for loggroups show (every tenant), else "default".
+func tenantOf(e *env, tenant string) (string, string, error) {
+	if tenant != "" && !vp.ValidTenant(tenant) {
+		return "", "", fmt.Errorf("%s %s: --tenant: %q is not a valid tenant id", e.cmd, e.sub, tenant)
 	}
-	cmd = args[0]
-	fs := flag.NewFlagSet(what+" "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	t := fs.String("tenant", "", `tenant id (default "default"; loggroups show: every tenant)`)
-	if extra != nil {
-		extra(fs)
-	}
-	args = args[1:]
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return "", "", nil, "", err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest, args = append(rest, fs.Arg(0)), fs.Args()[1:]
-	}
-	if *t != "" && !vp.ValidTenant(*t) {
-		return "", "", nil, "", fmt.Errorf("%s %s: --tenant: %q is not a valid tenant id", what, cmd, *t)
-	}
-	tenant = *t
-	if tenant == "" && (what == "deploykey" || cmd != "show") {
+	if tenant == "" && (e.cmd == "deploykey" || e.sub != "show") {
 		tenant = vp.DefaultTenant
 	}
-	if c.dataDir == "" {
-		return "", "", nil, "", errors.New("--data-dir is empty")
+	if e.dataDir == "" {
+		return "", "", errors.New("--data-dir is empty")
 	}
-	return cmd, tenant, rest, c.dataDir, nil
+	return tenant, e.dataDir, nil
 }

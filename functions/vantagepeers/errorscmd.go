@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
@@ -35,37 +34,42 @@ applied): the groups do not depend on the order of the lines.
                 of its database is opened), never written.
 `
 
-// errorsCmd runs the errors subcommands.
-func errorsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "group" {
-		fmt.Fprint(stderr, errorsUsage)
-		if len(args) == 0 {
-			return flag.ErrHelp
-		}
-		return fmt.Errorf("errors: unknown subcommand %q; use group", args[0])
+// errorsFlags are the flags of errors group.
+type errorsFlags struct {
+	function, statePath, deployment, tenant string
+	jsonl, final                            bool
+}
+
+func errorsCommand() *command {
+	var f errorsFlags
+	return &command{Name: "errors", Page: errorsUsage,
+		Synopsis: []string{"errors group [--function F] [--jsonl] [--final]"},
+		Summary:  "how the error monitor groups messages read on stdin",
+		Subs:     []string{"group"},
+		Flags: func(fs *flag.FlagSet, _ string) {
+			fs.StringVar(&f.function, "function", "", "the function or route of plain lines")
+			fs.BoolVar(&f.jsonl, "jsonl", false, "read one JSON event per line")
+			fs.BoolVar(&f.final, "final", false, "print each line's final group once all are read")
+			fs.StringVar(&f.statePath, "state", "", "a JSON file of learned templates to start from and write back")
+			fs.StringVar(&f.deployment, "deployment", "", "start from this deployment's learned templates in --data-dir")
+			fs.StringVar(&f.tenant, "tenant", vp.DefaultTenant, "the deployment's tenant")
+		},
+		Run: func(ctx context.Context, e *env) error { return errorsGroup(ctx, e, f) },
 	}
-	fs := flag.NewFlagSet("errors group", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	function := fs.String("function", "", "the function or route of plain lines")
-	jsonl := fs.Bool("jsonl", false, "read one JSON event per line")
-	final := fs.Bool("final", false, "print each line's final group once all are read")
-	statePath := fs.String("state", "", "a JSON file of learned templates to start from and write back")
-	deployment := fs.String("deployment", "", "start from this deployment's learned templates in --data-dir")
-	tenant := fs.String("tenant", vp.DefaultTenant, "the deployment's tenant")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+}
+
+// errorsGroup runs errors group.
+func errorsGroup(ctx context.Context, e *env, f errorsFlags) error {
+	stdin, stdout, stderr := e.stdin, e.stdout, e.stderr
+	if len(e.args) > 0 {
+		return fmt.Errorf("errors group: unexpected argument %q", e.args[0])
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("errors group: unexpected argument %q", fs.Arg(0))
-	}
-	if *deployment != "" && *statePath != "" {
+	if f.deployment != "" && f.statePath != "" {
 		return errors.New("errors group: give --state or --deployment, not both")
 	}
-	l, err := loadLearner(*statePath)
-	if *deployment != "" {
-		l, err = deploymentLearner(ctx, c.dataDir, *tenant, *deployment)
+	l, err := loadLearner(f.statePath)
+	if f.deployment != "" {
+		l, err = deploymentLearner(ctx, e.dataDir, f.tenant, f.deployment)
 	}
 	if err != nil {
 		return err
@@ -79,21 +83,21 @@ func errorsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		e := source.Event{Function: *function, Message: sc.Text()}
-		if *jsonl {
+		e := source.Event{Function: f.function, Message: sc.Text()}
+		if f.jsonl {
 			e = source.Event{}
 			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 				return fmt.Errorf("errors group: line %d: not a JSON event (%v)", n, err)
 			}
 			if e.Function == "" {
-				e.Function = *function
+				e.Function = f.function
 			}
 		}
 		r := l.Learn(e)
 		for _, m := range r.Merged {
 			fmt.Fprintf(stderr, "# merged %s into %s\n", m, r.Key)
 		}
-		if *final {
+		if f.final {
 			keys, arrived = append(keys, r.Key), append(arrived, r.Template)
 			continue
 		}
@@ -105,7 +109,7 @@ func errorsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		return fmt.Errorf("errors group: reading stdin: %w", err)
 	}
-	if *final {
+	if f.final {
 		texts := map[string]string{}
 		for _, b := range l.State().Buckets {
 			for _, t := range b.Templates {
@@ -124,7 +128,7 @@ func errorsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err := out.Flush(); err != nil {
 		return err
 	}
-	return saveLearner(*statePath, l)
+	return saveLearner(f.statePath, l)
 }
 
 // maxGroupLine bounds an input line: the parameteriser reads the first

@@ -38,63 +38,67 @@ and issues of its own account. A user token's login is asked of GitHub once.
 // under 300 characters; a megabyte on stdin is a mistake.
 const maxSecretBytes = 4096
 
-// githubCmd administers the GitHub credentials of the data dir. It touches
-// only their file, not the store, so it works while the server runs (the
-// server rereads the file when it changes).
-func githubCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, githubUsage)
-		return flag.ErrHelp
+// githubCommand administers the GitHub credentials of the data dir. It
+// touches only their file, not the store, so it works while the server
+// runs (the server rereads the file when it changes).
+func githubCommand() *command {
+	var gf githubFlags
+	return &command{Name: "github", Page: githubUsage,
+		Synopsis: []string{"github set [--tenant T] --webhook-secret-stdin | --token-stdin | show [--tenant T] | remove --tenant T"},
+		Summary:  "vantagepeers github help",
+		Subs:     []string{"set", "show", "remove"},
+		Flags: func(fs *flag.FlagSet, sub string) {
+			fs.StringVar(&gf.tenant, "tenant", "", `tenant id (set: "default" when omitted; show: every tenant when omitted)`)
+			if sub == "set" {
+				fs.BoolVar(&gf.hookStdin, "webhook-secret-stdin", false, "read the webhook secret from stdin")
+				fs.BoolVar(&gf.tokenStdin, "token-stdin", false, "read the GitHub token from stdin")
+				fs.StringVar(&gf.login, "login", "", `the GitHub account the token acts as ("<app-slug>[bot]" for a GitHub App installation token)`)
+			}
+		},
+		Run: func(_ context.Context, e *env) error { return githubCmd(e, gf) },
 	}
-	cmd := args[0]
-	fs := flag.NewFlagSet("github "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	tenant := fs.String("tenant", "", `tenant id (set: "default" when omitted; show: every tenant when omitted)`)
-	var hookStdin, tokenStdin bool
-	var login string
-	if cmd == "set" {
-		fs.BoolVar(&hookStdin, "webhook-secret-stdin", false, "read the webhook secret from stdin")
-		fs.BoolVar(&tokenStdin, "token-stdin", false, "read the GitHub token from stdin")
-		fs.StringVar(&login, "login", "", `the GitHub account the token acts as ("<app-slug>[bot]" for a GitHub App installation token)`)
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
+}
+
+// githubFlags are the flags of the github subcommands.
+type githubFlags struct {
+	tenant, login         string
+	hookStdin, tokenStdin bool
+}
+
+func githubCmd(e *env, gf githubFlags) error {
+	cmd, tenant := e.sub, gf.tenant
+	if len(e.args) > 0 {
 		// Not quoted: a stray argument may well be the secret itself.
-		return fmt.Errorf("github %s: %d unexpected argument(s); secrets are read from stdin, never from arguments", cmd, fs.NArg())
+		return fmt.Errorf("github %s: %d unexpected argument(s); secrets are read from stdin, never from arguments", cmd, len(e.args))
 	}
-	if *tenant != "" && !vp.ValidTenant(*tenant) {
-		return fmt.Errorf("github %s: --tenant: %q is not a valid tenant id", cmd, *tenant)
+	if tenant != "" && !vp.ValidTenant(tenant) {
+		return fmt.Errorf("github %s: --tenant: %q is not a valid tenant id", cmd, tenant)
 	}
 	f := &github.FileCredentials{
-		Path:     filepath.Join(c.dataDir, github.CredentialsFile),
+		Path:     filepath.Join(e.dataDir, github.CredentialsFile),
 		Defaults: github.CredentialsFromEnv(os.Getenv),
 	}
 	switch cmd {
 	case "set":
-		if login != "" {
-			if hookStdin || tokenStdin {
+		if gf.login != "" {
+			if gf.hookStdin || gf.tokenStdin {
 				return errors.New("github set: --login is set on its own, without --webhook-secret-stdin or --token-stdin")
 			}
-			return githubSetLogin(f, cmp.Or(*tenant, github.DefaultTenant), login, stdout)
+			return githubSetLogin(f, cmp.Or(tenant, github.DefaultTenant), gf.login, e.stdout)
 		}
-		return githubSet(f, cmp.Or(*tenant, github.DefaultTenant), hookStdin, tokenStdin, stdin, stdout)
+		return githubSet(f, cmp.Or(tenant, github.DefaultTenant), gf.hookStdin, gf.tokenStdin, e.stdin, e.stdout)
 	case "show":
-		return githubShow(f, *tenant, stdout)
+		return githubShow(f, tenant, e.stdout)
 	case "remove":
-		if *tenant == "" {
+		if tenant == "" {
 			return errors.New("github remove: --tenant is required")
 		}
-		if err := f.Remove(*tenant); err != nil {
+		if err := f.Remove(tenant); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "tenant %s: GitHub credentials removed from %s\n", *tenant, f.Path)
+		fmt.Fprintf(e.stdout, "tenant %s: GitHub credentials removed from %s\n", tenant, f.Path)
 		return nil
 	}
-	fmt.Fprint(stderr, githubUsage)
 	return fmt.Errorf("github: unknown subcommand %q; use set, show or remove", cmd)
 }
 

@@ -17,24 +17,40 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// jobsCmd is `vantagepeers jobs list | run NAME`: the catalogue the server
-// runs in the background, and one run of a job now, for a user debugging
-// a schedule (and for tests that need a job to have run).
-func jobsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("jobs: say list or run NAME")
+// jobsCommand is `vantagepeers jobs list | run NAME`: the catalogue the
+// server runs in the background, and one run of a job now, for a user
+// debugging a schedule (and for tests that need a job to have run).
+func jobsCommand() *command {
+	var tenant string
+	return &command{Name: "jobs", Args: argsFirst,
+		Synopsis: []string{"jobs list | run NAME [--tenant T] [--data-dir DIR]"},
+		Summary:  "the background jobs; run one now",
+		Details: `
+list: the background jobs with their schedules (UTC). run NAME [--tenant T]: run one now.
+`,
+		Subs: []string{"list", "run"},
+		BadSub: func(_ *env, sub string) error {
+			if sub == "" {
+				return errors.New("jobs: say list or run NAME")
+			}
+			return fmt.Errorf("jobs: unknown subcommand %q; use list or run NAME", sub)
+		},
+		Flags: func(fs *flag.FlagSet, sub string) {
+			if sub == "run" {
+				fs.StringVar(&tenant, "tenant", "", "run for this tenant only (jobs that visit the tenants one by one)")
+			}
+		},
+		Run: func(ctx context.Context, e *env) error {
+			if e.sub == "run" {
+				return runJob(ctx, e, tenant)
+			}
+			if len(e.args) > 0 {
+				return fmt.Errorf("jobs list: unexpected %q", e.args[0])
+			}
+			listJobs(e.stdout, time.Now())
+			return nil
+		},
 	}
-	switch args[0] {
-	case "list":
-		if len(args) > 1 {
-			return fmt.Errorf("jobs list: unexpected %q", args[1])
-		}
-		listJobs(stdout, time.Now())
-		return nil
-	case "run":
-		return runJob(ctx, args[1:], stdout, stderr)
-	}
-	return fmt.Errorf("jobs: unknown subcommand %q; use list or run NAME", args[0])
 }
 
 // listJobs prints one line a job: name, schedule (UTC), next run (UTC).
@@ -53,69 +69,59 @@ func listJobs(w io.Writer, now time.Time) {
 	_ = tw.Flush()
 }
 
-func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("jobs run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	tenant := fs.String("tenant", "", "run for this tenant only (jobs that visit the tenants one by one)")
-	// The name may come before the flags (jobs run NAME --tenant T).
+func runJob(ctx context.Context, e *env, tenant string) error {
 	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
+	if len(e.args) > 0 {
+		name = e.args[0]
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if name == "" && fs.NArg() > 0 {
-		name = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return fmt.Errorf("jobs run: unexpected %q", fs.Arg(0))
+	if len(e.args) > 1 {
+		return fmt.Errorf("jobs run: unexpected %q", e.args[1])
 	}
 	valid := strings.Join(vpapp.Catalogue(nil).Names(), ", ")
 	if name == "" {
 		return fmt.Errorf("jobs run: name the job; the jobs are %s", valid)
 	}
-	if _, ok := vpapp.Catalogue(nil).Lookup(name); !ok {
+	declared, ok := vpapp.Catalogue(nil).Lookup(name)
+	if !ok {
 		return fmt.Errorf("jobs run: unknown job %q; the jobs are %s", name, valid)
 	}
-	if *tenant != "" {
-		if j, _ := vpapp.Catalogue(nil).Lookup(name); !j.PerTenant {
+	if tenant != "" {
+		if !declared.PerTenant {
 			return fmt.Errorf("jobs run %s: --tenant: this job covers every tenant in one pass and cannot be limited to one", name)
 		}
-		if !vp.ValidTenant(*tenant) {
-			return fmt.Errorf("jobs run %s: --tenant: %q is not a valid tenant id", name, *tenant)
+		if !vp.ValidTenant(tenant) {
+			return fmt.Errorf("jobs run %s: --tenant: %q is not a valid tenant id", name, tenant)
 		}
 	}
-	lvl := slog.LevelInfo
-	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", c.logLevel)
-	}
-	// What the job reports (its log lines) is what it did: show them as
-	// text, on stdout.
-	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: lvl}))
-	a, err := openApp(ctx, c.dataDir, log)
+	lvl, err := e.level()
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	// What the job reports (its log lines) is what it did: show them as
+	// text, on stdout.
+	log := slog.New(slog.NewTextHandler(e.stdout, &slog.HandlerOptions{Level: lvl}))
+	e.log = log
+	a, err := e.app(ctx)
+	if err != nil {
+		return err
+	}
 	if a.newMaster != "" {
-		fmt.Fprintf(stderr, "vantagepeers: created the master token (shown once, only its hash is stored): %s\n", a.newMaster)
+		fmt.Fprintf(e.stderr, "vantagepeers: created the master token (shown once, only its hash is stored): %s\n", a.newMaster)
 	}
 	j, _ := vpapp.Catalogue(a.Services).Lookup(name)
 	d := a.jobDeps(log)
-	if *tenant != "" {
-		d.Tenants = func(context.Context) ([]string, error) { return []string{*tenant}, nil }
+	if tenant != "" {
+		d.Tenants = func(context.Context) ([]string, error) { return []string{tenant}, nil }
 	}
 	fn, err := j.Func(d)
 	if err != nil {
 		return fmt.Errorf("jobs run %s: %w", name, err)
 	}
 	start := time.Now()
-	log.Info("job started", "job", name, "at", start.UTC().Format(time.RFC3339), "dataDir", c.dataDir, "tenant", *tenant)
+	log.Info("job started", "job", name, "at", start.UTC().Format(time.RFC3339), "dataDir", e.dataDir, "tenant", tenant)
 	if err := fn(ctx, start); err != nil {
 		return fmt.Errorf("jobs run %s: failed after %v: %w", name, time.Since(start).Round(time.Millisecond), err)
 	}
-	fmt.Fprintf(stdout, "%s: done in %v\n", name, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "%s: done in %v\n", name, time.Since(start).Round(time.Millisecond))
 	return nil
 }

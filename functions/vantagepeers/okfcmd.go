@@ -28,43 +28,43 @@ hold exactly the bundle. The commands act as the data dir's owner (admin) in --t
 "default"); validate reads no data dir. export and import also take --data-dir and --log-level.
 `
 
-// okfCmd exports, validates and imports bundles against the data dir, as
-// the owner of the data dir: no size limit of a tool result applies.
-func okfCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, okfUsage)
-		return flag.ErrHelp
+// okfFlags are the flags of the okf subcommands.
+type okfFlags struct{ ns, out, in, mode, tenant string }
+
+// okfCommand exports, validates and imports bundles against the data dir,
+// as the owner of the data dir: no size limit of a tool result applies.
+func okfCommand() *command {
+	var f okfFlags
+	return &command{Name: "okf", Page: okfUsage,
+		Synopsis: []string{"okf export --namespace NS --out F | validate --in F | import --namespace NS --in F [--mode M]"},
+		Summary:  "vantagepeers okf help",
+		Subs:     []string{"export", "validate", "import"},
+		Flags: func(fs *flag.FlagSet, _ string) {
+			fs.StringVar(&f.ns, "namespace", "", "the namespace to export or import into")
+			fs.StringVar(&f.out, "out", "", "export: the file to write (- for stdout)")
+			fs.StringVar(&f.in, "in", "", "validate, import: the bundle file (- for stdin)")
+			fs.StringVar(&f.mode, "mode", okfsvc.ModeDryRun, "import: dry-run, merge or replace")
+			fs.StringVar(&f.tenant, "tenant", vp.DefaultTenant, "tenant id")
+		},
+		Run: func(ctx context.Context, e *env) error { return okfCmd(ctx, e, f) },
 	}
-	cmd := args[0]
-	if cmd != "export" && cmd != "validate" && cmd != "import" {
-		fmt.Fprint(stderr, okfUsage)
-		return fmt.Errorf("okf: unknown subcommand %q; use export, validate or import", cmd)
+}
+
+func okfCmd(ctx context.Context, e *env, f okfFlags) error {
+	cmd, ns, out, in, mode, tenant := e.sub, f.ns, f.out, f.in, f.mode, f.tenant
+	if len(e.args) > 0 {
+		return fmt.Errorf("okf %s: unexpected argument %q", cmd, e.args[0])
 	}
-	fs := flag.NewFlagSet("okf "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	ns := fs.String("namespace", "", "the namespace to export or import into")
-	out := fs.String("out", "", "export: the file to write (- for stdout)")
-	in := fs.String("in", "", "validate, import: the bundle file (- for stdin)")
-	mode := fs.String("mode", okfsvc.ModeDryRun, "import: dry-run, merge or replace")
-	tenant := fs.String("tenant", vp.DefaultTenant, "tenant id")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("okf %s: unexpected argument %q", cmd, fs.Arg(0))
-	}
-	if !vp.ValidTenant(*tenant) {
-		return fmt.Errorf("okf %s: --tenant: %q is not a valid tenant id", cmd, *tenant)
+	if !vp.ValidTenant(tenant) {
+		return fmt.Errorf("okf %s: --tenant: %q is not a valid tenant id", cmd, tenant)
 	}
 	var data []byte
 	if cmd != "export" {
-		if *in == "" {
+		if in == "" {
 			return fmt.Errorf("okf %s: --in is required (a .okf.tar.gz, or - for stdin)", cmd)
 		}
 		var err error
-		if data, err = readInput(*in, stdin); err != nil {
+		if data, err = readInput(in, e.stdin); err != nil {
 			return fmt.Errorf("okf %s: --in: %w", cmd, err)
 		}
 	}
@@ -73,44 +73,39 @@ func okfCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, okfsvc.ReportOf(b, len(data)))
+		return printJSON(e.stdout, okfsvc.ReportOf(b, len(data)))
 	}
-	if *ns == "" {
+	if ns == "" {
 		return fmt.Errorf("okf %s: --namespace is required", cmd)
 	}
-	if cmd == "export" && *out == "" {
+	if cmd == "export" && out == "" {
 		return errors.New("okf export: --out is required (a file, or - for stdout)")
 	}
-	log, err := c.logger(stderr)
+	a, err := e.app(ctx)
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, c.dataDir, log)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	p := auth.MasterPrincipal(*tenant)
+	p := auth.MasterPrincipal(tenant)
 	if cmd == "import" {
-		res, err := a.OKF.WithMemoryBudget(cliOKFBudget()).Import(ctx, p, *ns, *mode, data)
+		res, err := a.OKF.WithMemoryBudget(cliOKFBudget()).Import(ctx, p, ns, mode, data)
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, res)
+		return printJSON(e.stdout, res)
 	}
-	res, err := a.OKF.Export(ctx, p, *ns)
+	res, err := a.OKF.Export(ctx, p, ns)
 	if err != nil {
 		return err
 	}
-	if *out == "-" {
-		_, err := stdout.Write(res.Data)
+	if out == "-" {
+		_, err := e.stdout.Write(res.Data)
 		return err
 	}
-	d, err := okfsvc.Deliver("okf export", res, p, *out, true, nil)
+	d, err := okfsvc.Deliver("okf export", res, p, out, true, nil)
 	if err != nil {
 		return err
 	}
-	return printJSON(stdout, d)
+	return printJSON(e.stdout, d)
 }
 
 // cliOKFBudget is the memory budget of `vantagepeers okf import`: one call

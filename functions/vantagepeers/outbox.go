@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,39 +23,41 @@ const outboxUsage = `vantagepeers outbox — the side effects that failed for go
 Every command also takes --data-dir and --log-level.
 `
 
-// outboxCmd administers the outbox of the data dir. It opens the store
+// outboxCommand administers the outbox of the data dir. It opens the store
 // alone, not the whole app: it must work while the server runs (SQLite
 // serialises the writers of both processes) and must not initialise a data
 // dir that does not exist.
-func outboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, outboxUsage)
-		return flag.ErrHelp
+func outboxCommand() *command {
+	var tenant string
+	var limit int
+	return &command{Name: "outbox", Page: outboxUsage, Args: argsFirst,
+		Synopsis: []string{"outbox dead [--tenant T] | retry ID | discard ID"},
+		Summary:  "vantagepeers outbox help",
+		Subs:     []string{"dead", "retry", "discard"},
+		BadSub: func(e *env, sub string) error {
+			fmt.Fprint(e.stderr, outboxUsage)
+			if sub == "" {
+				return flag.ErrHelp
+			}
+			return fmt.Errorf("outbox: unknown subcommand %q (want dead, retry or discard)", sub)
+		},
+		Flags: func(fs *flag.FlagSet, _ string) {
+			fs.StringVar(&tenant, "tenant", "", "tenant id (default: every tenant; for retry and discard, found from the id)")
+			fs.IntVar(&limit, "limit", 100, "at most this many dead letters")
+		},
+		Run: func(ctx context.Context, e *env) error { return outboxCmd(ctx, e, tenant, limit) },
 	}
-	cmd := args[0]
-	fs := flag.NewFlagSet("outbox "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	tenant := fs.String("tenant", "", "tenant id (default: every tenant; for retry and discard, found from the id)")
-	limit := fs.Int("limit", 100, "at most this many dead letters")
-	// The id may come before or after the flags.
-	var pos []string
-	rest := args[1:]
-	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		pos, rest = append(pos, rest[0]), rest[1:]
-	}
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	pos = append(pos, fs.Args()...)
-	log, err := c.logger(stderr)
+}
+
+func outboxCmd(ctx context.Context, e *env, tenant string, limit int) error {
+	cmd, pos := e.sub, e.args
+	log, err := e.logger()
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(c.dataDir, "vantagepeers.db")
+	path := filepath.Join(e.dataDir, "vantagepeers.db")
 	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("outbox: no data at %s (--data-dir or VP_DATA_DIR): %w", c.dataDir, err)
+		return fmt.Errorf("outbox: no data at %s (--data-dir or VP_DATA_DIR): %w", e.dataDir, err)
 	}
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: path})
 	if err != nil {
@@ -76,11 +76,11 @@ func outboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	switch cmd {
 	case "dead":
-		dead, err := ob.DeadLetters(ctx, outbox.DeadQuery{Tenant: *tenant, Limit: *limit})
+		dead, err := ob.DeadLetters(ctx, outbox.DeadQuery{Tenant: tenant, Limit: limit})
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tTENANT\tTOPIC\tSUBSCRIBER\tATTEMPTS\tENQUEUED\tLAST FAILURE\tDEAD SINCE\tLAST ERROR")
 		for _, d := range dead {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.Tenant, d.Topic, orDash(d.Subscriber), d.Attempts,
@@ -92,21 +92,20 @@ func outboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		var e outbox.Entry
+		var en outbox.Entry
 		if cmd == "retry" {
-			e, err = ob.Retry(ctx, *tenant, id)
+			en, err = ob.Retry(ctx, tenant, id)
 		} else {
-			e, err = ob.Discard(ctx, *tenant, id)
+			en, err = ob.Discard(ctx, tenant, id)
 		}
 		if err != nil {
 			return err
 		}
 		verb := map[string]string{"retry": "queued again, due now (the next drain of an outbox worker delivers it)", "discard": "discarded"}[cmd]
-		fmt.Fprintf(stdout, "%s %s (tenant %s, topic %s): %s\n", cmd, e.ID, e.Tenant, e.Topic, verb)
+		fmt.Fprintf(e.stdout, "%s %s (tenant %s, topic %s): %s\n", cmd, en.ID, en.Tenant, en.Topic, verb)
 		return nil
 	}
-	fmt.Fprint(stderr, outboxUsage)
-	return errors.New("outbox: unknown subcommand " + fmt.Sprintf("%q", cmd) + " (want dead, retry or discard)")
+	return fmt.Errorf("outbox: unknown subcommand %q (want dead, retry or discard)", cmd)
 }
 
 func stamp(t time.Time) string {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,37 +34,74 @@ send prints {"id","seq"}; wait prints one JSON reply a line.
 Device state: --state-dir (env PACERELLE_DEVICE_DIR, default ~/.pacerelle/devices).
 `
 
-func pacerelleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "help" {
-		fmt.Fprint(stdout, pacerelleUsage)
-		return nil
+// pacerelleFlags are the flags of the pacerelle subcommands; each
+// subcommand registers its own.
+type pacerelleFlags struct {
+	dir, agent, person                                   string
+	base, token, device, code, newDir, conv, id, replyTo string
+	yes                                                  bool
+	count                                                int
+	timeout                                              time.Duration
+}
+
+func pacerelleCommand() *command {
+	var f pacerelleFlags
+	return &command{Name: "pacerelle", Page: pacerelleUsage, NoCommon: true,
+		Synopsis: []string{"pacerelle pair | send | wait"},
+		Summary:  "a person's Pacerelle device; vantagepeers pacerelle help",
+		Subs:     []string{"pair", "add-device", "send", "wait"},
+		BadSub: func(e *env, sub string) error {
+			if sub == "" {
+				fmt.Fprint(e.stdout, pacerelleUsage)
+				return nil
+			}
+			fmt.Fprint(e.stderr, pacerelleUsage)
+			return fmt.Errorf("unknown pacerelle command %q", sub)
+		},
+		Flags: func(fs *flag.FlagSet, sub string) { f.register(fs, sub) },
+		Run:   func(ctx context.Context, e *env) error { return pacerelle(ctx, e, f) },
 	}
-	fs := flag.NewFlagSet("pacerelle "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+}
+
+func (f *pacerelleFlags) register(fs *flag.FlagSet, sub string) {
 	home, _ := os.UserHomeDir()
-	dir := fs.String("state-dir", envOr("PACERELLE_DEVICE_DIR", filepath.Join(home, ".pacerelle", "devices")), "device state folder")
-	agent := fs.String("agent", "", "the agent id")
-	person := fs.String("person", envOr("PACERELLE_PERSON", ""), "your id (the VantagePeers identity of your token)")
-	switch args[0] {
+	fs.StringVar(&f.dir, "state-dir", envOr("PACERELLE_DEVICE_DIR", filepath.Join(home, ".pacerelle", "devices")), "device state folder")
+	fs.StringVar(&f.agent, "agent", "", "the agent id")
+	fs.StringVar(&f.person, "person", envOr("PACERELLE_PERSON", ""), "your id (the VantagePeers identity of your token)")
+	switch sub {
 	case "pair":
-		base := fs.String("base-url", envOr("PACERELLE_BASE_URL", "http://127.0.0.1:8787"), "relay URL")
-		token := fs.String("token", envOr("VP_TOKEN", ""), "your VantagePeers token (env VP_TOKEN)")
-		device := fs.String("device", "cli", "this device's name")
-		code := fs.String("code", "", "the code the agent shows")
-		yes := fs.Bool("yes", false, "confirm without comparing codes (tests only)")
-		if err := fs.Parse(args[1:]); err != nil {
+		fs.StringVar(&f.base, "base-url", envOr("PACERELLE_BASE_URL", "http://127.0.0.1:8787"), "relay URL")
+		fs.StringVar(&f.token, "token", envOr("VP_TOKEN", ""), "your VantagePeers token (env VP_TOKEN)")
+		fs.StringVar(&f.device, "device", "cli", "this device's name")
+		fs.StringVar(&f.code, "code", "", "the code the agent shows")
+		fs.BoolVar(&f.yes, "yes", false, "confirm without comparing codes (tests only)")
+	case "add-device":
+		fs.StringVar(&f.newDir, "new-state-dir", "", "where the new device keeps its state")
+		fs.StringVar(&f.device, "device", "", "the new device's name")
+	case "send":
+		fs.StringVar(&f.conv, "conversation", "", "conversation id")
+		fs.StringVar(&f.id, "id", "", "message id (default: a fresh one; reuse it to resend)")
+	case "wait":
+		fs.StringVar(&f.replyTo, "reply-to", "", "wait for a reply to this request")
+		fs.IntVar(&f.count, "count", 1, "wait for this many replies")
+		fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "give up after")
+	}
+}
+
+func pacerelle(ctx context.Context, e *env, f pacerelleFlags) error {
+	stdin, stderr, stdout := e.stdin, e.stderr, e.stdout
+	switch e.sub {
+	case "pair":
+		if err := required(map[string]string{"--agent": f.agent, "--person": f.person, "--token": f.token}); err != nil {
 			return err
 		}
-		if err := required(map[string]string{"--agent": *agent, "--person": *person, "--token": *token}); err != nil {
-			return err
-		}
-		d, got, err := requester.Pair(ctx, requester.PairOptions{Dir: *dir, BaseURL: *base, Token: *token, Agent: *agent, Person: *person, DeviceName: *device,
+		d, got, err := requester.Pair(ctx, requester.PairOptions{Dir: f.dir, BaseURL: f.base, Token: f.token, Agent: f.agent, Person: f.person, DeviceName: f.device,
 			Confirm: func(c, fp string) bool {
 				fmt.Fprintf(stderr, "pairing code: %s (agent key %s)\n", c, fp)
 				switch {
-				case *code != "":
-					return c == strings.TrimSpace(*code)
-				case *yes:
+				case f.code != "":
+					return c == strings.TrimSpace(f.code)
+				case f.yes:
 					return true
 				}
 				fmt.Fprint(stderr, "compare it with the code the AGENT shows for this pairing now (get_status pending_pairings, or its log \"pairing requested by ...\"); confirm only if they are the same. Same code? [y/N] ")
@@ -76,91 +112,74 @@ func pacerelleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			return err
 		}
 		defer d.Close()
-		return json.NewEncoder(stdout).Encode(map[string]any{"paired": true, "agent": *agent, "code": got})
+		return json.NewEncoder(stdout).Encode(map[string]any{"paired": true, "agent": f.agent, "code": got})
 	case "add-device":
-		newDir := fs.String("new-state-dir", "", "where the new device keeps its state")
-		device := fs.String("device", "", "the new device's name")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := required(map[string]string{"--agent": f.agent, "--person": f.person, "--new-state-dir": f.newDir, "--device": f.device}); err != nil {
 			return err
 		}
-		if err := required(map[string]string{"--agent": *agent, "--person": *person, "--new-state-dir": *newDir, "--device": *device}); err != nil {
-			return err
-		}
-		d, err := requester.Open(*dir, *person, *agent)
+		d, err := requester.Open(f.dir, f.person, f.agent)
 		if err != nil {
 			return err
 		}
 		defer d.Close()
-		nd, err := d.AddDevice(ctx, *newDir, *device)
+		nd, err := d.AddDevice(ctx, f.newDir, f.device)
 		if err != nil {
 			return err
 		}
 		defer nd.Close()
-		return json.NewEncoder(stdout).Encode(map[string]any{"added": *device, "stateDir": *newDir})
+		return json.NewEncoder(stdout).Encode(map[string]any{"added": f.device, "stateDir": f.newDir})
 	case "send":
-		conv := fs.String("conversation", "", "conversation id")
-		id := fs.String("id", "", "message id (default: a fresh one; reuse it to resend)")
-		if err := fs.Parse(args[1:]); err != nil {
+		text := strings.Join(e.args, " ")
+		if err := required(map[string]string{"--agent": f.agent, "--person": f.person, "--conversation": f.conv, "TEXT": text}); err != nil {
 			return err
 		}
-		text := strings.Join(fs.Args(), " ")
-		if err := required(map[string]string{"--agent": *agent, "--person": *person, "--conversation": *conv, "TEXT": text}); err != nil {
-			return err
+		if f.id == "" {
+			f.id = vp.NewIDs(nil).New("req")
 		}
-		if *id == "" {
-			*id = vp.NewIDs(nil).New("req")
-		}
-		d, err := requester.Open(*dir, *person, *agent)
+		d, err := requester.Open(f.dir, f.person, f.agent)
 		if err != nil {
 			return err
 		}
 		defer d.Close()
-		res, err := d.Send(ctx, *conv, *id, text)
+		res, err := d.Send(ctx, f.conv, f.id, text)
 		if err != nil {
 			return err
 		}
 		return json.NewEncoder(stdout).Encode(map[string]any{"id": res.ID, "seq": res.Seq, "duplicate": res.Duplicate})
 	case "wait":
-		replyTo := fs.String("reply-to", "", "wait for a reply to this request")
-		count := fs.Int("count", 1, "wait for this many replies")
-		timeout := fs.Duration("timeout", 60*time.Second, "give up after")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := required(map[string]string{"--agent": f.agent, "--person": f.person}); err != nil {
 			return err
 		}
-		if err := required(map[string]string{"--agent": *agent, "--person": *person}); err != nil {
-			return err
-		}
-		d, err := requester.Open(*dir, *person, *agent)
+		d, err := requester.Open(f.dir, f.person, f.agent)
 		if err != nil {
 			return err
 		}
 		defer d.Close()
-		wctx, cancel := context.WithTimeout(ctx, *timeout)
+		wctx, cancel := context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 		enc := json.NewEncoder(stdout)
 		n := 0
 		_, err = d.Wait(wctx, func(rs []requester.Reply) bool {
 			for _, r := range rs[n:] {
-				if *replyTo == "" || r.ReplyTo == *replyTo {
+				if f.replyTo == "" || r.ReplyTo == f.replyTo {
 					_ = enc.Encode(r)
 				}
 			}
 			n = len(rs)
 			matched := 0
 			for _, r := range rs {
-				if *replyTo == "" || r.ReplyTo == *replyTo {
+				if f.replyTo == "" || r.ReplyTo == f.replyTo {
 					matched++
 				}
 			}
-			return matched >= *count
+			return matched >= f.count
 		})
 		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("no reply within %v", *timeout)
+			return fmt.Errorf("no reply within %v", f.timeout)
 		}
 		return err
 	}
-	fmt.Fprint(stderr, pacerelleUsage)
-	return fmt.Errorf("unknown pacerelle command %q", args[0])
+	return fmt.Errorf("unknown pacerelle command %q", e.sub)
 }
 
 func required(vals map[string]string) error {

@@ -23,42 +23,48 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	addr := fs.String("addr", envOr("VP_ADDR", "127.0.0.1:8787"), "listen address (env VP_ADDR)")
-	if err := fs.Parse(args); err != nil {
-		return err
+func serveCommand() *command {
+	var addr string
+	return &command{Name: "serve", Synopsis: []string{"serve  [--data-dir DIR] [--addr HOST:PORT] [--log-level LEVEL]"},
+		Details: `
+Starts the MCP server over Streamable HTTP (--addr, env VP_ADDR, default 127.0.0.1:8787). Stop it with
+Ctrl-C or SIGTERM: it finishes the requests in flight and exits. The first start on an empty data dir
+prints a ready configuration with an agent token, and the admin (master) token once.
+`,
+		Flags: func(fs *flag.FlagSet, _ string) {
+			fs.StringVar(&addr, "addr", envOr("VP_ADDR", "127.0.0.1:8787"), "listen address (env VP_ADDR)")
+		},
+		Run: func(ctx context.Context, e *env) error { return serve(ctx, e, addr) },
 	}
-	log, err := c.logger(stderr)
+}
+
+func serve(ctx context.Context, e *env, addr string) error {
+	log, err := e.logger()
 	if err != nil {
 		return err
 	}
 	if err := mcpserver.CheckToolProfile(os.Getenv("VP_TOOL_PROFILE")); err != nil {
 		return fmt.Errorf("VP_TOOL_PROFILE: %w", err)
 	}
-	a, err := openApp(ctx, c.dataDir, log)
+	a, err := e.app(ctx)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		// The master token of a first start exists only now: show it even
 		// though this start goes no further (connect makes agent tokens).
-		announceMaster(stdout, a, c.dataDir)
+		announceMaster(e.stdout, a, e.dataDir)
 		return fmt.Errorf("--addr: %w", err)
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	if a.fresh {
-		if err := printFirstStart(ctx, stdout, a, url); err != nil {
+		if err := printFirstStart(ctx, e.stdout, a, url); err != nil {
 			_ = ln.Close()
 			return err
 		}
 	} else {
-		announceMaster(stdout, a, c.dataDir)
+		announceMaster(e.stdout, a, e.dataDir)
 	}
 	// Bundles too large for a tool result come as signed URLs, absolute:
 	// under VP_PUBLIC_BASE_URL when set (a proxy in front), else the
@@ -81,7 +87,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	log.Info("serving", "url", url, "dataDir", c.dataDir, "version", version)
+	log.Info("serving", "url", url, "dataDir", e.dataDir, "version", version)
 	stopJobs := a.startJobs(ctx, log)
 	defer stopJobs()
 	errc := make(chan error, 1)
@@ -155,41 +161,43 @@ func firstAgentName() string {
 	return name
 }
 
-func stdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("stdio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+func stdioCommand() *command {
+	return &command{Name: "stdio", Synopsis: []string{"stdio  [--data-dir DIR] [--log-level LEVEL]"},
+		Details: `
+Serves MCP over stdin/stdout, for a host that starts the server itself. VP_TOKEN is the agent's token;
+without it, the owner of the data dir acts as the local admin of the default tenant.
+`,
+		Run: stdio,
 	}
-	log, err := c.logger(stderr)
+}
+
+func stdio(ctx context.Context, e *env) error {
+	log, err := e.logger()
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, c.dataDir, log)
+	a, err := e.app(ctx)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	announceMaster(stderr, a, c.dataDir)
-	p, err := stdioPrincipal(ctx, a, c.dataDir)
+	announceMaster(e.stderr, a, e.dataDir)
+	p, err := stdioPrincipal(ctx, a, e.dataDir)
 	if r := auth.Refusal(err); r != nil {
 		// Exiting would show the host only "connection closed": serve, and
 		// answer every request with the reason instead.
 		log.Warn("VP_TOKEN refused", "reason", string(r.Reason), "tokenId", r.TokenID)
 		server := a.mcpServer(nil)
 		server.AddReceivingMiddleware(refuseAll("VP_TOKEN was refused: " + r.Description()))
-		return runStdio(ctx, server, stdin, stdout)
+		return runStdio(ctx, server, e.stdin, e.stdout)
 	}
 	if err != nil {
 		return err
 	}
 	server := a.mcpServer(&p)
-	log.Info("serving stdio", "tenant", p.Tenant, "dataDir", c.dataDir)
+	log.Info("serving stdio", "tenant", p.Tenant, "dataDir", e.dataDir)
 	stopJobs := a.startJobs(ctx, log)
 	defer stopJobs()
-	return runStdio(ctx, server, stdin, stdout)
+	return runStdio(ctx, server, e.stdin, e.stdout)
 }
 
 func runStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout io.Writer) error {

@@ -14,55 +14,76 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 )
 
-func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("token: want create, list or revoke")
+// tokenFlags are the flags of the token subcommands.
+type tokenFlags struct {
+	tenant, as, read, write, label, profile string
+	ttl                                     ttlFlag
+}
+
+func tokenCommand() *command {
+	var f tokenFlags
+	return &command{Name: "token",
+		Synopsis: []string{
+			"token create --tenant T --as alice,bob --read global,project/x --write project/x [--label L] [--ttl 30d] [--tool-profile core|full]",
+			"token list   [--tenant T]",
+			"token revoke ID",
+		},
+		Details: `
+  --tenant T        the tenant (create; list filters by it)
+  --as a,b          orchestrators the token may act as, or '*'
+  --read p,q        namespace prefixes it may read, or '*'
+  --write p,q       namespace prefixes it may write, or '*'
+  --ttl 30d         lifetime: days (30d) or a duration (12h); default: no expiry
+  --label L         a note to recognise it by
+  --tool-profile P  core or full: the tools advertised to it by default
+The token is printed once on stdout; only its hash is stored.
+`,
+		Subs: []string{"create", "list", "revoke"},
+		BadSub: func(_ *env, sub string) error {
+			if sub == "" {
+				return errors.New("token: want create, list or revoke")
+			}
+			return fmt.Errorf("token: unknown subcommand %q (want create, list or revoke)", sub)
+		},
+		Flags: func(fs *flag.FlagSet, _ string) {
+			fs.StringVar(&f.tenant, "tenant", "", "tenant id")
+			fs.StringVar(&f.as, "as", "", "orchestrators the token may act as, comma-separated, or '*'")
+			fs.StringVar(&f.read, "read", "", "namespace prefixes it may read, comma-separated, or '*'")
+			fs.StringVar(&f.write, "write", "", "namespace prefixes it may write, comma-separated, or '*'")
+			fs.StringVar(&f.label, "label", "", "a note to recognise the token by")
+			fs.Var(&f.ttl, "ttl", "lifetime, e.g. 30d, 12h or 90m (default: no expiry)")
+			fs.StringVar(&f.profile, "tool-profile", "", "tools advertised by default to this token: core or full")
+		},
+		Run: func(ctx context.Context, e *env) error { return token(ctx, e, f) },
 	}
-	fs := flag.NewFlagSet("token "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	tenant := fs.String("tenant", "", "tenant id")
-	as := fs.String("as", "", "orchestrators the token may act as, comma-separated, or '*'")
-	read := fs.String("read", "", "namespace prefixes it may read, comma-separated, or '*'")
-	write := fs.String("write", "", "namespace prefixes it may write, comma-separated, or '*'")
-	label := fs.String("label", "", "a note to recognise the token by")
-	var ttl ttlFlag
-	fs.Var(&ttl, "ttl", "lifetime, e.g. 30d, 12h or 90m (default: no expiry)")
-	profile := fs.String("tool-profile", "", "tools advertised by default to this token: core or full")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	log, err := c.logger(stderr)
+}
+
+func token(ctx context.Context, e *env, f tokenFlags) error {
+	a, err := e.app(ctx)
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, c.dataDir, log)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	announceMaster(stderr, a, c.dataDir)
-	switch args[0] {
+	announceMaster(e.stderr, a, e.dataDir)
+	switch e.sub {
 	case "create":
-		if *tenant == "" || *as == "" {
+		if f.tenant == "" || f.as == "" {
 			return errors.New("token create: --tenant and --as are required")
 		}
 		secret, tok, err := a.Tokens.Create(ctx, auth.Spec{
-			Tenant: *tenant, ActsAs: split(*as), ReadPrefixes: split(*read), WritePrefixes: split(*write), Label: *label, TTL: ttl.d, ToolProfile: *profile,
+			Tenant: f.tenant, ActsAs: split(f.as), ReadPrefixes: split(f.read), WritePrefixes: split(f.write), Label: f.label, TTL: f.ttl.d, ToolProfile: f.profile,
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "created %s for tenant %s acting as %s (shown once; only its hash is stored):\n", tok.ID, tok.Tenant, strings.Join(tok.ActsAs, ","))
-		fmt.Fprintln(stdout, secret)
+		fmt.Fprintf(e.stderr, "created %s for tenant %s acting as %s (shown once; only its hash is stored):\n", tok.ID, tok.Tenant, strings.Join(tok.ActsAs, ","))
+		fmt.Fprintln(e.stdout, secret)
 		return nil
 	case "list":
-		toks, err := a.Tokens.List(ctx, *tenant)
+		toks, err := a.Tokens.List(ctx, f.tenant)
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tTENANT\tAS\tREAD\tWRITE\tCREATED\tSTATE\tLABEL")
 		for _, t := range toks {
 			state := "active"
@@ -77,17 +98,17 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return tw.Flush()
 	case "revoke":
-		if fs.NArg() != 1 {
+		if len(e.args) != 1 {
 			return errors.New("token revoke: give the token id (see token list)")
 		}
-		tok, err := a.Tokens.Revoke(ctx, fs.Arg(0))
+		tok, err := a.Tokens.Revoke(ctx, e.args[0])
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "revoked %s\n", tok.ID)
+		fmt.Fprintf(e.stdout, "revoked %s\n", tok.ID)
 		return nil
 	}
-	return fmt.Errorf("token: unknown subcommand %q (want create, list or revoke)", args[0])
+	return fmt.Errorf("token: unknown subcommand %q", e.sub)
 }
 
 func split(s string) []string {
