@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
@@ -11,13 +13,17 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/diary"
 	"github.com/vantagepeers/vantagepeers/shared/digest"
+	"github.com/vantagepeers/vantagepeers/shared/egress"
+	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
+	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/iframe"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mandate"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 	"github.com/vantagepeers/vantagepeers/shared/memory"
@@ -29,12 +35,15 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/webapp"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/queue"
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
 	"github.com/vantagepeers/vantagepeers/shared/search"
+	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/task"
+	"github.com/vantagepeers/vantagepeers/shared/tenants"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 )
@@ -73,6 +82,106 @@ func (m Module) builtIn(g Group) bool {
 		return g&Coordination != 0
 	}
 	return g&m.Group != 0
+}
+
+// Ports are what a backend provides: storage, search, the queue, the
+// clients of remote services and the configuration the services need.
+// Zero fields leave out what needs them.
+type Ports struct {
+	// Groups are the modules to build besides the Core ones.
+	Groups Group
+	// Store is the store every service writes through.
+	Store store.Store
+	// Index is the search index; nil: no keyword index, no memory.
+	Index search.Index
+	// Embedder and Queue, with Index, make the memory service.
+	Embedder embed.Embedder
+	Queue    queue.Queue
+	// Cursors signs list cursors.
+	Cursors *listing.Signer
+	// MasterHash is the SHA-256 of the master token; nil: no bearer tokens
+	// are checked in this process (no Tokens service).
+	MasterHash *[32]byte
+	// OAuth configures the OAuth 2.1 server; nil: not served here. Its
+	// Store, Tokens, Logger, Egress and Limiter are filled in.
+	OAuth *oauth.Options
+	// Limiter counts the requests of the routes open to all.
+	Limiter *ratelimit.Limiter
+	// Egress is the policy of every request to a URL a tenant, an agent or
+	// an OAuth client names.
+	Egress *egress.Policy
+
+	// GitHub is the REST client with each tenant's credentials;
+	// GitHubTrusted the authors whose comments steer the IRP.
+	GitHub        github.ForTenants
+	GitHubTrusted []string
+	// FlushStarts: a delivery's mission starts run before its answer (a
+	// Lambda, frozen after it answers).
+	FlushStarts bool
+	// ErrorSources, DeployKeys and LogGroups are the error monitor's log
+	// sources and its tenants' secrets and allowances.
+	ErrorSources map[string]source.Source
+	DeployKeys   errormon.Keys
+	LogGroups    errormon.LogGroupPolicy
+	// RelayPusher rings doorbells outside this process (the WebSocket
+	// API), through the outbox; nil: only this process's doorbells.
+	RelayPusher relay.Pusher
+	// OKFBudget is the memory budget of OKF imports (the default when zero).
+	OKFBudget int64
+	// OutboxRemovalBatch and OutboxJitter: see outbox.Options
+	// (RemovalBatch, Jitter: tests fix the retries' jitter).
+	OutboxRemovalBatch time.Duration
+	OutboxJitter       func() float64
+
+	Version string
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Services are the services Build made; a field is nil when its module's
+// group or its ports were not given.
+type Services struct {
+	Log    *slog.Logger
+	Store  store.Store
+	Index  search.Index
+	Outbox *outbox.Outbox
+	Tokens *auth.Tokens
+	OAuth  *oauth.Server
+	// Limiter counts the requests of the routes open to all (Ports).
+	Limiter *ratelimit.Limiter
+
+	Keyword       *keyword.Service
+	Digest        *digest.Service
+	Profiles      *profile.Service
+	Messages      *message.Service
+	Iframes       *iframe.Service
+	Mandates      *mandate.Service
+	Tasks         *task.Service
+	Missions      *mission.Service
+	Recurring     *recurring.Service
+	Briefings     *briefing.Service
+	Components    *component.Service
+	BusinessUnits *businessunit.Service
+	Diary         *diary.Service
+	Memory        *memory.Service
+	Queue         queue.Queue
+	Issues        *issue.Service
+	// Webhooks are the options of the GitHub webhooks' handler.
+	Webhooks *webhooks.Options
+	Errors   *errormon.Service
+	OKF      *okfsvc.Service
+	// OKFLinks signs the download URLs of bundles too large for a tool
+	// result: set by the server, which knows its public URL, before Routes.
+	OKFLinks *okfsvc.Links
+	Relay    *relay.Relay
+
+	groups Group // the groups Build built
+}
+
+// Tenants lists the tenants that hold a credential: what a process knows of
+// tenants (the per-tenant jobs visit them).
+func (s *Services) Tenants(ctx context.Context) ([]string, error) {
+	return tenants.WithCredentials(ctx, s.Store)
 }
 
 // Modules is the ordered list of capabilities: Build constructs them in
@@ -417,4 +526,10 @@ func relayModule() Module {
 				{Path: "/pacerelle/app/{proxy+}", Methods: []string{http.MethodGet}, Auth: httpapi.AuthNone, Function: awsenv.FuncMCP, Handler: app},
 			}
 		}}
+}
+
+// searchWriter is the indexing of an aggregate's writes: through the
+// outbox, into p.Index (a Writer without an index enqueues nothing).
+func searchWriter(p *Ports, s *Services) *search.Writer {
+	return &search.Writer{Index: p.Index, Logger: p.Logger, Outbox: s.Outbox}
 }

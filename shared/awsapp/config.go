@@ -12,7 +12,6 @@ package awsapp
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,9 +21,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/egress"
-	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Config is what a function needs to build its clients and services.
@@ -208,24 +205,4 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 func isHex32(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == 32
-}
-
-// ParseTenantLogGroups decodes VP_TENANT_LOG_GROUPS: JSON {"<tenant>":
-// ["<log group>" or "<prefix>*", ...]}.
-func ParseTenantLogGroups(v string) (map[string][]string, error) {
-	var m map[string][]string
-	if err := json.Unmarshal([]byte(v), &m); err != nil {
-		return nil, fmt.Errorf(`must be JSON {"<tenant>": ["<log group>" or "<prefix>*"]}: %v`, err)
-	}
-	for t, gs := range m {
-		if !vp.ValidTenant(t) {
-			return nil, fmt.Errorf("%q is not a valid tenant id", t)
-		}
-		for _, g := range gs {
-			if !errormon.ValidLogGroupPattern(g) {
-				return nil, fmt.Errorf("tenant %s: %q is not a log group name or a prefix followed by '*' (1-512 letters, digits and _/.#-)", t, g)
-			}
-		}
-	}
-	return m, nil
 }

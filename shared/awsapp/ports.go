@@ -7,7 +7,6 @@ import (
 
 	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
-	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
@@ -33,15 +32,9 @@ func (a *App) ports(ctx context.Context, nd needs, o Options, idx *opensearch.In
 			return p, err
 		}
 		p.GitHub, p.GitHubTrusted = gh, c.GitHubTrusted
-		if f, ok := awsenv.FunctionNamed(a.Function); ok && f.ErrorMonitor {
-			if o.ErrorSources == nil {
-				return p, fmt.Errorf("awsapp: the %s function runs the error monitor: its main passes awsapp.ErrorMonitorSources to MustLoad", a.Function)
-			}
-			p.ErrorSources = o.ErrorSources(a)
+		if err := a.errorMonitorPorts(o, &p); err != nil {
+			return p, err
 		}
-		p.DeployKeys = &DeployKeys{Secrets: o.Secrets, Prefix: c.DeployKeySecretPrefix}
-		p.LogGroups = errormon.StaticLogGroups{Tenants: c.TenantLogGroups,
-			How: "the operator allows it in the stack's tenantLogGroups context (cdk deploy -c tenantLogGroups='{\"<tenant>\":[\"NAME-or-PREFIX*\"]}')"}
 	}
 	if nd.memory {
 		p.Groups |= vpapp.Memory

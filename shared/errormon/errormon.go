@@ -219,6 +219,13 @@ type Issues interface {
 	Regressed(ctx context.Context, tenant, repo string, number int) error
 }
 
+// trackAuto hands an issue the monitor filed for d to the issues
+// capability, which records it and starts its protocol.
+func (s *Service) trackAuto(ctx context.Context, tenant string, d Deployment, n int, title, body, url, author string) error {
+	return s.o.Issues.TrackAuto(ctx, tenant, issue.AutoIssue{Repo: d.GitHubRepo, Number: n, Title: title, Body: body, URL: url,
+		Orchestrator: d.Orchestrator, Project: d.Name, Author: author})
+}
+
 // Keys gives a deployment's source key (a Convex deploy key) and the URL
 // it is bound to: the key its tenant stored under the name
 // deployKeyEnvVar gives (FileKeys embedded, a Secrets Manager secret of

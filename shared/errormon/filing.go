@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/vantagepeers/vantagepeers/shared/github/ghmd"
-	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -95,8 +94,7 @@ func (s *Service) FileJob(ctx context.Context, j outbox.Job) error {
 	if err := s.linkIssue(ctx, op, j.Tenant, g.ID, d.GitHubRepo, n, url); err != nil {
 		return err
 	}
-	return s.o.Issues.TrackAuto(ctx, j.Tenant, issue.AutoIssue{Repo: d.GitHubRepo, Number: n, Title: title, Body: body, URL: url,
-		Orchestrator: d.Orchestrator, Project: d.Name, Author: author})
+	return s.trackAuto(ctx, j.Tenant, d, n, title, body, url, author)
 }
 
 func (s *Service) linkIssue(ctx context.Context, op, tenant, id, repo string, n int, url string) error {

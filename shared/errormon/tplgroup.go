@@ -332,3 +332,31 @@ func (s *Service) continueFP1(ctx context.Context, op, tenant string, g *Group, 
 	}
 	return true, nil
 }
+
+// maxStoredBuckets bounds what is read of one deployment's templates.
+const maxStoredBuckets = 100_000
+
+// StoredLearner is a learner that starts from the templates the monitor
+// stored for deployment name of tenant (`vantagepeers errors group
+// --deployment`): what a scan would match new lines against.
+func StoredLearner(ctx context.Context, st store.Store, tenant, name string) (*templates.Learner, error) {
+	const op = "errors group"
+	if _, _, err := Deployments.Get(ctx, st, op, "deployment", name, Deployments.KeyOf(tenant, table.Values{"name": name})); err != nil {
+		return nil, err
+	}
+	q := TemplateBuckets.Query(tenant, store.Primary, table.Values{"deployment": name})
+	q.SKPrefix = templates.Version + "#" // another version's templates are never read
+	rows, err := records.QueryAll(ctx, st, q, maxStoredBuckets)
+	if err != nil {
+		return nil, records.Err(op, err)
+	}
+	stt := templates.State{Version: templates.Version}
+	for _, it := range rows {
+		b, err := records.Decode[TemplateBucket](op, it)
+		if err != nil {
+			return nil, err
+		}
+		stt.Buckets = append(stt.Buckets, b.Bucket)
+	}
+	return templates.Restore(templates.Options{}, stt)
+}
