@@ -89,7 +89,7 @@ func schemaFor[In any](set *schemaSet, t tool) (*toolSchema, error) {
 // inferSchema infers the full schema of In and derives the advertised
 // one: lean, with the tool's limits (applied to the advertised schema
 // only; the full one stays as inferred, see limits).
-func inferSchema[In any](lim limits) (schemaEntry, error) {
+func inferSchema[In any](lim any) (schemaEntry, error) {
 	s, err := jsonschema.For[In](&jsonschema.ForOptions{})
 	if err != nil {
 		return schemaEntry{}, err
