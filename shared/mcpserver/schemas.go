@@ -57,11 +57,14 @@ type schemaSet struct {
 	// inferred records the entries made by reflection (the generator and
 	// the staleness test read them).
 	inferred map[string]schemaEntry
+	// declared records each tool's limits declaration (tool.Limits), for
+	// the test that the advertised schemas carry exactly those.
+	declared map[string]any
 }
 
 // newSchemaSet loads schemas.json; inferOnly ignores it (generation).
 func newSchemaSet(inferOnly bool) (*schemaSet, error) {
-	set := &schemaSet{inferred: map[string]schemaEntry{}}
+	set := &schemaSet{inferred: map[string]schemaEntry{}, declared: map[string]any{}}
 	if inferOnly {
 		return set, nil
 	}
@@ -75,6 +78,7 @@ func newSchemaSet(inferOnly bool) (*schemaSet, error) {
 // into In. Its limits are part of the generated advertised schema.
 func schemaFor[In any](set *schemaSet, t tool) (*toolSchema, error) {
 	typ := reflect.TypeFor[In]().String()
+	set.declared[t.Name] = t.Limits
 	if e, ok := set.cached[t.Name]; ok && e.Type == typ {
 		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised}, nil
 	}

@@ -104,10 +104,7 @@ func LimitsOf(decl any) Limits {
 	return out
 }
 
-var (
-	limitType  = reflect.TypeFor[Limit]()
-	limitsType = reflect.TypeFor[Limits]()
-)
+var limitType = reflect.TypeFor[Limit]()
 
 func collectLimits(v reflect.Value, out *Limits) {
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
@@ -121,16 +118,17 @@ func collectLimits(v reflect.Value, out *Limits) {
 	}
 	switch {
 	case v.Type() == limitType:
-		*out = append(*out, v.Interface().(Limit))
-	case v.Type() == limitsType:
-		*out = append(*out, v.Interface().(Limits)...)
+		// Field by field: v may come through an unexported embedded
+		// struct, whose values reflect reads but will not hand out.
+		*out = append(*out, Limit{Field: v.Field(0).String(), Bytes: int(v.Field(1).Int()), Items: int(v.Field(2).Int()),
+			Range: v.Field(3).Bool(), Min: v.Field(4).Float(), Max: v.Field(5).Float()})
 	case v.Kind() == reflect.Slice:
 		for i := range v.Len() {
 			collectLimits(v.Index(i), out)
 		}
 	case v.Kind() == reflect.Struct:
 		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
+			if f := v.Type().Field(i); f.IsExported() || f.Anonymous {
 				collectLimits(v.Field(i), out)
 			}
 		}
