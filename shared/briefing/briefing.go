@@ -187,17 +187,42 @@ func (s *Service) UpdateBriefingNote(ctx context.Context, p vp.Principal, u Upda
 	return n, nil
 }
 
+// Limits bound a briefing note's fields, declared once for
+// create_briefing_note and update_briefing_note. Names and ids are bounded
+// by vp.CheckName.
+type Limits struct {
+	Title, Topic, Participants, Content, Decisions, LinkedMemoryIDs vp.Limit
+}
+
+func noteLimits() Limits {
+	return Limits{
+		Title:           vp.MaxBytes("title", vp.MaxShortTextBytes),
+		Topic:           vp.MaxBytes("topic", vp.MaxShortTextBytes),
+		Participants:    vp.MaxItems("participants", vp.MaxBriefingListItems, vp.MaxNameBytes),
+		Content:         vp.MaxBytes("content", vp.MaxBriefingContentBytes),
+		Decisions:       vp.MaxItems("decisions", vp.MaxBriefingListItems, vp.MaxBriefingItemBytes),
+		LinkedMemoryIDs: vp.MaxItems("linkedMemoryIds", vp.MaxBriefingListItems, 0),
+	}
+}
+
+// Limits are create_briefing_note's limits.
+func (Input) Limits() Limits { return noteLimits() }
+
+// Limits are update_briefing_note's limits.
+func (Update) Limits() Limits { return noteLimits() }
+
 // apply validates u and applies it to n.
 func apply(op string, n *vp.BriefingNote, u Update) error {
+	lim := u.Limits()
 	if u.Title != nil {
-		if err := vp.CheckText(op, "title", *u.Title, vp.MaxShortTextBytes, true); err != nil {
+		if err := lim.Title.Text(op, *u.Title, true); err != nil {
 			return err
 		}
 		n.Title = *u.Title
 	}
 	if u.Topic != nil {
 		topic := strings.TrimSpace(*u.Topic)
-		if err := vp.CheckKeyText(op, "topic", topic, vp.MaxShortTextBytes, true); err != nil {
+		if err := lim.Topic.KeyText(op, topic, true); err != nil {
 			return err
 		}
 		n.Topic = topic
@@ -206,27 +231,27 @@ func apply(op string, n *vp.BriefingNote, u Update) error {
 		if len(u.Participants) == 0 {
 			return vp.E(op, vp.KindInvalid, "participants", "is required: list the orchestrator ids present, e.g. [\"pi\",\"sigma\"]")
 		}
-		ps, err := orchestratorList(op, "participants", u.Participants, vp.MaxBriefingListItems)
+		ps, err := orchestratorList(op, lim.Participants.Field, u.Participants, lim.Participants.Items)
 		if err != nil {
 			return err
 		}
 		n.Participants = ps
 	}
 	if u.Content != nil {
-		if err := vp.CheckText(op, "content", *u.Content, vp.MaxBriefingContentBytes, true); err != nil {
+		if err := lim.Content.Text(op, *u.Content, true); err != nil {
 			return err
 		}
 		n.Content = *u.Content
 	}
 	if u.Decisions != nil {
-		if err := vp.CheckTextList(op, "decisions", u.Decisions, vp.MaxBriefingListItems, vp.MaxBriefingItemBytes); err != nil {
+		if err := lim.Decisions.List(op, u.Decisions); err != nil {
 			return err
 		}
 		n.Decisions = u.Decisions
 	}
 	if u.LinkedMemoryIDs != nil {
-		if len(u.LinkedMemoryIDs) > vp.MaxBriefingListItems {
-			return vp.Errorf(op, vp.KindTooLarge, "linkedMemoryIds", "has %d entries; the limit is %d", len(u.LinkedMemoryIDs), vp.MaxBriefingListItems)
+		if l := lim.LinkedMemoryIDs; len(u.LinkedMemoryIDs) > l.Items {
+			return vp.Errorf(op, vp.KindTooLarge, l.Field, "has %d entries; the limit is %d", len(u.LinkedMemoryIDs), l.Items)
 		}
 		for _, id := range u.LinkedMemoryIDs {
 			if err := vp.CheckName(op, "linkedMemoryIds", id, true); err != nil {

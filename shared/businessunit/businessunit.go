@@ -289,31 +289,58 @@ func checkStatus(op, status string) error {
 	return nil
 }
 
+// Limits bound a business unit's fields, declared once for create_bu and
+// update_bu. The lead's id is bounded by vp.CheckName.
+type Limits struct {
+	Name, Description, Purpose, BusinessModel, TargetCustomers, Pricing, Domain, Services vp.Limit
+	Agents, Skills, Hooks, Plugins, ManagementFee                                         vp.Limit
+}
+
+// Limits are create_bu's and update_bu's limits.
+func (Fields) Limits() Limits {
+	team := func(field string) vp.Limit { return vp.MaxItems(field, vp.MaxBUListItems, vp.MaxComponentNameBytes) }
+	return Limits{
+		Name:            vp.MaxBytes("name", vp.MaxShortTextBytes),
+		Description:     vp.MaxBytes("description", vp.MaxBUTextBytes),
+		Purpose:         vp.MaxBytes("purpose", vp.MaxBUTextBytes),
+		BusinessModel:   vp.MaxBytes("businessModel", vp.MaxBUTextBytes),
+		TargetCustomers: vp.MaxBytes("targetCustomers", vp.MaxBUTextBytes),
+		Pricing:         vp.MaxBytes("pricing", vp.MaxBUTextBytes),
+		Domain:          vp.MaxBytes("domain", vp.MaxShortTextBytes),
+		Services:        vp.MaxItems("services", vp.MaxBUListItems, vp.MaxBUServiceBytes),
+		Agents:          team("coreTeam.agents"),
+		Skills:          team("coreTeam.skills"),
+		Hooks:           team("coreTeam.hooks"),
+		Plugins:         team("coreTeam.plugins"),
+		ManagementFee:   vp.Between("managementFee", 0, 100),
+	}
+}
+
 // apply validates f and applies it to b.
 func apply(op string, b *vp.BusinessUnit, f Fields) error {
+	lim := f.Limits()
 	for _, t := range []struct {
-		field string
-		v     *string
-		dst   *string
-		max   int
+		lim vp.Limit
+		v   *string
+		dst *string
 	}{
-		{"name", f.Name, &b.Name, vp.MaxShortTextBytes},
-		{"description", f.Description, &b.Description, vp.MaxBUTextBytes},
-		{"purpose", f.Purpose, &b.Purpose, vp.MaxBUTextBytes},
-		{"businessModel", f.BusinessModel, &b.BusinessModel, vp.MaxBUTextBytes},
-		{"targetCustomers", f.TargetCustomers, &b.TargetCustomers, vp.MaxBUTextBytes},
-		{"pricing", f.Pricing, &b.Pricing, vp.MaxBUTextBytes},
+		{lim.Name, f.Name, &b.Name},
+		{lim.Description, f.Description, &b.Description},
+		{lim.Purpose, f.Purpose, &b.Purpose},
+		{lim.BusinessModel, f.BusinessModel, &b.BusinessModel},
+		{lim.TargetCustomers, f.TargetCustomers, &b.TargetCustomers},
+		{lim.Pricing, f.Pricing, &b.Pricing},
 	} {
 		if t.v == nil {
 			continue
 		}
-		if err := vp.CheckText(op, t.field, *t.v, t.max, true); err != nil {
+		if err := t.lim.Text(op, *t.v, true); err != nil {
 			return err
 		}
 		*t.dst = *t.v
 	}
 	if f.Domain != nil {
-		if err := vp.CheckKeyText(op, "domain", *f.Domain, vp.MaxShortTextBytes, false); err != nil {
+		if err := lim.Domain.KeyText(op, *f.Domain, false); err != nil {
 			return err
 		}
 		b.Domain = strings.TrimSpace(*f.Domain)
@@ -335,7 +362,7 @@ func apply(op string, b *vp.BusinessUnit, f Fields) error {
 		}
 	}
 	if f.Services != nil {
-		if err := vp.CheckTextList(op, "services", f.Services, vp.MaxBUListItems, vp.MaxBUServiceBytes); err != nil {
+		if err := lim.Services.List(op, f.Services); err != nil {
 			return err
 		}
 		b.Services = f.Services
@@ -353,18 +380,18 @@ func apply(op string, b *vp.BusinessUnit, f Fields) error {
 	}
 	if t := f.CoreTeam; t != nil {
 		for _, l := range []struct {
-			field string
-			v     []string
-		}{{"coreTeam.agents", t.Agents}, {"coreTeam.skills", t.Skills}, {"coreTeam.hooks", t.Hooks}, {"coreTeam.plugins", t.Plugins}} {
-			if err := vp.CheckTextList(op, l.field, l.v, vp.MaxBUListItems, vp.MaxComponentNameBytes); err != nil {
+			lim vp.Limit
+			v   []string
+		}{{lim.Agents, t.Agents}, {lim.Skills, t.Skills}, {lim.Hooks, t.Hooks}, {lim.Plugins, t.Plugins}} {
+			if err := l.lim.List(op, l.v); err != nil {
 				return err
 			}
 		}
 		b.CoreTeam = *t
 	}
 	if fee := f.ManagementFee; fee != nil {
-		if *fee < 0 || *fee > 100 || math.IsNaN(*fee) {
-			return vp.Errorf(op, vp.KindInvalid, "managementFee", "is a percentage between 0 and 100, got %v", *fee)
+		if l := lim.ManagementFee; *fee < l.Min || *fee > l.Max || math.IsNaN(*fee) {
+			return vp.Errorf(op, vp.KindInvalid, l.Field, "is a percentage between %v and %v, got %v", l.Min, l.Max, *fee)
 		}
 		b.ManagementFee = *fee
 	}

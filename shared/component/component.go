@@ -429,11 +429,34 @@ func (s *Service) ListComponents(ctx context.Context, p vp.Principal, in ListInp
 	})
 }
 
+// Limits bound a component's fields, declared once for register_component
+// and update_component; get_component and delete_component take the name.
+type Limits struct{ Name, Content, Version, Team, Project vp.Limit }
+
+func componentLimits() Limits {
+	return Limits{
+		Name:    vp.MaxBytes("name", vp.MaxComponentNameBytes),
+		Content: vp.MaxBytes("content", vp.MaxComponentContentBytes),
+		Version: vp.MaxBytes("version", vp.MaxNameBytes),
+		Team:    vp.MaxBytes("team", vp.MaxShortTextBytes),
+		Project: vp.MaxBytes("project", vp.MaxShortTextBytes),
+	}
+}
+
+// Limits are register_component's limits.
+func (RegisterInput) Limits() Limits { return componentLimits() }
+
+// Limits are update_component's limits.
+func (Update) Limits() Limits { return componentLimits() }
+
+// NameLimit bounds a component's name, as every component tool takes it.
+func NameLimit() vp.Limit { return componentLimits().Name }
+
 // identity validates the identity of a component: its name (returned
 // trimmed) and its type.
 func identity(op, name, typ string) (string, error) {
 	name = strings.TrimSpace(name)
-	if err := vp.CheckKeyText(op, "name", name, vp.MaxComponentNameBytes, true); err != nil {
+	if err := NameLimit().KeyText(op, name, true); err != nil {
 		return "", err
 	}
 	return name, CheckType(op, typ)
@@ -450,28 +473,29 @@ func CheckType(op, typ string) error {
 
 // apply validates u's fields and applies them to c.
 func apply(op string, c *vp.Component, u Update) error {
+	lim := u.Limits()
 	if u.Content != nil {
-		if err := vp.CheckText(op, "content", *u.Content, vp.MaxComponentContentBytes, true); err != nil {
+		if err := lim.Content.Text(op, *u.Content, true); err != nil {
 			return err
 		}
 		sum := sha256.Sum256([]byte(*u.Content))
 		c.Content, c.ContentHash = *u.Content, hex.EncodeToString(sum[:])
 	}
 	if u.Version != nil {
-		if err := vp.CheckKeyText(op, "version", *u.Version, vp.MaxNameBytes, false); err != nil {
+		if err := lim.Version.KeyText(op, *u.Version, false); err != nil {
 			return err
 		}
 		c.Version = *u.Version
 	}
 	if u.Team != nil {
 		team := strings.TrimSpace(*u.Team)
-		if err := vp.CheckKeyText(op, "team", team, vp.MaxShortTextBytes, false); err != nil {
+		if err := lim.Team.KeyText(op, team, false); err != nil {
 			return err
 		}
 		c.Team = team
 	}
 	if u.Project != nil {
-		if err := vp.CheckKeyText(op, "project", *u.Project, vp.MaxShortTextBytes, false); err != nil {
+		if err := lim.Project.KeyText(op, *u.Project, false); err != nil {
 			return err
 		}
 		c.Project = *u.Project

@@ -65,6 +65,18 @@ type WriteInput struct {
 	Blockers     []string
 }
 
+// WriteLimits bound write_diary's texts; names are bounded by vp.CheckName.
+type WriteLimits struct{ Content, Highlights, Blockers vp.Limit }
+
+// Limits are write_diary's limits.
+func (WriteInput) Limits() WriteLimits {
+	return WriteLimits{
+		Content:    vp.MaxBytes("content", vp.MaxDiaryContentBytes),
+		Highlights: vp.MaxItems("highlights", vp.MaxDiaryListItems, vp.MaxDiaryItemBytes),
+		Blockers:   vp.MaxItems("blockers", vp.MaxDiaryListItems, vp.MaxDiaryItemBytes),
+	}
+}
+
 // WriteResult reports an upsert.
 type WriteResult struct {
 	DiaryID      string `json:"diaryId"`
@@ -99,13 +111,14 @@ func (s *Service) WriteDiary(ctx context.Context, p vp.Principal, in WriteInput)
 	if err := vp.CheckName(op, "instanceId", in.InstanceID, false); err != nil {
 		return WriteResult{}, err
 	}
-	if err := vp.CheckText(op, "content", in.Content, vp.MaxDiaryContentBytes, true); err != nil {
+	lim := in.Limits()
+	if err := lim.Content.Text(op, in.Content, true); err != nil {
 		return WriteResult{}, err
 	}
-	if err := vp.CheckTextList(op, "highlights", in.Highlights, vp.MaxDiaryListItems, vp.MaxDiaryItemBytes); err != nil {
+	if err := lim.Highlights.List(op, in.Highlights); err != nil {
 		return WriteResult{}, err
 	}
-	if err := vp.CheckTextList(op, "blockers", in.Blockers, vp.MaxDiaryListItems, vp.MaxDiaryItemBytes); err != nil {
+	if err := lim.Blockers.List(op, in.Blockers); err != nil {
 		return WriteResult{}, err
 	}
 	orch, err := p.ActAs(op, "orchestrator", in.Orchestrator)

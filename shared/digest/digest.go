@@ -74,6 +74,17 @@ type Input struct {
 	Orchestrators []string
 }
 
+// Limits bound improvisation_digest's arguments.
+type Limits struct{ WindowDays, Orchestrators vp.Limit }
+
+// Limits are improvisation_digest's limits.
+func (Input) Limits() Limits {
+	return Limits{
+		WindowDays:    vp.Between("windowDays", 1, MaxWindowDays),
+		Orchestrators: vp.MaxItems("orchestrators", MaxOrchestrators, vp.MaxNameBytes),
+	}
+}
+
 // Sample is one flagged record.
 type Sample struct {
 	Category     string   `json:"category"`
@@ -118,12 +129,12 @@ func (s *Service) Digest(ctx context.Context, p vp.Principal, in Input) (Result,
 	days := DefaultWindowDays
 	if in.WindowDays != nil {
 		days = *in.WindowDays
-		if days < 1 || days > MaxWindowDays {
-			return Result{}, vp.Errorf(op, vp.KindInvalid, "windowDays", "windowDays must be between 1 and %d (got %d)", MaxWindowDays, days)
+		if l := in.Limits().WindowDays; float64(days) < l.Min || float64(days) > l.Max {
+			return Result{}, vp.Errorf(op, vp.KindInvalid, l.Field, "windowDays must be between %v and %v (got %d)", l.Min, l.Max, days)
 		}
 	}
-	if len(in.Orchestrators) > MaxOrchestrators {
-		return Result{}, vp.Errorf(op, vp.KindInvalid, "orchestrators", "at most %d orchestrators (got %d)", MaxOrchestrators, len(in.Orchestrators))
+	if l := in.Limits().Orchestrators; len(in.Orchestrators) > l.Items {
+		return Result{}, vp.Errorf(op, vp.KindInvalid, l.Field, "at most %d orchestrators (got %d)", l.Items, len(in.Orchestrators))
 	}
 	var only map[string]bool
 	for _, o := range in.Orchestrators {

@@ -30,12 +30,11 @@ type DeploymentInput struct {
 
 var repoSlug = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$`)
 
-const maxLogGroups = 20
-
 func (in *DeploymentInput) check(op string, pol *egress.Policy) vp.Errs {
+	lim := in.Limits()
 	var errs vp.Errs
 	in.Name = strings.TrimSpace(in.Name)
-	errs.Add(vp.CheckKeyText(op, "name", in.Name, vp.MaxNameBytes, true))
+	errs.Add(lim.Name.KeyText(op, in.Name, true))
 	errs.Add(vp.CheckEnum(op, "source", in.Source, []string{SourceConvex, SourceCloudWatch}, false))
 	if in.Source == "" {
 		in.Source = SourceConvex
@@ -56,15 +55,15 @@ func (in *DeploymentInput) check(op string, pol *egress.Policy) vp.Errs {
 		switch {
 		case len(in.LogGroups) == 0:
 			errs.Add(vp.E(op, vp.KindInvalid, "logGroups", "is required for a cloudwatch source: at least one log group name"))
-		case len(in.LogGroups) > maxLogGroups:
-			errs.Add(vp.Errorf(op, vp.KindTooLarge, "logGroups", "has %d groups; the limit is %d", len(in.LogGroups), maxLogGroups))
+		case len(in.LogGroups) > lim.LogGroups.Items:
+			errs.Add(vp.Errorf(op, vp.KindTooLarge, lim.LogGroups.Field, "has %d groups; the limit is %d", len(in.LogGroups), lim.LogGroups.Items))
 		}
 		for _, g := range in.LogGroups {
 			if !validLogGroup(g) {
 				errs.Add(vp.Errorf(op, vp.KindInvalid, "logGroups", "%q is not a log group name", g))
 			}
 		}
-		errs.Add(vp.CheckText(op, "filterPattern", in.FilterPattern, 1024, false))
+		errs.Add(lim.FilterPattern.Text(op, in.FilterPattern, false))
 		if in.FilterPattern == "" {
 			in.FilterPattern = "ERROR"
 		}
@@ -161,7 +160,7 @@ func (s *Service) RemoveDeployment(ctx context.Context, p vp.Principal, in Deplo
 	if err != nil {
 		return Deployment{}, err
 	}
-	if err := vp.CheckKeyText(op, "name", in.Name, vp.MaxNameBytes, true); err != nil {
+	if err := in.Limits().KeyText(op, in.Name, true); err != nil {
 		return Deployment{}, err
 	}
 	return s.updateDeployment(ctx, op, tenant, in.Name, func(d *Deployment) { d.Active = false })

@@ -68,20 +68,21 @@ type Escalation struct {
 
 // checkTriage validates and defaults the triage fields of in.
 func (in *DeploymentInput) checkTriage(op string, now int64) vp.Errs {
+	lim := in.Limits()
 	var errs vp.Errs
-	switch {
+	switch maxOcc := int(lim.MinOccurrences.Max); {
 	case in.MinOccurrences < 0:
-		errs.Add(vp.Errorf(op, vp.KindInvalid, "minOccurrences", "must be between 1 and %d (0: the default, 1), got %d", MaxMinOccurrences, in.MinOccurrences))
-	case in.MinOccurrences > MaxMinOccurrences:
-		errs.Add(vp.Errorf(op, vp.KindTooLarge, "minOccurrences", "is %d; the limit is %d", in.MinOccurrences, MaxMinOccurrences))
+		errs.Add(vp.Errorf(op, vp.KindInvalid, "minOccurrences", "must be between 1 and %d (0: the default, 1), got %d", maxOcc, in.MinOccurrences))
+	case in.MinOccurrences > maxOcc:
+		errs.Add(vp.Errorf(op, vp.KindTooLarge, "minOccurrences", "is %d; the limit is %d", in.MinOccurrences, maxOcc))
 	case in.MinOccurrences == 0:
 		in.MinOccurrences = 1
 	}
-	switch {
+	switch maxWin := int(lim.WindowMinutes.Max); {
 	case in.WindowMinutes < 0:
-		errs.Add(vp.Errorf(op, vp.KindInvalid, "windowMinutes", "must be between 1 and %d (0: the default, %d), got %d", MaxWindowMinutes, DefaultWindowMinutes, in.WindowMinutes))
-	case in.WindowMinutes > MaxWindowMinutes:
-		errs.Add(vp.Errorf(op, vp.KindTooLarge, "windowMinutes", "is %d; the limit is %d (7 days)", in.WindowMinutes, MaxWindowMinutes))
+		errs.Add(vp.Errorf(op, vp.KindInvalid, "windowMinutes", "must be between 1 and %d (0: the default, %d), got %d", maxWin, DefaultWindowMinutes, in.WindowMinutes))
+	case in.WindowMinutes > maxWin:
+		errs.Add(vp.Errorf(op, vp.KindTooLarge, "windowMinutes", "is %d; the limit is %d (7 days)", in.WindowMinutes, maxWin))
 	case in.WindowMinutes == 0:
 		in.WindowMinutes = DefaultWindowMinutes
 	}

@@ -100,6 +100,10 @@ type CreateInput struct {
 	ExpiresAt int64 // Unix ms
 }
 
+// Limits are create_iframe_session's limits; ids are bounded by
+// vp.CheckName.
+func (CreateInput) Limits() vp.Limit { return vp.MaxBytes("origin", MaxOrigin) }
+
 func item(tenant string, is Session) (store.Item, error) {
 	it, err := sessions.Item("iframe_session", tenant, is)
 	it.ExpiresAt = is.ExpiresAt/1000 + int64(retention.Seconds())
@@ -156,7 +160,7 @@ func (s *Service) CreateIframeSession(ctx context.Context, p vp.Principal, in Cr
 // normalised: https, or http for a loopback host; no path, query or
 // fragment.
 func checkOrigin(op, origin string) (string, error) {
-	if err := vp.CheckText(op, "origin", origin, MaxOrigin, true); err != nil {
+	if err := (CreateInput{}).Limits().Text(op, origin, true); err != nil {
 		return "", err
 	}
 	u, err := url.Parse(strings.TrimSpace(origin))

@@ -93,6 +93,23 @@ type ComponentHit struct {
 	Score float64 `json:"score"`
 }
 
+// limitLimit bounds the limit of every keyword search: out of range it is
+// clamped, not refused. The other arguments are queries, names and
+// texts bounded as everywhere (vp.CheckText, vp.CheckName).
+func limitLimit() vp.Limit { return vp.Between("limit", 1, MaxKeywordLimit) }
+
+// Limits are search_messages_by_keyword's limits.
+func (SearchMessagesInput) Limits() vp.Limit { return limitLimit() }
+
+// Limits are search_tasks_by_keyword's limits.
+func (SearchTasksInput) Limits() vp.Limit { return limitLimit() }
+
+// Limits are search_briefing_notes_by_keyword's limits.
+func (SearchBriefingsInput) Limits() vp.Limit { return limitLimit() }
+
+// Limits are search_components' limits.
+func (SearchComponentsInput) Limits() vp.Limit { return limitLimit() }
+
 // SearchMessagesInput is search_messages_by_keyword's arguments.
 type SearchMessagesInput struct {
 	Query   string
@@ -269,8 +286,8 @@ func keywordSearch[T, H any](ctx context.Context, s *Service, p vp.Principal, q 
 	switch {
 	case limit <= 0:
 		limit = DefaultKeywordLimit
-	case limit > MaxKeywordLimit:
-		limit = MaxKeywordLimit
+	case float64(limit) > limitLimit().Max:
+		limit = int(limitLimit().Max)
 	}
 	f := q.filter
 	f.Tenant, f.Kinds = indexPartition(tenant, q.kind), []string{q.kind}

@@ -30,6 +30,10 @@ type Params struct {
 	Fields string `json:"fields,omitempty" jsonschema:"lite|full (default)"`
 }
 
+// Limits bound the paging arguments: a limit out of 1..MaxLimit is
+// clamped (ClampLimit), not refused.
+func (Params) Limits() vp.Limit { return vp.Between("limit", 1, MaxLimit) }
+
 // Page is the envelope. NextCursor is absent, never null, on the last page.
 type Page[T any] struct {
 	Items      []T    `json:"items"`

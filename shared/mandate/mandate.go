@@ -132,6 +132,26 @@ func checkMandateStatus(op, field, v string) error {
 
 func fmtMandateAmount(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
+// Limits bound a mandate's fields, declared once for create_mandate and
+// update_mandate. Parties are bounded by vp.CheckName; every amount, the
+// budget among them, by checkMandateAmount.
+type Limits struct{ Service, ApprovedCategories, Budget, PeriodDays vp.Limit }
+
+func mandateLimits() Limits {
+	return Limits{
+		Service:            vp.MaxBytes("service", vp.MaxShortTextBytes),
+		ApprovedCategories: vp.MaxItems("approvedCategories", MaxApprovedCategories, vp.MaxShortTextBytes),
+		Budget:             vp.Between("budget", 0, MaxMandateAmount),
+		PeriodDays:         vp.Between("spendingLimits.periodDays", 1, MaxMandatePeriodDays),
+	}
+}
+
+// Limits are create_mandate's limits.
+func (CreateMandateInput) Limits() Limits { return mandateLimits() }
+
+// Limits are update_mandate's limits.
+func (UpdateMandateInput) Limits() Limits { return mandateLimits() }
+
 // checkMandateAmount validates a money-like number: finite, within bounds, and
 // strictly positive unless zeroOK.
 func checkMandateAmount(op, field string, v float64, zeroOK bool) error {
@@ -159,8 +179,8 @@ func checkMandateLimits(op string, l *vp.SpendingLimits) error {
 	if err := checkMandateAmount(op, "spendingLimits.maxPerPeriod", l.MaxPerPeriod, false); err != nil {
 		return err
 	}
-	if l.PeriodDays != math.Trunc(l.PeriodDays) || l.PeriodDays < 1 || l.PeriodDays > MaxMandatePeriodDays {
-		return vp.Errorf(op, vp.KindInvalid, "spendingLimits.periodDays", "is %s; it must be a whole number of days from 1 to %d", fmtMandateAmount(l.PeriodDays), MaxMandatePeriodDays)
+	if d := mandateLimits().PeriodDays; l.PeriodDays != math.Trunc(l.PeriodDays) || l.PeriodDays < d.Min || l.PeriodDays > d.Max {
+		return vp.Errorf(op, vp.KindInvalid, d.Field, "is %s; it must be a whole number of days from %s to %s", fmtMandateAmount(l.PeriodDays), fmtMandateAmount(d.Min), fmtMandateAmount(d.Max))
 	}
 	if l.MaxPerTransaction > l.MaxPerPeriod {
 		return vp.Errorf(op, vp.KindInvalid, "spendingLimits.maxPerTransaction", "is %s, more than maxPerPeriod %s; one transaction cannot exceed the period's limit",
@@ -170,15 +190,7 @@ func checkMandateLimits(op string, l *vp.SpendingLimits) error {
 }
 
 func checkMandateCategories(op string, cats []string) error {
-	if len(cats) > MaxApprovedCategories {
-		return vp.Errorf(op, vp.KindTooLarge, "approvedCategories", "has %d entries; the limit is %d", len(cats), MaxApprovedCategories)
-	}
-	for _, c := range cats {
-		if err := vp.CheckText(op, "approvedCategories", c, vp.MaxShortTextBytes, true); err != nil {
-			return err
-		}
-	}
-	return nil
+	return mandateLimits().ApprovedCategories.List(op, cats)
 }
 
 // CreateMandateInput is a new mandate. RequestedBy defaults to the caller.
@@ -204,7 +216,7 @@ func (s *Service) CreateMandate(ctx context.Context, p vp.Principal, in CreateMa
 	if err := vp.CheckName(op, "fulfilledBy", in.FulfilledBy, true); err != nil {
 		return vp.Mandate{}, err
 	}
-	if err := vp.CheckText(op, "service", in.Service, vp.MaxShortTextBytes, true); err != nil {
+	if err := in.Limits().Service.Text(op, in.Service, true); err != nil {
 		return vp.Mandate{}, err
 	}
 	if err := checkMandateAmount(op, "budget", in.Budget, false); err != nil {
@@ -354,7 +366,7 @@ func (s *Service) UpdateMandate(ctx context.Context, p vp.Principal, in UpdateMa
 		}
 	}
 	if in.Service != nil {
-		if err := vp.CheckText(op, "service", *in.Service, vp.MaxShortTextBytes, true); err != nil {
+		if err := in.Limits().Service.Text(op, *in.Service, true); err != nil {
 			return vp.Mandate{}, err
 		}
 	}

@@ -45,12 +45,7 @@ type listBriefingsIn struct {
 func (s *server) addBriefingTools(m *mcp.Server) {
 	c := s.opts.Briefings
 	add(s, m, tool{Name: "create_briefing_note", Annotations: write,
-		Limits: limits{
-			"title": maxLen(vp.MaxShortTextBytes), "topic": maxLen(vp.MaxShortTextBytes),
-			"content": maxLen(vp.MaxBriefingContentBytes), "participants": maxItems(vp.MaxBriefingListItems),
-			"participants[]": maxLen(vp.MaxNameBytes), "decisions": maxItems(vp.MaxBriefingListItems),
-			"decisions[]": maxLen(vp.MaxBriefingItemBytes), "linkedMemoryIds": maxItems(vp.MaxBriefingListItems),
-		},
+		Limits: briefing.Input{}.Limits(),
 		Description: "Record a briefing or hand-off (who, what was said, decisions); write one as a session ends, for the next. " +
 			"Example: {\"title\":\"Friday hand-off\",\"topic\":\"sprint-review\",\"participants\":[\"bob\"],\"content\":\"Search shipped.\"}"},
 		func(ctx context.Context, p vp.Principal, in createBriefingIn) (vp.BriefingNote, error) {
@@ -59,12 +54,7 @@ func (s *server) addBriefingTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_briefing_note", Annotations: idempotent,
-		Limits: limits{
-			"title": maxLen(vp.MaxShortTextBytes), "topic": maxLen(vp.MaxShortTextBytes),
-			"content": maxLen(vp.MaxBriefingContentBytes), "participants": maxItems(vp.MaxBriefingListItems),
-			"participants[]": maxLen(vp.MaxNameBytes), "decisions": maxItems(vp.MaxBriefingListItems),
-			"decisions[]": maxLen(vp.MaxBriefingItemBytes), "linkedMemoryIds": maxItems(vp.MaxBriefingListItems),
-		},
+		Limits: briefing.Update{}.Limits(),
 		Description: "Change a briefing note (creator or system); omitted fields are kept, given lists replaced. " +
 			"Example: {\"noteId\":\"brf_01jd...\",\"decisions\":[\"ship M4\"]}"},
 		func(ctx context.Context, p vp.Principal, in updateBriefingIn) (vp.BriefingNote, error) {

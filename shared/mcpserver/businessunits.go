@@ -63,15 +63,7 @@ type listBUsIn struct {
 func (s *server) addBusinessUnitTools(m *mcp.Server) {
 	c := s.opts.BusinessUnits
 	add(s, m, tool{Name: "create_bu", Annotations: write,
-		Limits: limits{
-			"name": maxLen(vp.MaxShortTextBytes), "description": maxLen(vp.MaxBUTextBytes), "purpose": maxLen(vp.MaxBUTextBytes),
-			"businessModel": maxLen(vp.MaxBUTextBytes), "targetCustomers": maxLen(vp.MaxBUTextBytes),
-			"pricing": maxLen(vp.MaxBUTextBytes), "domain": maxLen(vp.MaxShortTextBytes),
-			"orchestratorId": maxLen(vp.MaxNameBytes), "services": maxItems(vp.MaxBUListItems),
-			"services[]": maxLen(vp.MaxBUServiceBytes), "coreTeam.agents": maxItems(vp.MaxBUListItems),
-			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
-			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
-		},
+		Limits: businessunit.Fields{}.Limits(),
 		Description: "Record a business unit (a product or service line the team runs) with its strategy, for agents to align their work on. " +
 			"Example: {\"name\":\"VP\",\"description\":\"Agent backend\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\"," +
 			"\"targetCustomers\":\"AI studios\",\"services\":[\"hosting\"],\"pricing\":\"49 EUR/seat\",\"revenueProjections\":{\"A1\":50000,\"A2\":90000,\"A3\":200000}}"},
@@ -83,15 +75,7 @@ func (s *server) addBusinessUnitTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_bu", Annotations: idempotent,
-		Limits: limits{
-			"name": maxLen(vp.MaxShortTextBytes), "description": maxLen(vp.MaxBUTextBytes), "purpose": maxLen(vp.MaxBUTextBytes),
-			"businessModel": maxLen(vp.MaxBUTextBytes), "targetCustomers": maxLen(vp.MaxBUTextBytes),
-			"pricing": maxLen(vp.MaxBUTextBytes), "domain": maxLen(vp.MaxShortTextBytes),
-			"orchestratorId": maxLen(vp.MaxNameBytes), "services": maxItems(vp.MaxBUListItems),
-			"services[]": maxLen(vp.MaxBUServiceBytes), "coreTeam.agents": maxItems(vp.MaxBUListItems),
-			"coreTeam.skills": maxItems(vp.MaxBUListItems), "coreTeam.hooks": maxItems(vp.MaxBUListItems),
-			"coreTeam.plugins": maxItems(vp.MaxBUListItems),
-		},
+		Limits: businessunit.Fields{}.Limits(),
 		Description: "Change a business unit (creator, lead or system); omitted fields are kept, given lists and objects replaced. " +
 			"Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in updateBUIn) (vp.BusinessUnit, error) {

@@ -51,10 +51,7 @@ type listComponentsIn struct {
 func (s *server) addComponentTools(m *mcp.Server) {
 	c := s.opts.Components
 	add(s, m, tool{Name: "register_component", Annotations: write,
-		Limits: limits{
-			"name": maxLen(vp.MaxComponentNameBytes), "content": maxLen(vp.MaxComponentContentBytes),
-			"version": maxLen(vp.MaxNameBytes), "team": maxLen(vp.MaxShortTextBytes), "project": maxLen(vp.MaxShortTextBytes),
-		},
+		Limits: component.RegisterInput{}.Limits(),
 		Description: "Register a new agent, skill, hook or plugin file (inventory and byte-exact backup); change it with update_component. " +
 			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"---\\nname: code-reviewer\\n---\\n...\",\"version\":\"1.0.0\"}"},
 		func(ctx context.Context, p vp.Principal, in registerComponentIn) (vp.Component, error) {
@@ -62,7 +59,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 				Version: in.Version, Project: in.Project, CreatedBy: in.CreatedBy})
 		})
 
-	add(s, m, tool{Name: "get_component", Annotations: readOnly, Limits: limits{"name": maxLen(vp.MaxComponentNameBytes)},
+	add(s, m, tool{Name: "get_component", Annotations: readOnly, Limits: component.NameLimit(),
 		Description: "Fetch a component with its content, e.g. to restore a lost file (compare contentHash first). " +
 			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\"}"},
 		func(ctx context.Context, p vp.Principal, in getComponentIn) (vp.Component, error) {
@@ -77,10 +74,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_component", Annotations: idempotent,
-		Limits: limits{
-			"name": maxLen(vp.MaxComponentNameBytes), "content": maxLen(vp.MaxComponentContentBytes),
-			"version": maxLen(vp.MaxNameBytes), "team": maxLen(vp.MaxShortTextBytes), "project": maxLen(vp.MaxShortTextBytes),
-		},
+		Limits: component.Update{}.Limits(),
 		Description: "Publish a new revision of a component (creator or system); get_component revision reads earlier ones. " +
 			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
 		func(ctx context.Context, p vp.Principal, in updateComponentIn) (vp.Component, error) {
@@ -88,7 +82,7 @@ func (s *server) addComponentTools(m *mcp.Server) {
 				Content: in.Content, Version: in.Version, Team: in.Team, Project: in.Project})
 		})
 
-	add(s, m, tool{Name: "delete_component", Annotations: destructive, Limits: limits{"name": maxLen(vp.MaxComponentNameBytes)},
+	add(s, m, tool{Name: "delete_component", Annotations: destructive, Limits: component.NameLimit(),
 		Description: "Delete a component and its revisions for good (creator or system). Example: {\"name\":\"old-hook\",\"type\":\"hook\"}"},
 		func(ctx context.Context, p vp.Principal, in deleteComponentIn) (component.DeleteResult, error) {
 			return c.DeleteComponent(ctx, p, in.Name, in.Type, in.CallerOrchestrator)

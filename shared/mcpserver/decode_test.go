@@ -28,7 +28,7 @@ type fuzzNested struct {
 }
 
 func fuzzSchema(t testing.TB) *toolSchema {
-	lim := limits{"title": maxLen(32), "note": maxLen(16), "tags[]": maxLen(8), "nested.type": maxLen(8), "context.*": maxLen(8)}
+	lim := vp.Limits{vp.MaxBytes("title", 32), vp.MaxBytes("note", 16), vp.MaxBytes("tags[]", 8), vp.MaxBytes("nested.type", 8), vp.MaxBytes("context.*", 8)}
 	e, err := inferSchema[fuzzIn](lim)
 	if err != nil {
 		t.Fatal(err)

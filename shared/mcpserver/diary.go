@@ -42,12 +42,7 @@ type listDiaryRangeIn struct {
 func (s *server) addDiaryTools(m *mcp.Server) {
 	c := s.opts.Diary
 	add(s, m, tool{Name: "write_diary", Core: true, Annotations: idempotent,
-		Limits: limits{
-			"content": maxLen(vp.MaxDiaryContentBytes), "highlights": maxItems(vp.MaxDiaryListItems),
-			"highlights[]": maxLen(vp.MaxDiaryItemBytes), "blockers": maxItems(vp.MaxDiaryListItems),
-			"blockers[]": maxLen(vp.MaxDiaryItemBytes), "orchestrator": maxLen(vp.MaxNameBytes),
-			"instanceId": maxLen(vp.MaxNameBytes),
-		},
+		Limits: diary.WriteInput{}.Limits(),
 		Description: "Write your diary entry for a day as a session ends; one per orchestrator and date: writing it again replaces it. " +
 			"Example: {\"date\":\"2026-05-29\",\"content\":\"Shipped M3.\",\"highlights\":[\"M3 on time\"]}"},
 		func(ctx context.Context, p vp.Principal, in writeDiaryIn) (diary.WriteResult, error) {

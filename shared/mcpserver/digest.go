@@ -22,7 +22,7 @@ func (s *server) addDigestTools(m *mcp.Server) {
 		return
 	}
 	add(s, m, tool{Name: "improvisation_digest", Annotations: readOnly,
-		Limits: limits{"windowDays": between(1, digest.MaxWindowDays), "orchestrators": maxItems(digest.MaxOrchestrators), "orchestrators[]": maxLen(vp.MaxNameBytes)},
+		Limits: digest.Input{}.Limits(),
 		Description: "Find unsourced claims: tasks, messages and memories of the last windowDays that claim concrete work " +
 			"(a commit SHA, an issue #NNN, a Convex id, or merged|deployed|approved|shipped|released|fixed) with no `VP-Sources:` line saying where it was checked. " +
 			"Use it in a review to see who reports work without evidence; system and cron-* authors are skipped. Returns countsByOrch, countsByCategory, samples (newest first, ≤ 50) and total; " +

@@ -28,11 +28,7 @@ func (s *server) addEpisodeTools(m *mcp.Server) {
 		return
 	}
 	add(s, m, tool{Name: "store_episode", Annotations: write,
-		Limits: limits{
-			"context": maxLen(vp.MaxEpisodeFieldBytes), "goal": maxLen(vp.MaxEpisodeFieldBytes),
-			"action": maxLen(vp.MaxEpisodeFieldBytes), "outcome": maxLen(vp.MaxEpisodeFieldBytes),
-			"insight": maxLen(vp.MaxEpisodeFieldBytes), "namespace": maxLen(vp.MaxNamespaceBytes),
-		},
+		Limits: memory.EpisodeInput{}.Limits(),
 		Description: "Record an episode (a memory of type episode) after a failure, a pitfall or a pattern that worked. " +
 			"Example: {\"namespace\":\"orchestrator/carol\",\"context\":\"Schema deploy\",\"goal\":\"Add an index\"," +
 			"\"action\":\"Deployed it alone\",\"outcome\":\"Failed\",\"insight\":\"Ship it with its field\",\"severity\":\"high\"}"},

@@ -19,9 +19,7 @@ func (s *server) addErrorTools(m *mcp.Server) {
 		return
 	}
 	add(s, m, tool{Name: "add_deployment", Annotations: idempotent,
-		Limits: limits{"name": maxLen(vp.MaxNameBytes), "githubRepo": maxLen(140), "orchestrator": maxLen(vp.MaxNameBytes),
-			"deploymentUrl": maxLen(2048), "deployKeyEnvVar": maxLen(len(errormon.DeployKeyPrefix) + 64), "logGroups": maxItems(20), "logGroups[]": maxLen(512),
-			"filterPattern": maxLen(1024), "minOccurrences": between(1, errormon.MaxMinOccurrences), "windowMinutes": between(1, errormon.MaxWindowMinutes)},
+		Limits: errormon.DeploymentInput{}.Limits(),
 		Description: "Monitor a deployment's error logs every 5 minutes; each new error files one [Auto] GitHub issue in githubRepo " +
 			"and starts an issue-resolution-v2 mission for orchestrator. deployKeyEnvVar names a deploy key stored for your tenant " +
 			"(^VP_DEPLOY_KEY_[A-Z0-9_]{1,64}$, set by its admin); logGroups must be allowed for your tenant by the operator. " +
@@ -30,7 +28,7 @@ func (s *server) addErrorTools(m *mcp.Server) {
 			"Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\"," +
 			"\"deployKeyEnvVar\":\"VP_DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"alice\"}"},
 		mon.AddDeployment)
-	add(s, m, tool{Name: "remove_deployment", Annotations: destructive, Limits: limits{"name": maxLen(vp.MaxNameBytes)},
+	add(s, m, tool{Name: "remove_deployment", Annotations: destructive, Limits: errormon.DeploymentRef{}.Limits(),
 		Description: "Stop monitoring a deployment; its errors stay. Example: {\"name\":\"myapp\"}"},
 		func(ctx context.Context, p vp.Principal, in removeDeploymentIn) (errormon.Deployment, error) {
 			return mon.RemoveDeployment(ctx, p, errormon.DeploymentRef{Name: in.Name})

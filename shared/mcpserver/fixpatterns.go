@@ -57,14 +57,7 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		return
 	}
 	add(s, m, tool{Name: "create_fix_pattern", Annotations: write,
-		Limits: limits{
-			"symptom": maxLen(vp.MaxSymptomBytes), "rootCause": maxLen(vp.MaxFixTextBytes),
-			"validatedFix": maxLen(vp.MaxFixTextBytes), "sourceProject": maxLen(vp.MaxNameBytes),
-			"tags": maxItems(vp.MaxFixListItems), "tags[]": maxLen(vp.MaxFixListItemBytes), "stack": maxItems(vp.MaxFixListItems),
-			"stack[]": maxLen(vp.MaxFixListItemBytes), "files": maxItems(vp.MaxFixListItems),
-			"files[]": maxLen(vp.MaxFixListItemBytes), "linkedIssueIds": maxItems(vp.MaxFixListItems),
-			"linkedIssueIds[]": maxLen(vp.MaxFixListItemBytes),
-		},
+		Limits: memory.FixPatternInput{}.Limits(),
 		Description: "Document an understood bug so any project finds it with search_fix_patterns. " +
 			"Example: {\"symptom\":\"Credits not deducted\",\"rootCause\":\"Race in the mutation\",\"tags\":[\"race\"]," +
 			"\"stack\":[\"postgres\"],\"sourceProject\":\"shop\",\"severity\":\"critical\"}"},
@@ -81,9 +74,7 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "add_fix_attempt", Annotations: write,
-		Limits: limits{
-			"description": maxLen(vp.MaxFixTextBytes), "why": maxLen(vp.MaxFixTextBytes), "commit": maxLen(vp.MaxShortTextBytes),
-		},
+		Limits: memory.AttemptInput{}.Limits(),
 		Description: "Record an attempt at a known bug; the first that works becomes the validated fix. " +
 			"Example: {\"patternId\":\"fix_01jd...\",\"description\":\"Optimistic locking\",\"worked\":true,\"why\":\"No stale reads\"}"},
 		func(ctx context.Context, p vp.Principal, in addFixAttemptIn) (memory.AttemptResult, error) {
@@ -92,7 +83,7 @@ func (s *server) addFixPatternTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "validate_fix", Annotations: idempotent,
-		Limits:      limits{"validatedFix": maxLen(vp.MaxFixTextBytes)},
+		Limits:      memory.ValidateFixLimit(),
 		Description: "Set or replace a pattern's validated fix. Example: {\"patternId\":\"fix_01jd...\",\"validatedFix\":\"Optimistic locking\"}"},
 		func(ctx context.Context, p vp.Principal, in validateFixIn) (vp.FixPattern, error) {
 			return mem.ValidateFix(ctx, p, in.PatternID, in.ValidatedFix)

@@ -32,10 +32,7 @@ type revokeIframeOut struct {
 func (s *server) addIframeTools(m *mcp.Server) {
 	c := s.opts.Iframes
 	add(s, m, tool{Name: "create_iframe_session", Annotations: write,
-		Limits: limits{
-			"sessionId": maxLen(vp.MaxNameBytes), "tenantId": maxLen(vp.MaxNameBytes), "userId": maxLen(vp.MaxNameBytes),
-			"origin": maxLen(iframe.MaxOrigin),
-		},
+		Limits: iframe.CreateInput{}.Limits(),
 		Description: "Register an embed session for a web page (origin) that shows VantagePeers UI in an iframe, before the iframe loads; it ends at expiresAt or when revoked. " +
 			"Example: {\"sessionId\":\"4b6f1c1e-7d7a-...\",\"origin\":\"https://app.example.com\",\"expiresAt\":1767225600000}"},
 		func(ctx context.Context, p vp.Principal, in createIframeIn) (iframe.Session, error) {

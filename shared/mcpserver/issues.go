@@ -65,15 +65,13 @@ func (s *server) addIssueTools(m *mcp.Server) {
 	if is == nil {
 		return
 	}
-	repoLimit := limits{"repo": maxLen(140)}
 	add(s, m, tool{Name: "add_repo_mapping", Annotations: idempotent,
-		Limits: limits{"repo": maxLen(140), "orchestrator": maxLen(vp.MaxNameBytes), "project": maxLen(vp.MaxProjectBytes)},
 		Description: "Map a GitHub repo to the orchestrator and project that handle its issues: an opened issue then starts " +
 			"an issue-resolution-v2 mission. Replaces an existing mapping. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"alice\",\"project\":\"api\"}"},
 		func(ctx context.Context, p vp.Principal, in addMappingIn) (issue.Mapping, error) {
 			return is.AddMapping(ctx, p, issue.MappingInput{Repo: in.Repo, Orchestrator: in.Orchestrator, Project: in.Project, Active: in.Active})
 		})
-	add(s, m, tool{Name: "get_repo_mapping", Annotations: readOnly, Limits: repoLimit,
+	add(s, m, tool{Name: "get_repo_mapping", Annotations: readOnly,
 		Description: "Fetch a repo mapping. Example: {\"repo\":\"acme/api\"}"},
 		func(ctx context.Context, p vp.Principal, in issue.RepoRef) (issue.Mapping, error) {
 			return is.GetMapping(ctx, p, in)
@@ -83,7 +81,7 @@ func (s *server) addIssueTools(m *mcp.Server) {
 		func(ctx context.Context, p vp.Principal, in issue.ListMappingsInput) (listing.Page[any], error) {
 			return is.ListMappings(ctx, p, in)
 		})
-	add(s, m, tool{Name: "remove_repo_mapping", Annotations: destructive, Limits: repoLimit,
+	add(s, m, tool{Name: "remove_repo_mapping", Annotations: destructive,
 		Description: "Delete a repo mapping; its issues stay. Example: {\"repo\":\"acme/api\"}"},
 		func(ctx context.Context, p vp.Principal, in issue.RepoRef) (issue.RemoveResult, error) {
 			return is.RemoveMapping(ctx, p, in)
@@ -94,23 +92,23 @@ func (s *server) addIssueTools(m *mcp.Server) {
 		func(ctx context.Context, p vp.Principal, in listIssuesIn) (issue.List, error) {
 			return is.ListIssues(ctx, p, issue.ListInput{Params: in.Params, Project: in.Project, Status: in.Status})
 		})
-	add(s, m, tool{Name: "get_issue", Annotations: readOnly, Limits: repoLimit,
+	add(s, m, tool{Name: "get_issue", Annotations: readOnly,
 		Description: "Fetch an issue with its mission, linked tasks and commits. Example: {\"repo\":\"acme/api\",\"issueNumber\":42}"},
 		func(ctx context.Context, p vp.Principal, in issueRefIn) (issue.Issue, error) {
 			return is.GetIssue(ctx, p, in.ref())
 		})
-	add(s, m, tool{Name: "update_issue_status", Annotations: idempotent, Limits: repoLimit,
+	add(s, m, tool{Name: "update_issue_status", Annotations: idempotent,
 		Description: "Move an issue: open → in_progress → fixed → verified → closed (closed only reopens). " +
 			"Example: {\"repo\":\"acme/api\",\"issueNumber\":42,\"status\":\"fixed\"}"},
 		func(ctx context.Context, p vp.Principal, in updateIssueStatusIn) (issue.Issue, error) {
 			return is.UpdateStatus(ctx, p, issue.StatusInput{IssueRef: in.ref(), Status: in.Status, PRURL: in.PRURL, Watcher: in.Watcher})
 		})
-	add(s, m, tool{Name: "link_commit_to_issue", Annotations: idempotent, Limits: repoLimit,
+	add(s, m, tool{Name: "link_commit_to_issue", Annotations: idempotent,
 		Description: "Record a commit on an issue. Example: {\"repo\":\"acme/api\",\"issueNumber\":42,\"commitSha\":\"3f2a9c1\"}"},
 		func(ctx context.Context, p vp.Principal, in linkCommitIn) (issue.Issue, error) {
 			return is.LinkCommit(ctx, p, issue.CommitInput{IssueRef: in.ref(), CommitSHA: in.CommitSHA, FixedBy: in.FixedBy})
 		})
-	add(s, m, tool{Name: "verify_issue", Annotations: idempotent, Limits: repoLimit,
+	add(s, m, tool{Name: "verify_issue", Annotations: idempotent,
 		Description: "Mark a fixed issue verified. Example: {\"repo\":\"acme/api\",\"issueNumber\":42,\"verifiedBy\":\"bob\"}"},
 		func(ctx context.Context, p vp.Principal, in verifyIssueIn) (issue.Issue, error) {
 			return is.Verify(ctx, p, issue.VerifyInput{IssueRef: in.ref(), VerifiedBy: in.VerifiedBy})

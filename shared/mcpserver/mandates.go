@@ -61,12 +61,7 @@ type listMandatesIn struct {
 func (s *server) addMandateTools(m *mcp.Server) {
 	c := s.opts.Mandates
 	add(s, m, tool{Name: "create_mandate", Annotations: write,
-		Limits: limits{
-			"service": maxLen(vp.MaxShortTextBytes), "fulfilledBy": maxLen(vp.MaxNameBytes),
-			"approvedCategories": maxItems(mandate.MaxApprovedCategories), "approvedCategories[]": maxLen(vp.MaxShortTextBytes),
-			"budget": between(0, mandate.MaxMandateAmount), "spendingLimits.periodDays": between(1, mandate.MaxMandatePeriodDays),
-			"requestedBy": maxLen(vp.MaxNameBytes),
-		},
+		Limits: mandate.CreateMandateInput{}.Limits(),
 		Description: "Ask another orchestrator for a service within a token budget: requested→accepted→in_progress→delivered→settled. " +
 			"Example: {\"fulfilledBy\":\"alice\",\"service\":\"Landing page\",\"budget\":100000}"},
 		func(ctx context.Context, p vp.Principal, in createMandateIn) (vp.Mandate, error) {
@@ -81,11 +76,7 @@ func (s *server) addMandateTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_mandate", Annotations: write,
-		Limits: limits{
-			"service": maxLen(vp.MaxShortTextBytes), "fulfilledBy": maxLen(vp.MaxNameBytes),
-			"approvedCategories": maxItems(mandate.MaxApprovedCategories), "approvedCategories[]": maxLen(vp.MaxShortTextBytes),
-			"budget": between(0, mandate.MaxMandateAmount), "spendingLimits.periodDays": between(1, mandate.MaxMandatePeriodDays),
-		},
+		Limits: mandate.UpdateMandateInput{}.Limits(),
 		Description: "The fulfiller sets status in_progress, then delivered; the requester changes the other fields. " +
 			"Example: {\"mandateId\":\"mnd_01jd...\",\"status\":\"in_progress\"}"},
 		func(ctx context.Context, p vp.Principal, in updateMandateIn) (vp.Mandate, error) {

@@ -49,13 +49,7 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 		return
 	}
 	add(s, m, tool{Name: "store_memory", Core: true, Annotations: write,
-		Limits: limits{
-			"content": maxLen(vp.MaxMemoryContentBytes), "namespace": maxLen(vp.MaxNamespaceBytes),
-			"createdBy": maxLen(vp.MaxNameBytes), "relations": maxItems(vp.MaxRelations),
-			"relations[].targetId": maxLen(vp.MaxNameBytes), "episode.context": maxLen(vp.MaxEpisodeFieldBytes),
-			"episode.goal": maxLen(vp.MaxEpisodeFieldBytes), "episode.action": maxLen(vp.MaxEpisodeFieldBytes),
-			"episode.outcome": maxLen(vp.MaxEpisodeFieldBytes), "episode.insight": maxLen(vp.MaxEpisodeFieldBytes),
-		},
+		Limits: memory.StoreInput{}.Limits(),
 		Description: "Store a memory for the team; keyword search finds it at once, semantic search within ~1 s. " +
 			"To replace an outdated memory add relation {targetId, type:updates}: the old one leaves searches and lists. " +
 			"Example: {\"namespace\":\"project/vp\",\"type\":\"decision\",\"content\":\"Rate limiting lives in the gateway.\"}"},
@@ -85,9 +79,7 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "recall", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
-		Limits: limits{
-			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
-		},
+		Limits: memory.SearchInput{}.Limits(),
 		Description: "Semantic search over the memories you may read, best first with a score: finds notes by meaning when you do not know their words. " +
 			"Use it at the start of a task and before stating what the team decided or did; cite the ids you rely on. " +
 			"Example: {\"query\":\"auth in middleware\",\"limit\":5}"},
@@ -103,9 +95,7 @@ func (s *server) addMemoryTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "hybrid_search", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
-		Limits: limits{
-			"query": maxLen(vp.MaxQueryBytes), "namespace": maxLen(vp.MaxNamespaceBytes), "limit": between(1, vp.MaxSearchLimit),
-		},
+		Limits: memory.SearchInput{}.Limits(),
 		Description: "Keyword + semantic search over the memories you may read, fused (RRF): the best default search. " +
 			"Use it before stating what the team decided, built or saw; cite the ids you rely on. " +
 			"Example: {\"query\":\"payments deploy error\"}"},

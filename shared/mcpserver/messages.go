@@ -56,10 +56,7 @@ type listMessagesIn struct {
 func (s *server) addMessageTools(m *mcp.Server) {
 	c := s.opts.Messages
 	add(s, m, tool{Name: "send_message", Core: true, Annotations: write,
-		Limits: limits{
-			"channel": maxLen(vp.MaxChannelBytes), "content": maxLen(vp.MaxMessageBytes), "from": maxLen(vp.MaxNameBytes),
-			"fromInstanceId": maxLen(vp.MaxNameBytes), "instanceId": maxLen(vp.MaxNameBytes), "tenantId": maxLen(vp.MaxNameBytes),
-		},
+		Limits: message.SendInput{}.Limits(),
 		Description: "Send a message to peers; each recipient gets an unread receipt until it calls mark_as_read. " +
 			"A name nobody has used yet (no profile, no message sent or waiting) is still delivered, for a peer that has not started, " +
 			"but the result lists it in unknownRecipients with a warning naming the known peers: check it for a typo. " +
@@ -70,7 +67,6 @@ func (s *server) addMessageTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "check_messages", Core: true, Annotations: readOnly,
-		Limits: limits{"recipient": maxLen(vp.MaxNameBytes), "recipientInstanceId": maxLen(vp.MaxNameBytes)},
 		Description: "Read your unread messages, oldest first, with receiptIds; they stay unread until mark_as_read. Call it at session start and between steps. " +
 			"Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
 		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (message.Inbox, error) {
@@ -79,7 +75,7 @@ func (s *server) addMessageTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "mark_as_read", Core: true, Annotations: idempotent,
-		Limits: limits{"receiptIds": maxItems(vp.MaxReceiptIDsPerOp), "receiptIds[]": maxLen(vp.MaxNameBytes)},
+		Limits: message.MarkReadLimit(),
 		Description: "Mark messages read so check_messages stops returning them; returns how many were newly marked. " +
 			"Example: {\"receiptIds\":[\"rcp_01jd...\"]}"},
 		func(ctx context.Context, p vp.Principal, in markAsReadIn) (markAsReadOut, error) {

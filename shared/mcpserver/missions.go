@@ -3,40 +3,29 @@ package mcpserver
 import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/uimarker"
-	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func (s *server) addMissionTools(m *mcp.Server) {
 	c := s.opts.Missions
 	add(s, m, tool{Name: "create_mission", Annotations: write,
-		Limits: limits{
-			"name": maxLen(vp.MaxMissionNameBytes), "description": maxLen(vp.MaxMissionTextBytes),
-			"brief": maxLen(vp.MaxMissionTextBytes), "project": maxLen(vp.MaxProjectBytes), "pilot": maxLen(vp.MaxNameBytes),
-			"agents": maxItems(vp.MaxMissionAgents), "agents[]": maxLen(vp.MaxNameBytes), "templateId": maxLen(vp.MaxNameBytes),
-		},
+		Limits: mission.CreateMissionInput{}.Limits(),
 		Description: "Create a mission for work of several tasks (a feature, an incident), led by a pilot; fill it with create_task missionId or instantiate_template_into_mission. " +
 			"Example: {\"name\":\"fix-issue-255\",\"project\":\"web\",\"priority\":\"high\"}"},
 		c.CreateMission)
 
 	add(s, m, tool{Name: "get_mission", Core: true, Annotations: readOnly,
-		Limits:      limits{"missionId": maxLen(vp.MaxNameBytes)},
 		Description: "Fetch a mission with its tasks in step order and a count per status. Example: {\"missionId\":\"msn_01jd...\"}"},
 		c.GetMission)
 
 	add(s, m, tool{Name: "list_missions", Marker: markMissions, UI: uimarker.KindMissionTimeline, Core: true, Annotations: readOnly,
-		Limits:      limits{"pilot": maxLen(vp.MaxNameBytes), "project": maxLen(vp.MaxProjectBytes), "limit": between(1, listing.MaxLimit)},
+		Limits:      mission.ListMissionsInput{}.Limits(),
 		Description: "List missions, last updated first. Paginated {items, nextCursor?}. Example: {\"pilot\":\"alice\",\"status\":\"active\"}"},
 		c.ListMissions)
 
 	add(s, m, tool{Name: "update_mission", Annotations: write,
-		Limits: limits{
-			"name": maxLen(vp.MaxMissionNameBytes), "description": maxLen(vp.MaxMissionTextBytes),
-			"brief": maxLen(vp.MaxMissionTextBytes), "project": maxLen(vp.MaxProjectBytes), "pilot": maxLen(vp.MaxNameBytes),
-			"agents": maxItems(vp.MaxMissionAgents), "agents[]": maxLen(vp.MaxNameBytes),
-			"cancelReason": maxLen(vp.MaxReasonBytes),
-		},
+		Limits:      mission.UpdateMissionInput{}.Limits(),
 		Description: "Change mission fields or stage; only the creator cancels. Example: {\"missionId\":\"msn_01jd...\",\"brief\":\"Login flow only\"}"},
 		c.UpdateMission)
 
@@ -49,7 +38,7 @@ func (s *server) addMissionTools(m *mcp.Server) {
 		Description: "Set the pilot's progress estimate (not computed from tasks). Example: {\"missionId\":\"msn_01jd...\",\"progress\":50}"},
 		c.UpdateMissionProgress)
 
-	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly, Limits: limits{"name": maxLen(vp.MaxTemplateNameBytes)},
+	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly, Limits: mission.TemplateRef{}.Limits(),
 		Description: "Fetch a mission template (its steps, in order) before instantiating it. Built in: issue-resolution-v2 (14 steps from " +
 			"acknowledging a GitHub issue to closing it; GitHub issues start it), repo-fix-v1 (a fix on a third-party repo), " +
 			"new-feature-v1 (steps per role: map roles to agents in context). " +
@@ -57,18 +46,13 @@ func (s *server) addMissionTools(m *mcp.Server) {
 		c.GetMissionTemplate)
 
 	add(s, m, tool{Name: "update_mission_template", Annotations: idempotent,
-		Limits: limits{
-			"name": maxLen(vp.MaxNameBytes), "description": maxLen(vp.MaxMissionTextBytes),
-			"steps": maxItems(vp.MaxTemplateSteps), "steps[].title": maxLen(vp.MaxTaskTitleBytes),
-			"steps[].description": maxLen(vp.MaxTaskDescriptionBytes), "steps[].tags": maxItems(vp.MaxTags),
-			"steps[].tags[]": maxLen(vp.MaxTagBytes), "steps[].assignedTo": maxLen(vp.MaxNameBytes),
-		},
+		Limits: mission.UpdateTemplateInput{}.Limits(),
 		Description: "Create or replace a template by name (yours overrides a built-in). " +
 			"Example: {\"name\":\"deliver-v1\",\"steps\":[{\"title\":\"Scope\",\"description\":\"Criteria\"},{\"title\":\"Build\",\"description\":\"Code\",\"dependsOn\":[0]}]}"},
 		c.UpdateMissionTemplate)
 
 	add(s, m, tool{Name: "instantiate_template_into_mission", Annotations: write,
-		Limits: limits{"titlePrefix": maxLen(vp.MaxTitlePrefixBytes), "templateName": maxLen(vp.MaxNameBytes), "context.*": maxLen(vp.MaxContextValueBytes)},
+		Limits: mission.InstantiateInput{}.Limits(),
 		Description: "Create a mission's tasks from a template, one per step, dependencies wired, all or nothing. " +
 			"context fills {{key}} in the steps, roles included: a step assigned to {{backend}} goes to context.backend, else to the pilot. " +
 			"Example: {\"templateName\":\"new-feature-v1\",\"missionId\":\"msn_01jd...\",\"context\":{\"backend\":\"alice\",\"frontend\":\"bob\"}}"},

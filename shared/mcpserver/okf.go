@@ -29,8 +29,12 @@ type importOKFIn struct {
 // maxPathBytes is PATH_MAX on Linux.
 const maxPathBytes = 4096
 
-// bundleLimits bound a bundle given inline (base64) or by path.
-var bundleLimits = limits{"bundle": maxLen(okfsvc.MaxInlineBase64), "path": maxLen(maxPathBytes)}
+// pathLimit bounds a bundle's local path; bundleLimits a bundle given
+// inline (base64) or by path.
+var (
+	pathLimit    = vp.MaxBytes("path", maxPathBytes)
+	bundleLimits = vp.Limits{vp.MaxBytes("bundle", okfsvc.MaxInlineBase64), pathLimit}
+)
 
 // addOKFTools registers the OKF bundle tools (platform spec §14.8) when
 // the service is set. A file path is accepted on a local (stdio) server
@@ -43,7 +47,7 @@ func (s *server) addOKFTools(m *mcp.Server) {
 		return
 	}
 	local := s.opts.LocalPrincipal != nil
-	add(s, m, tool{Name: "export_okf_bundle", Annotations: readOnly, Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes), "path": maxLen(maxPathBytes)},
+	add(s, m, tool{Name: "export_okf_bundle", Annotations: readOnly, Limits: pathLimit,
 		Description: "Export a namespace (its memories, briefing notes of that topic, tasks of that project) as a portable OKF v0.2 .okf.tar.gz: " +
 			"base64 in bundle up to 4 MiB, else downloadUrl (HTTP, short-lived) or path (local). Example: {\"namespace\":\"project/vp\"}"},
 		func(ctx context.Context, p vp.Principal, in exportOKFIn) (okfsvc.Delivery, error) {
@@ -64,7 +68,7 @@ func (s *server) addOKFTools(m *mcp.Server) {
 			return o.ValidateReceived(ctx, p, r)
 		})
 	add(s, m, tool{Name: "import_okf_bundle", Annotations: destructive,
-		Limits: limits{"namespace": maxLen(vp.MaxNamespaceBytes), "mode": maxLen(vp.MaxNameBytes), "bundle": bundleLimits["bundle"], "path": bundleLimits["path"]},
+		Limits: []any{vp.MaxBytes("mode", vp.MaxNameBytes), bundleLimits},
 		Description: "Import an OKF bundle into a namespace with new ids (returns idMap). dry-run reports what merge would do; merge adds " +
 			"and is idempotent; replace makes the namespace hold exactly the bundle. Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in importOKFIn) (okfsvc.ImportResult, error) {

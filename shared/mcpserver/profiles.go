@@ -48,19 +48,13 @@ func (s *server) addProfileTools(m *mcp.Server) {
 		func(_ context.Context, p vp.Principal, _ noArgs) (profile.Identity, error) { return c.WhoAmI(p), nil })
 
 	add(s, m, tool{Name: "get_profile", Core: true, Annotations: readOnly,
-		Limits:      limits{"orchestratorId": maxLen(vp.MaxNameBytes)},
 		Description: "Read an orchestrator's profile and its instances' presence, e.g. before delegating. Example: {\"orchestratorId\":\"alice\"}"},
 		func(ctx context.Context, p vp.Principal, in getProfileIn) (profile.View, error) {
 			return c.GetProfile(ctx, p, in.OrchestratorID)
 		})
 
 	add(s, m, tool{Name: "update_profile", Annotations: idempotent,
-		Limits: limits{
-			"name": maxLen(vp.MaxShortTextBytes), "static.role": maxLen(vp.MaxShortTextBytes),
-			"static.workspace": maxLen(vp.MaxShortTextBytes), "static.capabilities[]": maxLen(vp.MaxShortTextBytes),
-			"dynamic.currentTask": maxLen(vp.MaxShortTextBytes), "instanceId": maxLen(vp.MaxNameBytes),
-			"orchestratorId": maxLen(vp.MaxNameBytes),
-		},
+		Limits: profile.Update{}.Limits(),
 		Description: "Create or partly update a profile (omitted fields are kept); a profile puts you on the broadcast channel. " +
 			"Example: {\"name\":\"Alice\",\"static\":{\"role\":\"frontend\"}}"},
 		func(ctx context.Context, p vp.Principal, in updateProfileIn) (vp.Profile, error) {
@@ -69,10 +63,7 @@ func (s *server) addProfileTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "set_summary", Core: true, Annotations: idempotent,
-		Limits: limits{
-			"summary": maxLen(vp.MaxSummaryBytes), "instanceId": maxLen(vp.MaxNameBytes),
-			"orchestratorId": maxLen(vp.MaxNameBytes),
-		},
+		Limits: profile.SummaryLimit(),
 		Description: "Announce what you are doing (presence, shown by list_peers and get_profile): call it at session start and when your focus changes. " +
 			"instanceId names this session when you run several at once (default \"main\"). " +
 			"Example: {\"summary\":\"Migrating the checkout page, ETA 30 min\"}"},
@@ -88,7 +79,7 @@ func (s *server) addProfileTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "list_peers", Core: true, Annotations: readOnly,
-		Limits: limits{"limit": between(1, listing.MaxLimit)},
+		Limits: listing.Params{}.Limits(),
 		Description: "List the team: profiles and running instances with their summaries, most recently active first; use it to find who to message or assign to. Paginated {items, nextCursor?}. " +
 			"Example: {\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listing.Params) (listing.Page[any], error) {

@@ -45,11 +45,7 @@ type updateRecurringIn struct {
 func (s *server) addRecurringTools(m *mcp.Server) {
 	c := s.opts.Recurring
 	add(s, m, tool{Name: "create_recurring_task", Annotations: write,
-		Limits: limits{
-			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
-			"project": maxLen(vp.MaxProjectBytes), "assignedTo": maxLen(vp.MaxNameBytes),
-			"cronExpression": maxLen(recurring.MaxCronBytes), "timezone": maxLen(recurring.MaxTimezoneBytes),
-		},
+		Limits: recurring.CreateRecurringInput{}.Limits(),
 		Description: "Define a template that creates a todo task on a cron schedule. " +
 			"Example: {\"title\":\"Standup report\",\"assignedTo\":\"carol\",\"priority\":\"medium\",\"cronExpression\":\"0 9 * * 1-5\",\"timezone\":\"Europe/Paris\"}"},
 		func(ctx context.Context, p vp.Principal, in createRecurringIn) (vp.RecurringTask, error) {
@@ -70,11 +66,7 @@ func (s *server) addRecurringTools(m *mcp.Server) {
 		})
 
 	add(s, m, tool{Name: "update_recurring_task", Annotations: write,
-		Limits: limits{
-			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
-			"project": maxLen(vp.MaxProjectBytes), "assignedTo": maxLen(vp.MaxNameBytes),
-			"cronExpression": maxLen(recurring.MaxCronBytes), "timezone": maxLen(recurring.MaxTimezoneBytes),
-		},
+		Limits: recurring.UpdateRecurringInput{}.Limits(),
 		Description: "Change a recurring task template (creator, assignee or system); a new schedule counts from now. " +
 			"Example: {\"recurringTaskId\":\"rec_01jd...\",\"cronExpression\":\"0 8 * * 1-5\"}"},
 		func(ctx context.Context, p vp.Principal, in updateRecurringIn) (vp.RecurringTask, error) {

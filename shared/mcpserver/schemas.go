@@ -57,11 +57,14 @@ type schemaSet struct {
 	// inferred records the entries made by reflection (the generator and
 	// the staleness test read them).
 	inferred map[string]schemaEntry
+	// declared records each tool's limits declaration (tool.Limits), for
+	// the test that the advertised schemas carry exactly those.
+	declared map[string]any
 }
 
 // newSchemaSet loads schemas.json; inferOnly ignores it (generation).
 func newSchemaSet(inferOnly bool) (*schemaSet, error) {
-	set := &schemaSet{inferred: map[string]schemaEntry{}}
+	set := &schemaSet{inferred: map[string]schemaEntry{}, declared: map[string]any{}}
 	if inferOnly {
 		return set, nil
 	}
@@ -75,6 +78,7 @@ func newSchemaSet(inferOnly bool) (*schemaSet, error) {
 // into In. Its limits are part of the generated advertised schema.
 func schemaFor[In any](set *schemaSet, t tool) (*toolSchema, error) {
 	typ := reflect.TypeFor[In]().String()
+	set.declared[t.Name] = t.Limits
 	if e, ok := set.cached[t.Name]; ok && e.Type == typ {
 		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised}, nil
 	}
@@ -89,7 +93,7 @@ func schemaFor[In any](set *schemaSet, t tool) (*toolSchema, error) {
 // inferSchema infers the full schema of In and derives the advertised
 // one: lean, with the tool's limits (applied to the advertised schema
 // only; the full one stays as inferred, see limits).
-func inferSchema[In any](lim limits) (schemaEntry, error) {
+func inferSchema[In any](lim any) (schemaEntry, error) {
 	s, err := jsonschema.For[In](&jsonschema.ForOptions{})
 	if err != nil {
 		return schemaEntry{}, err

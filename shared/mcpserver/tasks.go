@@ -5,7 +5,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -22,26 +21,19 @@ type taskIDIn struct {
 func (s *server) addTaskTools(m *mcp.Server) {
 	c := s.opts.Tasks
 	add(s, m, tool{Name: "create_task", Core: true, Annotations: write,
-		Limits: limits{
-			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
-			"project": maxLen(vp.MaxProjectBytes), "tags": maxItems(vp.MaxTags), "tags[]": maxLen(vp.MaxTagBytes),
-			"assignedTo": maxLen(vp.MaxNameBytes), "assignedToInstance": maxLen(vp.MaxNameBytes),
-			"dependsOn": maxItems(vp.MaxDependsOn), "dependsOn[]": maxLen(vp.MaxNameBytes), "missionId": maxLen(vp.MaxNameBytes),
-			"estimatedMinutes": between(0, vp.MaxMinutes), "createdBy": maxLen(vp.MaxNameBytes),
-		},
+		Limits: task.CreateTaskInput{}.Limits(),
 		Description: "Create a task to hand work to a peer (assignedTo) or track your own; it cannot start before its dependsOn tasks are done. " +
 			"Example: {\"title\":\"Fix login (#142)\",\"assignedTo\":\"bob\",\"priority\":\"high\"}"},
 		c.CreateTask)
 
 	add(s, m, tool{Name: "get_task", Core: true, Annotations: readOnly,
-		Limits:      limits{"taskId": maxLen(vp.MaxNameBytes)},
 		Description: "Fetch a task with every field. Example: {\"taskId\":\"tsk_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in taskIDIn) (vp.Task, error) {
 			return c.GetTask(ctx, p, task.TaskRef{TaskID: in.TaskID})
 		})
 
 	add(s, m, tool{Name: "list_tasks", Marker: markTasks, UI: uimarker.KindTasksTable, Core: true, Annotations: readOnly,
-		Limits: limits{"project": maxLen(vp.MaxProjectBytes), "limit": between(1, listing.MaxLimit)},
+		Limits: task.ListTasksInput{}.Limits(),
 		Description: "List tasks, last updated first; at session start, your open ones (assignedTo you, status open). Paginated {items, nextCursor?}. " +
 			"Example: {\"assignedTo\":\"bob\",\"status\":\"open\",\"fields\":\"lite\"}"},
 		c.ListTasks)
@@ -51,21 +43,12 @@ func (s *server) addTaskTools(m *mcp.Server) {
 		c.ListTasksByMission)
 
 	add(s, m, tool{Name: "update_task", Core: true, Annotations: write,
-		Limits: limits{
-			"title": maxLen(vp.MaxTaskTitleBytes), "description": maxLen(vp.MaxTaskDescriptionBytes),
-			"project": maxLen(vp.MaxProjectBytes), "tags": maxItems(vp.MaxTags), "tags[]": maxLen(vp.MaxTagBytes),
-			"assignedTo": maxLen(vp.MaxNameBytes), "assignedToInstance": maxLen(vp.MaxNameBytes),
-			"dependsOn": maxItems(vp.MaxDependsOn), "dependsOn[]": maxLen(vp.MaxNameBytes), "missionId": maxLen(vp.MaxNameBytes),
-			"estimatedMinutes": between(0, vp.MaxMinutes), "taskId": maxLen(vp.MaxNameBytes),
-			"callerOrchestrator": maxLen(vp.MaxNameBytes), "cancelReason": maxLen(vp.MaxReasonBytes),
-			"completionNote": maxLen(vp.MaxCompletionNoteBytes), "actualMinutes": between(0, vp.MaxMinutes),
-		},
+		Limits: task.UpdateTaskInput{}.Limits(),
 		Description: "Change task fields (creator or assignee); status follows the lifecycle; only the creator cancels, never a done task. " +
 			"Example: {\"taskId\":\"tsk_01jd...\",\"status\":\"review\"}"},
 		c.UpdateTask)
 
 	add(s, m, tool{Name: "start_task", Core: true, Annotations: write,
-		Limits: limits{"taskId": maxLen(vp.MaxNameBytes), "callerOrchestrator": maxLen(vp.MaxNameBytes)},
 		Description: "Start work: in_progress with a new work segment. Refused if in progress, paused (use resume_task) " +
 			"or before its dependencies are done. Example: {\"taskId\":\"tsk_01jd...\"}"},
 		c.StartTask)
@@ -80,16 +63,13 @@ func (s *server) addTaskTools(m *mcp.Server) {
 		c.ResumeTask)
 
 	add(s, m, tool{Name: "complete_task", Core: true, Annotations: write,
-		Limits: limits{
-			"taskId": maxLen(vp.MaxNameBytes), "callerOrchestrator": maxLen(vp.MaxNameBytes),
-			"completionNote": maxLen(vp.MaxCompletionNoteBytes),
-		},
+		Limits: task.CompleteTaskInput{}.Limits(),
 		Description: "Mark a task done; actualMinutes is the sum of its work segments; its mission completes with its last open task. " +
 			"Example: {\"taskId\":\"tsk_01jd...\",\"completionNote\":\"PR #47, tests pass\"}"},
 		c.CompleteTask)
 
 	add(s, m, tool{Name: "block_task", Annotations: write,
-		Limits:      limits{"taskId": maxLen(vp.MaxNameBytes), "reason": maxLen(vp.MaxReasonBytes)},
+		Limits:      task.BlockTaskInput{}.Limits(),
 		Description: "Mark a task blocked; start_task unblocks it. Example: {\"taskId\":\"tsk_01jd...\",\"reason\":\"bob's review, since 2026-07-01\"}"},
 		c.BlockTask)
 
@@ -98,10 +78,6 @@ func (s *server) addTaskTools(m *mcp.Server) {
 		c.AddTaskDependency)
 
 	add(s, m, tool{Name: "checkout_task", Core: true, Annotations: write,
-		Limits: limits{
-			"taskId": maxLen(vp.MaxNameBytes), "callerOrchestrator": maxLen(vp.MaxNameBytes),
-			"callerInstance": maxLen(vp.MaxNameBytes),
-		},
 		Description: "Claim a todo task before working on it, atomically: of racing callers one gets {claimed:true} and owns it in_progress, others {claimed:false, reason}. " +
 			"Example: {\"taskId\":\"tsk_01jd...\",\"callerInstance\":\"bob-laptop\"}"},
 		c.CheckoutTask)

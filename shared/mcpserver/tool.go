@@ -7,7 +7,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -21,8 +20,9 @@ type tool struct {
 	Annotations *mcp.ToolAnnotations
 	Description string
 	// Limits are the bounds the domain enforces on the arguments, shown to
-	// the model in the advertised input schema. See limits.
-	Limits limits
+	// the model in the advertised input schema: the domain input type's
+	// limits declaration, read by vp.LimitsOf. See applyLimits.
+	Limits any
 	// Marker maps the tool's JSON result to the UI marker (§15.3) appended
 	// to its text when Options.EmitUIMarkers is set (uimarkers.go); false:
 	// no marker. Nil for the tools that emit none.
@@ -32,33 +32,17 @@ type tool struct {
 	UI string
 }
 
-// limits maps an argument to its bounds. The key is the argument's JSON
-// name; "a.b" is field b of object a, "a[]" the items of array a
-// ("tags[]", "relations[].targetId") and "a.*" the values of map a. A key that names no argument, or a
-// bound that does not fit the argument's type, fails schema generation
+// A tool's limits are the limits declaration of the domain input type its
+// arguments decode into (vp.LimitsOf), or, for an argument the domain does
+// not bound, a vp.Limit written in the tool.
+// A limit on a field that is no argument, a bound that does not fit the
+// argument's type, or two limits on one field fail schema generation
 // (TestSchemaFile), so a typo cannot silently advertise nothing.
 //
 // The bounds go into the advertised (lean) schema only, never into the
 // full schema arguments are validated against: an oversize argument must
 // still reach the domain, whose error names the field and the limit in
 // its own words ("is 600 bytes; the limit is 512 bytes").
-type limits map[string]limit
-
-// limit is one argument's bounds; zero values are absent.
-type limit struct {
-	maxLength int // strings: bytes, a safe maxLength (a string never has more characters than bytes)
-	maxItems  int // arrays
-	hasRange  bool
-	min, max  float64 // numbers
-}
-
-func maxLen(n int) limit   { return limit{maxLength: n} }
-func maxItems(n int) limit { return limit{maxItems: n} }
-
-// between bounds a number; a list's limit, clamped by the domain rather
-// than refused, is advertised this way too.
-func between(lo, hi float64) limit { return limit{hasRange: true, min: lo, max: hi} }
-
 // GitHub's bounds: owner (39) / name (100); a URL as browsers keep it.
 const (
 	maxRepoBytes = 140
@@ -82,7 +66,8 @@ var defaultLengths = map[string]int{
 	"createdBy": vp.MaxNameBytes, "assignedTo": vp.MaxNameBytes, "assignedToInstance": vp.MaxNameBytes,
 	"from": vp.MaxNameBytes, "to": vp.MaxNameBytes, "recipient": vp.MaxNameBytes, "fulfilledBy": vp.MaxNameBytes,
 	"requestedBy": vp.MaxNameBytes, "tenantId": vp.MaxNameBytes, "instanceId": vp.MaxNameBytes,
-	"taskId": vp.MaxNameBytes, "taskIds": vp.MaxNameBytes, "dependsOn": vp.MaxNameBytes, "missionId": vp.MaxNameBytes,
+	"taskId": vp.MaxNameBytes, "taskIds": vp.MaxNameBytes, "callerInstance": vp.MaxNameBytes,
+	"fromInstanceId": vp.MaxNameBytes, "recipientInstanceId": vp.MaxNameBytes, "receiptIds": vp.MaxNameBytes, "targetId": vp.MaxNameBytes, "userId": vp.MaxNameBytes, "pilot": vp.MaxNameBytes, "dependsOn": vp.MaxNameBytes, "missionId": vp.MaxNameBytes,
 	"mandateId": vp.MaxNameBytes, "recurringTaskId": vp.MaxNameBytes, "patternId": vp.MaxNameBytes,
 	"buId": vp.MaxNameBytes, "messageId": vp.MaxNameBytes, "memoryId": vp.MaxNameBytes, "linkedMemoryIds": vp.MaxNameBytes,
 	"noteId": vp.MaxNameBytes, "sessionId": vp.MaxNameBytes, "episodeId": vp.MaxNameBytes, "errorId": vp.MaxNameBytes,
@@ -100,9 +85,13 @@ var defaultLengths = map[string]int{
 	"plugins": vp.MaxComponentNameBytes,
 }
 
-// applyLimits writes lim into the lean schema of a tool, then bounds every
-// string argument lim leaves out (defaultLengths).
-func applyLimits(schema map[string]any, lim limits) error {
+// applyLimits writes the limits declaration decl into the lean schema of
+// a tool, then bounds every string argument it leaves out (defaultLengths).
+func applyLimits(schema map[string]any, decl any) error {
+	lim := vp.LimitsOf(decl)
+	if decl != nil && len(lim) == 0 {
+		return fmt.Errorf("limits: a %T declares no limits", decl)
+	}
 	if err := applyExplicit(schema, lim); err != nil {
 		return err
 	}
@@ -164,28 +153,38 @@ func boundStrings(node map[string]any, path, name string) error {
 }
 
 // applyExplicit writes lim into the lean schema of a tool.
-func applyExplicit(schema map[string]any, lim limits) error {
-	paths := make([]string, 0, len(lim))
-	for p := range lim {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	for _, path := range paths {
-		node, err := schemaAt(schema, path)
+func applyExplicit(schema map[string]any, lim vp.Limits) error {
+	lim = slices.Clone(lim)
+	slices.SortStableFunc(lim, func(a, b vp.Limit) int { return strings.Compare(a.Field, b.Field) })
+	for i, l := range lim {
+		if l.Field == "" {
+			return fmt.Errorf("limits: a %+v bound names no field", l)
+		}
+		if i > 0 && lim[i-1].Field == l.Field {
+			return fmt.Errorf("limits: %s: two limits", l.Field)
+		}
+		node, err := schemaAt(schema, l.Field)
 		if err != nil {
 			return fmt.Errorf("limits: %w", err)
 		}
-		l := lim[path]
 		typ, _ := node["type"].(string)
 		switch {
-		case l.maxLength > 0 && typ == "string":
-			node["maxLength"] = l.maxLength
-		case l.maxItems > 0 && typ == "array":
-			node["maxItems"] = l.maxItems
-		case l.hasRange && (typ == "integer" || typ == "number"):
-			node["minimum"], node["maximum"] = l.min, l.max
+		case l.Items > 0 && typ == "array":
+			node["maxItems"] = l.Items
+			if l.Bytes == 0 {
+				break
+			}
+			items, _ := node["items"].(map[string]any)
+			if t, _ := items["type"].(string); t != "string" {
+				return fmt.Errorf("limits: %s: a byte bound on entries that are not strings", l.Field)
+			}
+			items["maxLength"] = l.Bytes
+		case l.Bytes > 0 && l.Items == 0 && !l.Range && typ == "string":
+			node["maxLength"] = l.Bytes
+		case l.Range && l.Bytes == 0 && l.Items == 0 && (typ == "integer" || typ == "number"):
+			node["minimum"], node["maximum"] = l.Min, l.Max
 		default:
-			return fmt.Errorf("limits: %s: a %+v bound does not fit an argument of type %q", path, l, typ)
+			return fmt.Errorf("limits: %s: a %+v bound does not fit an argument of type %q", l.Field, l, typ)
 		}
 	}
 	return nil
@@ -218,7 +217,3 @@ func schemaAt(schema map[string]any, path string) (map[string]any, error) {
 	}
 	return node, nil
 }
-
-// keywordLimit bounds the limit of the keyword searches (clamped, like a
-// list's limit).
-var keywordLimit = between(1, keyword.MaxKeywordLimit)

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"strings"
 	"testing"
+
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 type limitsProbe struct {
@@ -14,11 +16,19 @@ type limitsProbe struct {
 	} `json:"inner,omitempty"`
 }
 
-// TestLimitsNameArguments: a limit on a name that is no argument, or that
-// does not fit the argument's type, fails schema generation instead of
-// advertising nothing; the full (validated) schema never carries limits.
+// probeLimits is a limits declaration as a domain writes one.
+type probeLimits struct {
+	Title, Tags vp.Limit
+	Rest        vp.Limits
+}
+
+// TestLimitsNameArguments: a limit on a name that is no argument, that
+// does not fit the argument's type, that names no field or is declared
+// twice, and a declaration with no limit, fail schema generation instead
+// of advertising nothing; the full (validated) schema never carries limits.
 func TestLimitsNameArguments(t *testing.T) {
-	ok := limits{"title": maxLen(10), "tags": maxItems(3), "tags[]": maxLen(5), "limit": between(1, 200), "inner.name": maxLen(7)}
+	ok := probeLimits{Title: vp.MaxBytes("title", 10), Tags: vp.MaxItems("tags", 3, 5),
+		Rest: vp.Limits{vp.Between("limit", 1, 200), vp.MaxBytes("inner.name", 7)}}
 	e, err := inferSchema[limitsProbe](ok)
 	if err != nil {
 		t.Fatal(err)
@@ -31,13 +41,17 @@ func TestLimitsNameArguments(t *testing.T) {
 	if strings.Contains(string(e.Schema), "max") {
 		t.Errorf("the validated schema carries limits: %s", e.Schema)
 	}
-	for _, bad := range []limits{
-		{"titel": maxLen(10)},
-		{"inner.nmae": maxLen(10)},
-		{"title[]": maxLen(10)},
-		{"title": maxItems(3)},
-		{"tags": maxLen(3)},
-		{"limit": maxLen(3)},
+	for _, bad := range []any{
+		vp.MaxBytes("titel", 10),
+		vp.MaxBytes("inner.nmae", 10),
+		vp.MaxBytes("title[]", 10),
+		vp.MaxItems("title", 3, 0),
+		vp.MaxBytes("tags", 3),
+		vp.MaxBytes("limit", 3),
+		vp.MaxItems("inner", 3, 0),
+		vp.Limits{vp.MaxBytes("title", 10), vp.MaxBytes("title", 12)},
+		probeLimits{Title: vp.MaxBytes("title", 10)}, // Tags declared, left zero
+		struct{ X int }{},                            // no limit at all
 	} {
 		if _, err := inferSchema[limitsProbe](bad); err == nil {
 			t.Errorf("limits %v: no error", bad)

@@ -48,23 +48,24 @@ func (s *Service) CreateFixPattern(ctx context.Context, p vp.Principal, in FixPa
 	if err != nil {
 		return CreateResult{}, err
 	}
-	if err := vp.CheckText(op, "symptom", in.Symptom, vp.MaxSymptomBytes, true); err != nil {
+	lim := in.Limits()
+	if err := lim.Symptom.Text(op, in.Symptom, true); err != nil {
 		return CreateResult{}, err
 	}
-	if err := vp.CheckText(op, "rootCause", in.RootCause, vp.MaxFixTextBytes, true); err != nil {
+	if err := lim.RootCause.Text(op, in.RootCause, true); err != nil {
 		return CreateResult{}, err
 	}
-	if err := vp.CheckText(op, "validatedFix", in.ValidatedFix, vp.MaxFixTextBytes, false); err != nil {
+	if err := lim.ValidatedFix.Text(op, in.ValidatedFix, false); err != nil {
 		return CreateResult{}, err
 	}
 	if err := vp.CheckName(op, "sourceProject", in.SourceProject, true); err != nil {
 		return CreateResult{}, err
 	}
 	for _, l := range []struct {
-		field string
-		v     []string
-	}{{"tags", in.Tags}, {"stack", in.Stack}, {"files", in.Files}, {"linkedIssueIds", in.LinkedIssueIDs}} {
-		if err := checkList(op, l.field, l.v); err != nil {
+		lim vp.Limit
+		v   []string
+	}{{lim.Tags, in.Tags}, {lim.Stack, in.Stack}, {lim.Files, in.Files}, {lim.LinkedIssueIDs, in.LinkedIssueIDs}} {
+		if err := l.lim.List(op, l.v); err != nil {
 			return CreateResult{}, err
 		}
 	}
@@ -115,18 +116,6 @@ func nonNil(v []string) []string {
 		return []string{}
 	}
 	return v
-}
-
-func checkList(op, field string, v []string) error {
-	if len(v) > vp.MaxFixListItems {
-		return vp.Errorf(op, vp.KindTooLarge, field, "has %d entries; the limit is %d", len(v), vp.MaxFixListItems)
-	}
-	for _, e := range v {
-		if err := vp.CheckText(op, field, e, vp.MaxFixListItemBytes, true); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // fixDoc indexes a pattern: the symptom as title, the rest as text.
@@ -212,13 +201,14 @@ func (s *Service) AddFixAttempt(ctx context.Context, p vp.Principal, in AttemptI
 	if err := checkID(op, "patternId", in.PatternID); err != nil {
 		return AttemptResult{}, err
 	}
-	if err := vp.CheckText(op, "description", in.Description, vp.MaxFixTextBytes, true); err != nil {
+	lim := in.Limits()
+	if err := lim.Description.Text(op, in.Description, true); err != nil {
 		return AttemptResult{}, err
 	}
-	if err := vp.CheckText(op, "why", in.Why, vp.MaxFixTextBytes, true); err != nil {
+	if err := lim.Why.Text(op, in.Why, true); err != nil {
 		return AttemptResult{}, err
 	}
-	if err := vp.CheckText(op, "commit", in.Commit, vp.MaxShortTextBytes, false); err != nil {
+	if err := lim.Commit.Text(op, in.Commit, false); err != nil {
 		return AttemptResult{}, err
 	}
 	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
@@ -276,7 +266,7 @@ func (s *Service) ValidateFix(ctx context.Context, p vp.Principal, id, fix strin
 	if err := checkID(op, "patternId", id); err != nil {
 		return vp.FixPattern{}, err
 	}
-	if err := vp.CheckText(op, "validatedFix", fix, vp.MaxFixTextBytes, true); err != nil {
+	if err := ValidateFixLimit().Text(op, fix, true); err != nil {
 		return vp.FixPattern{}, err
 	}
 	var f vp.FixPattern

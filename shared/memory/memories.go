@@ -75,7 +75,7 @@ func (s *Service) storeMemory(ctx context.Context, op string, p vp.Principal, in
 	if err := checkMemoryType(op, "type", in.Type, true); err != nil {
 		return StoreResult{}, err
 	}
-	if err := vp.CheckText(op, "content", in.Content, vp.MaxMemoryContentBytes, true); err != nil {
+	if err := in.Limits().Content.Text(op, in.Content, true); err != nil {
 		return StoreResult{}, err
 	}
 	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
@@ -224,8 +224,8 @@ func checkMemoryType(op, field, t string, required bool) error {
 }
 
 func checkRelations(op string, in []vp.Relation) ([]vp.Relation, error) {
-	if len(in) > vp.MaxRelations {
-		return nil, vp.Errorf(op, vp.KindTooLarge, "relations", "has %d entries; the limit is %d", len(in), vp.MaxRelations)
+	if l := (StoreInput{}).Limits().Relations; len(in) > l.Items {
+		return nil, vp.Errorf(op, vp.KindTooLarge, l.Field, "has %d entries; the limit is %d", len(in), l.Items)
 	}
 	var out []vp.Relation
 	for _, r := range in {
@@ -243,10 +243,14 @@ func checkRelations(op string, in []vp.Relation) ([]vp.Relation, error) {
 }
 
 func checkEpisode(op string, e vp.Episode) (vp.Episode, error) {
-	for _, f := range []struct{ name, v string }{
-		{"context", e.Context}, {"goal", e.Goal}, {"action", e.Action}, {"outcome", e.Outcome}, {"insight", e.Insight},
+	lim := episodeLimits("")
+	for _, f := range []struct {
+		lim vp.Limit
+		v   string
+	}{
+		{lim.Context, e.Context}, {lim.Goal, e.Goal}, {lim.Action, e.Action}, {lim.Outcome, e.Outcome}, {lim.Insight, e.Insight},
 	} {
-		if err := vp.CheckText(op, f.name, f.v, vp.MaxEpisodeFieldBytes, true); err != nil {
+		if err := f.lim.Text(op, f.v, true); err != nil {
 			return e, err
 		}
 	}

@@ -230,15 +230,15 @@ func (s *Service) queryVector(ctx context.Context, tenant, query string, qv **se
 }
 
 func checkQuery(op, q string) error {
-	return vp.CheckText(op, "query", q, vp.MaxQueryBytes, true)
+	return SearchInput{}.Limits().Query.Text(op, q, true)
 }
 
 func clampSearchLimit(n int) int {
 	switch {
 	case n <= 0:
 		return DefaultSearchLimit
-	case n > vp.MaxSearchLimit:
-		return vp.MaxSearchLimit
+	case float64(n) > SearchInput{}.Limits().Limit.Max:
+		return int(SearchInput{}.Limits().Limit.Max)
 	}
 	return n
 }

@@ -99,6 +99,17 @@ type SendResult struct {
 	Warning           string   `json:"warning,omitempty"`
 }
 
+// SendLimits bound send_message's texts; names are bounded by vp.CheckName.
+type SendLimits struct{ Channel, Content vp.Limit }
+
+// Limits are send_message's limits.
+func (SendInput) Limits() SendLimits {
+	return SendLimits{Channel: vp.MaxBytes("channel", vp.MaxChannelBytes), Content: vp.MaxBytes("content", vp.MaxMessageBytes)}
+}
+
+// MarkReadLimit bounds mark_as_read's receipt ids per call.
+func MarkReadLimit() vp.Limit { return vp.MaxItems("receiptIds", vp.MaxReceiptIDsPerOp, 0) }
+
 // Send stores a message and one unread receipt per resolved recipient, all in
 // one transaction: either every recipient can see it or none can.
 func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendResult, error) {
@@ -114,10 +125,11 @@ func (s *Service) Send(ctx context.Context, p vp.Principal, in SendInput) (SendR
 			return SendResult{}, err
 		}
 	}
-	if err := vp.CheckText(op, "channel", in.Channel, vp.MaxChannelBytes, true); err != nil {
+	lim := in.Limits()
+	if err := lim.Channel.Text(op, in.Channel, true); err != nil {
 		return SendResult{}, err
 	}
-	if err := vp.CheckText(op, "content", in.Content, vp.MaxMessageBytes, true); err != nil {
+	if err := lim.Content.Text(op, in.Content, true); err != nil {
 		return SendResult{}, err
 	}
 	from, err := p.ActAs(op, "from", in.From)
@@ -429,8 +441,8 @@ func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (i
 	if len(ids) == 0 {
 		return 0, vp.E(op, vp.KindInvalid, "receiptIds", "is required: pass the receiptId values check_messages returned")
 	}
-	if len(ids) > vp.MaxReceiptIDsPerOp {
-		return 0, vp.Errorf(op, vp.KindTooLarge, "receiptIds", "has %d ids; the limit is %d per call", len(ids), vp.MaxReceiptIDsPerOp)
+	if lim := MarkReadLimit(); len(ids) > lim.Items {
+		return 0, vp.Errorf(op, vp.KindTooLarge, lim.Field, "has %d ids; the limit is %d per call", len(ids), lim.Items)
 	}
 	type pending struct {
 		r  vp.Receipt

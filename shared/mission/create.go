@@ -31,16 +31,37 @@ type CreateMissionInput struct {
 	CreatedBy   string   `json:"createdBy,omitempty"`
 }
 
+// Limits bound a mission's fields, declared once for create_mission,
+// update_mission and missions planned from a template. Names are bounded by
+// vp.CheckName.
+type Limits struct {
+	Name, Description, Project, Agents, Brief vp.Limit
+}
+
+func missionLimits() Limits {
+	return Limits{
+		Name:        vp.MaxBytes("name", vp.MaxMissionNameBytes),
+		Description: vp.MaxBytes("description", vp.MaxMissionTextBytes),
+		Project:     vp.MaxBytes("project", vp.MaxProjectBytes),
+		Agents:      vp.MaxItems("agents", vp.MaxMissionAgents, vp.MaxNameBytes),
+		Brief:       vp.MaxBytes("brief", vp.MaxMissionTextBytes),
+	}
+}
+
+// Limits are create_mission's limits.
+func (CreateMissionInput) Limits() Limits { return missionLimits() }
+
 func (in CreateMissionInput) check(op string, p vp.Principal) vp.Errs {
+	lim := in.Limits()
 	var errs vp.Errs
-	errs.Add(vp.CheckText(op, "name", in.Name, vp.MaxMissionNameBytes, true))
-	errs.Add(vp.CheckText(op, "description", in.Description, vp.MaxMissionTextBytes, false))
-	errs.Add(vp.CheckText(op, "project", in.Project, vp.MaxProjectBytes, true))
+	errs.Add(lim.Name.Text(op, in.Name, true))
+	errs.Add(lim.Description.Text(op, in.Description, false))
+	errs.Add(lim.Project.Text(op, in.Project, true))
 	errs.Add(vp.CheckEnum(op, "status", in.Status, openStages, false))
 	errs.Add(vp.CheckPriority(op, in.Priority, true))
 	errs.Add(vp.CheckName(op, "pilot", in.Pilot, false))
 	errs.Add(checkAgents(op, in.Agents))
-	errs.Add(vp.CheckText(op, "brief", in.Brief, vp.MaxMissionTextBytes, false))
+	errs.Add(lim.Brief.Text(op, in.Brief, false))
 	errs.Add(vp.CheckMillis(op, "startDate", in.StartDate))
 	errs.Add(vp.CheckMillis(op, "targetDate", in.TargetDate))
 	_, err := checkProgress(op, in.Progress)

@@ -191,8 +191,8 @@ func checkProgress(op string, v *float64) (*int, error) {
 }
 
 func checkAgents(op string, agents []string) error {
-	if len(agents) > vp.MaxMissionAgents {
-		return vp.Errorf(op, vp.KindTooLarge, "agents", "has %d entries; the limit is %d", len(agents), vp.MaxMissionAgents)
+	if lim := missionLimits().Agents; len(agents) > lim.Items {
+		return vp.Errorf(op, vp.KindTooLarge, lim.Field, "has %d entries; the limit is %d", len(agents), lim.Items)
 	}
 	for _, a := range agents {
 		if err := vp.CheckName(op, "agents", a, true); err != nil {

@@ -39,13 +39,14 @@ type Planned struct {
 // and the tasks of a template in it. The template is read (and a built-in
 // one seeded) now; the tasks are checked as create_task checks them.
 func (s *Service) PlanFromTemplate(ctx context.Context, op, tenant string, in FromTemplate) (Planned, error) {
+	lim := missionLimits()
 	var errs vp.Errs
-	errs.Add(vp.CheckText(op, "name", in.Name, vp.MaxMissionNameBytes, true))
-	errs.Add(vp.CheckText(op, "description", in.Description, vp.MaxMissionTextBytes, false))
-	errs.Add(vp.CheckText(op, "project", in.Project, vp.MaxProjectBytes, true))
+	errs.Add(lim.Name.Text(op, in.Name, true))
+	errs.Add(lim.Description.Text(op, in.Description, false))
+	errs.Add(lim.Project.Text(op, in.Project, true))
 	errs.Add(vp.CheckPriority(op, in.Priority, true))
 	errs.Add(vp.CheckName(op, "pilot", in.Pilot, true))
-	errs.Add(vp.CheckText(op, "brief", in.Brief, vp.MaxMissionTextBytes, false))
+	errs.Add(lim.Brief.Text(op, in.Brief, false))
 	if err := errs.First(); err != nil {
 		return Planned{}, err
 	}

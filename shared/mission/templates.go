@@ -58,22 +58,45 @@ var builtinTemplates = sync.OnceValue(func() map[string]vp.MissionTemplate {
 // BuiltinTemplateNames lists the templates every tenant starts with.
 func BuiltinTemplateNames() []string { return slices.Sorted(maps.Keys(builtinTemplates())) }
 
+// TemplateLimits bound update_mission_template's arguments. The name is
+// bounded by vp.CheckName (checkTemplateName).
+type TemplateLimits struct {
+	Name, Description, Steps, StepTitle, StepDescription, StepTags vp.Limit
+}
+
+// Limits are update_mission_template's limits; a step's fields are a
+// task's.
+func (UpdateTemplateInput) Limits() TemplateLimits {
+	return TemplateLimits{
+		Name:            vp.MaxBytes("name", vp.MaxTemplateNameBytes),
+		Description:     vp.MaxBytes("description", vp.MaxMissionTextBytes),
+		Steps:           vp.MaxItems("steps", vp.MaxTemplateSteps, 0),
+		StepTitle:       vp.MaxBytes("steps[].title", vp.MaxTaskTitleBytes),
+		StepDescription: vp.MaxBytes("steps[].description", vp.MaxTaskDescriptionBytes),
+		StepTags:        vp.MaxItems("steps[].tags", vp.MaxTags, vp.MaxTagBytes),
+	}
+}
+
+// Limits are get_mission_template's limits.
+func (TemplateRef) Limits() vp.Limit { return UpdateTemplateInput{}.Limits().Name }
+
 func checkTemplate(op, name, description string, steps []vp.TemplateStep) vp.Errs {
+	lim := UpdateTemplateInput{}.Limits()
 	var errs vp.Errs
 	errs.Add(checkTemplateName(op, "name", name))
-	errs.Add(vp.CheckText(op, "description", description, vp.MaxMissionTextBytes, false))
+	errs.Add(lim.Description.Text(op, description, false))
 	switch {
 	case len(steps) == 0:
 		errs.Add(vp.E(op, vp.KindInvalid, "steps", "is required: at least one {\"title\":...,\"description\":...}"))
-	case len(steps) > vp.MaxTemplateSteps:
-		errs.Add(vp.Errorf(op, vp.KindTooLarge, "steps", "has %d steps; the limit is %d (a template becomes one transaction)", len(steps), vp.MaxTemplateSteps))
+	case len(steps) > lim.Steps.Items:
+		errs.Add(vp.Errorf(op, vp.KindTooLarge, lim.Steps.Field, "has %d steps; the limit is %d (a template becomes one transaction)", len(steps), lim.Steps.Items))
 	}
 	size := 0
 	for i, st := range steps {
 		f := fmt.Sprintf("steps[%d].", i)
-		errs.Add(vp.CheckText(op, f+"title", st.Title, vp.MaxTaskTitleBytes, true))
-		errs.Add(vp.CheckText(op, f+"description", st.Description, vp.MaxTaskDescriptionBytes, false))
-		if err := vp.CheckTags(op, st.Tags); err != nil {
+		errs.Add(lim.StepTitle.As(f+"title").Text(op, st.Title, true))
+		errs.Add(lim.StepDescription.As(f+"description").Text(op, st.Description, false))
+		if err := lim.StepTags.As("tags").Tags(op, st.Tags); err != nil {
 			errs.Add(vp.Errorf(op, vp.KindOf(err), f+"tags", "%v", err))
 		}
 		errs.Add(vp.CheckName(op, f+"assignedTo", st.AssignedTo, false))
@@ -222,6 +245,18 @@ type InstantiateInput struct {
 	CallerOrchestrator string            `json:"callerOrchestrator,omitempty" jsonschema:"creator of the tasks"`
 }
 
+// InstantiateLimits bound instantiate_template_into_mission's arguments.
+type InstantiateLimits struct{ TemplateName, TitlePrefix, ContextValue vp.Limit }
+
+// Limits are instantiate_template_into_mission's limits.
+func (InstantiateInput) Limits() InstantiateLimits {
+	return InstantiateLimits{
+		TemplateName: vp.MaxBytes("templateName", vp.MaxTemplateNameBytes),
+		TitlePrefix:  vp.MaxBytes("titlePrefix", vp.MaxTitlePrefixBytes),
+		ContextValue: vp.MaxBytes("context.*", vp.MaxContextValueBytes),
+	}
+}
+
 // InstantiateResult lists the tasks created, in step order.
 type InstantiateResult struct {
 	MissionID string   `json:"missionId"`
@@ -243,13 +278,14 @@ func (s *Service) InstantiateTemplate(ctx context.Context, p vp.Principal, in In
 	var errs vp.Errs
 	errs.Add(checkTemplateName(op, "templateName", in.TemplateName))
 	errs.Add(vp.CheckName(op, "missionId", in.MissionID, true))
-	errs.Add(vp.CheckText(op, "titlePrefix", in.TitlePrefix, vp.MaxTitlePrefixBytes, false))
+	lim := in.Limits()
+	errs.Add(lim.TitlePrefix.Text(op, in.TitlePrefix, false))
 	if len(in.Context) > vp.MaxTemplateContext {
 		errs.Add(vp.Errorf(op, vp.KindTooLarge, "context", "has %d keys; the limit is %d", len(in.Context), vp.MaxTemplateContext))
 	}
 	for k, v := range in.Context {
 		errs.Add(vp.CheckName(op, "context", k, true))
-		errs.Add(vp.CheckText(op, "context", v, vp.MaxContextValueBytes, false))
+		errs.Add(lim.ContextValue.As("context").Text(op, v, false))
 	}
 	errs.Add(checkCaller(op, p, in.CallerOrchestrator))
 	if err := errs.First(); err != nil {

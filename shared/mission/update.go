@@ -57,6 +57,18 @@ type UpdateMissionInput struct {
 	CallerOrchestrator string   `json:"callerOrchestrator,omitempty"`
 }
 
+// UpdateLimits bound update_mission's arguments: a mission's fields and
+// the reason of a cancellation.
+type UpdateLimits struct {
+	Limits
+	CancelReason vp.Limit
+}
+
+// Limits are update_mission's limits.
+func (UpdateMissionInput) Limits() UpdateLimits {
+	return UpdateLimits{Limits: missionLimits(), CancelReason: vp.MaxBytes("cancelReason", vp.MaxReasonBytes)}
+}
+
 // UpdateMission applies a partial update; cancelling needs the creator (or
 // system) and a reason.
 func (s *Service) UpdateMission(ctx context.Context, p vp.Principal, in UpdateMissionInput) (vp.Mission, error) {
@@ -71,21 +83,22 @@ func (s *Service) UpdateMission(ctx context.Context, p vp.Principal, in UpdateMi
 		}
 		return *v
 	}
+	lim := in.Limits()
 	var errs vp.Errs
 	errs.Add(vp.CheckName(op, "missionId", in.MissionID, true))
 	if in.Name != nil {
-		errs.Add(vp.CheckText(op, "name", *in.Name, vp.MaxMissionNameBytes, true))
+		errs.Add(lim.Name.Text(op, *in.Name, true))
 	}
-	errs.Add(vp.CheckText(op, "description", str(in.Description), vp.MaxMissionTextBytes, false))
+	errs.Add(lim.Description.Text(op, str(in.Description), false))
 	if in.Project != nil {
-		errs.Add(vp.CheckText(op, "project", *in.Project, vp.MaxProjectBytes, true))
+		errs.Add(lim.Project.Text(op, *in.Project, true))
 	}
 	if in.Status != nil {
 		errs.Add(vp.CheckEnum(op, "status", *in.Status, vp.MissionStatuses, true))
 	}
 	cancelling := in.Status != nil && *in.Status == vp.MissionCancelled
 	if cancelling {
-		errs.Add(vp.CheckText(op, "cancelReason", str(in.CancelReason), vp.MaxReasonBytes, true))
+		errs.Add(lim.CancelReason.Text(op, str(in.CancelReason), true))
 	} else if in.CancelReason != nil {
 		errs.Add(vp.E(op, vp.KindInvalid, "cancelReason", "goes with status \"cancelled\": pass both to cancel the mission"))
 	}
@@ -96,7 +109,7 @@ func (s *Service) UpdateMission(ctx context.Context, p vp.Principal, in UpdateMi
 		errs.Add(vp.CheckName(op, "pilot", *in.Pilot, true))
 	}
 	errs.Add(checkAgents(op, in.Agents))
-	errs.Add(vp.CheckText(op, "brief", str(in.Brief), vp.MaxMissionTextBytes, false))
+	errs.Add(lim.Brief.Text(op, str(in.Brief), false))
 	errs.Add(vp.CheckMillis(op, "startDate", in.StartDate))
 	errs.Add(vp.CheckMillis(op, "targetDate", in.TargetDate))
 	progress, err := checkProgress(op, in.Progress)

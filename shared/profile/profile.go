@@ -96,34 +96,55 @@ type Update struct {
 	Dynamic      *vp.ProfileDyn
 }
 
+// UpdateLimits bound update_profile's fields. Ids are bounded by
+// vp.CheckName.
+type UpdateLimits struct {
+	Name, Role, Workspace, Capabilities, CurrentTask vp.Limit
+}
+
+// Limits are update_profile's limits.
+func (Update) Limits() UpdateLimits {
+	return UpdateLimits{
+		Name:         vp.MaxBytes("name", vp.MaxShortTextBytes),
+		Role:         vp.MaxBytes("static.role", vp.MaxShortTextBytes),
+		Workspace:    vp.MaxBytes("static.workspace", vp.MaxShortTextBytes),
+		Capabilities: vp.MaxItems("static.capabilities", 100, vp.MaxShortTextBytes),
+		CurrentTask:  vp.MaxBytes("dynamic.currentTask", vp.MaxShortTextBytes),
+	}
+}
+
+// SummaryLimit bounds set_summary's summary.
+func SummaryLimit() vp.Limit { return vp.MaxBytes("summary", vp.MaxSummaryBytes) }
+
 // UpdateProfile creates or partially updates a profile row.
 func (s *Service) UpdateProfile(ctx context.Context, p vp.Principal, u Update) (vp.Profile, error) {
 	const op = "update_profile"
+	lim := u.Limits()
 	if err := vp.CheckName(op, "instanceId", u.InstanceID, false); err != nil {
 		return vp.Profile{}, err
 	}
 	if u.Name != nil {
-		if err := vp.CheckText(op, "name", *u.Name, vp.MaxShortTextBytes, false); err != nil {
+		if err := lim.Name.Text(op, *u.Name, false); err != nil {
 			return vp.Profile{}, err
 		}
 	}
 	if u.Static != nil {
-		for field, v := range map[string]string{"static.role": u.Static.Role, "static.workspace": u.Static.Workspace} {
-			if err := vp.CheckText(op, field, v, vp.MaxShortTextBytes, false); err != nil {
+		for l, v := range map[vp.Limit]string{lim.Role: u.Static.Role, lim.Workspace: u.Static.Workspace} {
+			if err := l.Text(op, v, false); err != nil {
 				return vp.Profile{}, err
 			}
 		}
-		if len(u.Static.Capabilities) > 100 {
-			return vp.Profile{}, vp.E(op, vp.KindTooLarge, "static.capabilities", "has more than 100 entries")
+		if len(u.Static.Capabilities) > lim.Capabilities.Items {
+			return vp.Profile{}, vp.Errorf(op, vp.KindTooLarge, lim.Capabilities.Field, "has more than %d entries", lim.Capabilities.Items)
 		}
 		for _, c := range u.Static.Capabilities {
-			if err := vp.CheckText(op, "static.capabilities", c, vp.MaxShortTextBytes, true); err != nil {
+			if err := lim.Capabilities.Text(op, c, true); err != nil {
 				return vp.Profile{}, err
 			}
 		}
 	}
 	if u.Dynamic != nil {
-		if err := vp.CheckText(op, "dynamic.currentTask", u.Dynamic.CurrentTask, vp.MaxShortTextBytes, false); err != nil {
+		if err := lim.CurrentTask.Text(op, u.Dynamic.CurrentTask, false); err != nil {
 			return vp.Profile{}, err
 		}
 	}
@@ -150,7 +171,7 @@ func (s *Service) SetSummary(ctx context.Context, p vp.Principal, orch, instance
 	if err := vp.CheckName(op, "instanceId", instance, true); err != nil {
 		return vp.Profile{}, err
 	}
-	if err := vp.CheckText(op, "summary", summary, vp.MaxSummaryBytes, true); err != nil {
+	if err := SummaryLimit().Text(op, summary, true); err != nil {
 		return vp.Profile{}, err
 	}
 	return s.upsert(ctx, op, p, orch, instance, func(pr *vp.Profile) {

@@ -140,10 +140,31 @@ const (
 // steps, and no @descriptors or seconds.
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
 
+// Limits bound a recurring task's fields, declared once for
+// create_recurring_task and update_recurring_task: the texts of the task it
+// creates, and its schedule. The assignee is bounded by vp.CheckName.
+type Limits struct{ Title, Description, Project, CronExpression, Timezone vp.Limit }
+
+func recurringLimits() Limits {
+	t := task.CreateTaskInput{}.Limits()
+	return Limits{
+		Title: t.Title, Description: t.Description, Project: t.Project,
+		CronExpression: vp.MaxBytes("cronExpression", MaxCronBytes),
+		Timezone:       vp.MaxBytes("timezone", MaxTimezoneBytes),
+	}
+}
+
+// Limits are create_recurring_task's limits.
+func (CreateRecurringInput) Limits() Limits { return recurringLimits() }
+
+// Limits are update_recurring_task's limits.
+func (UpdateRecurringInput) Limits() Limits { return recurringLimits() }
+
 // parseCron validates a cron expression and returns its schedule.
 func parseCron(op, expr string) (sched cron.Schedule, err error) {
-	const field = "cronExpression"
-	if err := vp.CheckText(op, field, expr, MaxCronBytes, true); err != nil {
+	lim := recurringLimits().CronExpression
+	field := lim.Field
+	if err := lim.Text(op, expr, true); err != nil {
 		return nil, err
 	}
 	upper := strings.ToUpper(strings.TrimSpace(expr))
@@ -170,11 +191,12 @@ func parseCron(op, expr string) (sched cron.Schedule, err error) {
 
 // loadZone validates an IANA time zone name; empty means UTC.
 func loadZone(op, tz string) (*time.Location, string, error) {
-	const field = "timezone"
+	lim := recurringLimits().Timezone
+	field := lim.Field
 	if tz == "" {
 		return time.UTC, DefaultTimezone, nil
 	}
-	if err := vp.CheckText(op, field, tz, MaxTimezoneBytes, false); err != nil {
+	if err := lim.Text(op, tz, false); err != nil {
 		return nil, "", err
 	}
 	if tz == "Local" {
@@ -227,10 +249,11 @@ func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in Cr
 	if err != nil {
 		return vp.RecurringTask{}, err
 	}
-	if err := vp.CheckText(op, "title", in.Title, vp.MaxTaskTitleBytes, true); err != nil {
+	lim := in.Limits()
+	if err := lim.Title.Text(op, in.Title, true); err != nil {
 		return vp.RecurringTask{}, err
 	}
-	if err := vp.CheckText(op, "description", in.Description, vp.MaxTaskDescriptionBytes, false); err != nil {
+	if err := lim.Description.Text(op, in.Description, false); err != nil {
 		return vp.RecurringTask{}, err
 	}
 	if err := vp.CheckName(op, "assignedTo", in.AssignedTo, true); err != nil {
@@ -239,7 +262,7 @@ func (s *Service) CreateRecurringTask(ctx context.Context, p vp.Principal, in Cr
 	if err := checkRecurringPriority(op, in.Priority); err != nil {
 		return vp.RecurringTask{}, err
 	}
-	if err := vp.CheckText(op, "project", in.Project, vp.MaxProjectBytes, false); err != nil {
+	if err := lim.Project.Text(op, in.Project, false); err != nil {
 		return vp.RecurringTask{}, err
 	}
 	if err := vp.CheckName(op, "createdBy", in.CreatedBy, false); err != nil {
@@ -378,13 +401,14 @@ func (s *Service) UpdateRecurringTask(ctx context.Context, p vp.Principal, in Up
 	if in.Title == nil && in.Description == nil && in.AssignedTo == nil && in.Priority == nil && in.CronExpression == nil && in.Timezone == nil && in.Project == nil {
 		return vp.RecurringTask{}, vp.E(op, vp.KindInvalid, "recurringTaskId", "nothing to update: pass at least one of title, description, assignedTo, priority, cronExpression, timezone, project")
 	}
+	lim := in.Limits()
 	if in.Title != nil {
-		if err := vp.CheckText(op, "title", *in.Title, vp.MaxTaskTitleBytes, true); err != nil {
+		if err := lim.Title.Text(op, *in.Title, true); err != nil {
 			return vp.RecurringTask{}, err
 		}
 	}
 	if in.Description != nil {
-		if err := vp.CheckText(op, "description", *in.Description, vp.MaxTaskDescriptionBytes, false); err != nil {
+		if err := lim.Description.Text(op, *in.Description, false); err != nil {
 			return vp.RecurringTask{}, err
 		}
 	}
@@ -399,7 +423,7 @@ func (s *Service) UpdateRecurringTask(ctx context.Context, p vp.Principal, in Up
 		}
 	}
 	if in.Project != nil {
-		if err := vp.CheckText(op, "project", *in.Project, vp.MaxProjectBytes, false); err != nil {
+		if err := lim.Project.Text(op, *in.Project, false); err != nil {
 			return vp.RecurringTask{}, err
 		}
 	}

@@ -34,7 +34,25 @@ type UpdateTaskInput struct {
 	CompletionNote     *string  `json:"completionNote,omitempty"`
 }
 
+// UpdateLimits bound update_task's arguments: a task's fields, shared with
+// create_task, and those only an update sets.
+type UpdateLimits struct {
+	FieldLimits
+	CancelReason, CompletionNote, ActualMinutes vp.Limit
+}
+
+// Limits are update_task's limits.
+func (UpdateTaskInput) Limits() UpdateLimits {
+	return UpdateLimits{
+		FieldLimits:    fieldLimits(),
+		CancelReason:   vp.MaxBytes("cancelReason", vp.MaxReasonBytes),
+		CompletionNote: vp.MaxBytes("completionNote", vp.MaxCompletionNoteBytes),
+		ActualMinutes:  vp.Between("actualMinutes", 0, vp.MaxMinutes),
+	}
+}
+
 func (in UpdateTaskInput) check(op string, p vp.Principal) vp.Errs {
+	lim := in.Limits()
 	errs := TaskRef{in.TaskID, in.CallerOrchestrator}.check(op, p)
 	str := func(v *string) string {
 		if v == nil {
@@ -43,11 +61,11 @@ func (in UpdateTaskInput) check(op string, p vp.Principal) vp.Errs {
 		return *v
 	}
 	if in.Title != nil {
-		errs.Add(vp.CheckText(op, "title", *in.Title, vp.MaxTaskTitleBytes, true))
+		errs.Add(lim.Title.Text(op, *in.Title, true))
 	}
-	errs.Add(vp.CheckText(op, "description", str(in.Description), vp.MaxTaskDescriptionBytes, false))
-	errs.Add(vp.CheckText(op, "project", str(in.Project), vp.MaxProjectBytes, false))
-	errs.Add(vp.CheckTags(op, in.Tags))
+	errs.Add(lim.Description.Text(op, str(in.Description), false))
+	errs.Add(lim.Project.Text(op, str(in.Project), false))
+	errs.Add(lim.Tags.Tags(op, in.Tags))
 	if in.AssignedTo != nil {
 		errs.Add(vp.CheckName(op, "assignedTo", *in.AssignedTo, true))
 	}
@@ -61,22 +79,22 @@ func (in UpdateTaskInput) check(op string, p vp.Principal) vp.Errs {
 	cancelling := in.Status != nil && *in.Status == vp.TaskCancelled
 	switch {
 	case cancelling:
-		errs.Add(vp.CheckText(op, "cancelReason", str(in.CancelReason), vp.MaxReasonBytes, true))
+		errs.Add(lim.CancelReason.Text(op, str(in.CancelReason), true))
 	case in.CancelReason != nil:
 		errs.Add(vp.E(op, vp.KindInvalid, "cancelReason", "goes with status \"cancelled\": pass both to cancel the task"))
 	}
 	errs.Add(vp.CheckName(op, "missionId", str(in.MissionID), false))
-	errs.Add(vp.CheckMinutes(op, "estimatedMinutes", in.EstimatedMinutes))
-	errs.Add(vp.CheckMinutes(op, "actualMinutes", in.ActualMinutes))
+	errs.Add(lim.EstimatedMinutes.Minutes(op, in.EstimatedMinutes))
+	errs.Add(lim.ActualMinutes.Minutes(op, in.ActualMinutes))
 	errs.Add(vp.CheckMillis(op, "startedAt", in.StartedAt))
 	errs.Add(vp.CheckMillis(op, "completedAt", in.CompletedAt))
 	errs.Add(vp.CheckMillis(op, "dueDate", in.DueDate))
-	errs.Add(vp.CheckIDList(op, "dependsOn", in.DependsOn, vp.MaxDependsOn))
+	errs.Add(lim.DependsOn.IDs(op, in.DependsOn))
 	if slices.Contains(in.DependsOn, in.TaskID) {
 		errs.Add(vp.Errorf(op, vp.KindInvalid, "dependsOn", "task %s cannot depend on itself", in.TaskID))
 	}
 	if in.CompletionNote != nil {
-		errs.Add(vp.CheckText(op, "completionNote", *in.CompletionNote, vp.MaxCompletionNoteBytes, false))
+		errs.Add(lim.CompletionNote.Text(op, *in.CompletionNote, false))
 	}
 	if in.Title == nil && in.Description == nil && in.Project == nil && in.Tags == nil && in.AssignedTo == nil &&
 		in.AssignedToInstance == nil && in.Priority == nil && in.Status == nil && in.MissionID == nil &&

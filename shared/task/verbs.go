@@ -130,9 +130,12 @@ type BlockTaskInput struct {
 	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
+// Limits are block_task's limits.
+func (BlockTaskInput) Limits() vp.Limit { return vp.MaxBytes("reason", vp.MaxReasonBytes) }
+
 func (in BlockTaskInput) check(op string, p vp.Principal) vp.Errs {
 	errs := TaskRef{in.TaskID, in.CallerOrchestrator}.check(op, p)
-	errs.Add(vp.CheckText(op, "reason", in.Reason, vp.MaxReasonBytes, true))
+	errs.Add(in.Limits().Text(op, in.Reason, true))
 	return errs
 }
 
@@ -159,9 +162,12 @@ type CompleteTaskInput struct {
 	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
+// Limits are complete_task's limits: update_task's completionNote.
+func (CompleteTaskInput) Limits() vp.Limit { return UpdateTaskInput{}.Limits().CompletionNote }
+
 func (in CompleteTaskInput) check(op string, p vp.Principal) vp.Errs {
 	errs := TaskRef{in.TaskID, in.CallerOrchestrator}.check(op, p)
-	errs.Add(vp.CheckText(op, "completionNote", in.CompletionNote, vp.MaxCompletionNoteBytes, true))
+	errs.Add(in.Limits().Text(op, in.CompletionNote, true))
 	return errs
 }
 

@@ -1,7 +1,6 @@
 package vp
 
 import (
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -57,15 +56,7 @@ func CheckPriority(op, v string, required bool) error {
 
 // CheckTags accepts at most MaxTags tags of at most MaxTagBytes each.
 func CheckTags(op string, tags []string) error {
-	if len(tags) > MaxTags {
-		return Errorf(op, KindTooLarge, "tags", "has %d tags; the limit is %d", len(tags), MaxTags)
-	}
-	for _, tag := range tags {
-		if err := CheckText(op, "tags", tag, MaxTagBytes, true); err != nil {
-			return err
-		}
-	}
-	return nil
+	return MaxItems("tags", MaxTags, MaxTagBytes).Tags(op, tags)
 }
 
 // CheckIDList accepts at most max well-formed ids.
@@ -86,10 +77,7 @@ const MaxMinutes = 1e7
 
 // CheckMinutes accepts an absent value or 0..MaxMinutes.
 func CheckMinutes(op, field string, v *float64) error {
-	if v != nil && (math.IsNaN(*v) || *v < 0 || *v > MaxMinutes) {
-		return Errorf(op, KindInvalid, field, "must be a number of minutes between 0 and 10000000, got %v", *v)
-	}
-	return nil
+	return Between(field, 0, MaxMinutes).Minutes(op, v)
 }
 
 // MaxMillis bounds a Unix time in milliseconds (year 33658).
