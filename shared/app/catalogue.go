@@ -56,14 +56,16 @@ func ModuleRoutes(s *Services) []httpapi.Route {
 	return out
 }
 
-// MCPOptions are the options of the MCP server over s: each module sets
-// the services of its tools (a module not built leaves them nil, and its
-// tools are not offered); o carries the rest (version, logger, profile).
+// MCPOptions are the options of the MCP server over s: the modules' tools
+// in module order (a module not built offers none) and the views' data;
+// o carries the rest (version, logger, profile).
 func MCPOptions(s *Services, o mcpserver.Options) mcpserver.Options {
 	for _, m := range Modules() {
 		if m.Tools != nil {
-			m.Tools(s, &o)
+			o.Toolsets = append(o.Toolsets, m.Tools(s)...)
 		}
 	}
+	o.Views = mcpserver.Views{Tasks: s.Tasks, Messages: s.Messages, Diary: s.Diary, Missions: s.Missions,
+		Briefings: s.Briefings, Memory: s.Memory}
 	return o
 }

@@ -69,9 +69,9 @@ type Module struct {
 	// Routes are the module's HTTP routes, their handlers built over s
 	// (nil handlers with s empty: the table the CDK stack is made from).
 	Routes func(s *Services) []httpapi.Route
-	// Tools gives the MCP server the module's services; its tools are
-	// registered when they are set.
-	Tools func(s *Services, o *mcpserver.Options)
+	// Tools are the module's MCP tools over s (none for a service not
+	// built): tools/list offers what the modules give.
+	Tools func(s *Services) []mcpserver.Toolset
 }
 
 func (m Module) builtIn(g Group) bool {
@@ -228,44 +228,50 @@ func Modules() []Module {
 				s.Briefings = briefing.New(briefing.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Search: searchWriter(p, s)})
 				return nil
 			},
-			Tools: func(s *Services, o *mcpserver.Options) { o.Briefings = s.Briefings }},
+			Tools: func(s *Services) []mcpserver.Toolset {
+				return []mcpserver.Toolset{mcpserver.BriefingTools(s.Briefings)}
+			}},
 		{Name: "component", Tables: component.Tables,
 			Build: func(_ context.Context, p *Ports, s *Services) error {
 				s.Components = component.New(component.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Search: searchWriter(p, s)})
 				return nil
 			},
-			Tools: func(s *Services, o *mcpserver.Options) { o.Components = s.Components }},
+			Tools: func(s *Services) []mcpserver.Toolset {
+				return []mcpserver.Toolset{mcpserver.ComponentTools(s.Components)}
+			}},
 		{Name: "businessunit", Tables: businessunit.Tables,
 			Build: func(_ context.Context, p *Ports, s *Services) error {
 				s.BusinessUnits = businessunit.New(businessunit.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now})
 				return nil
 			},
-			Tools: func(s *Services, o *mcpserver.Options) { o.BusinessUnits = s.BusinessUnits }},
+			Tools: func(s *Services) []mcpserver.Toolset {
+				return []mcpserver.Toolset{mcpserver.BusinessUnitTools(s.BusinessUnits)}
+			}},
 		{Name: "diary", Tables: diary.Tables,
 			Build: func(_ context.Context, p *Ports, s *Services) error {
 				s.Diary = diary.New(diary.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now})
 				return nil
 			},
-			Tools: func(s *Services, o *mcpserver.Options) { o.Diary = s.Diary }},
+			Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.DiaryTools(s.Diary)} }},
 		{Name: "profile", Tables: profile.Tables,
 			Build: func(_ context.Context, p *Ports, s *Services) error {
 				s.Profiles = profile.New(profile.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger})
 				return nil
 			},
-			Tools: func(s *Services, o *mcpserver.Options) { o.Profiles = s.Profiles }},
+			Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.ProfileTools(s.Profiles)} }},
 		{Name: "message", Tables: message.Tables,
 			Build: func(_ context.Context, p *Ports, s *Services) error {
 				s.Messages = message.New(message.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger,
 					Directory: s.Profiles, Search: searchWriter(p, s)})
 				return nil
 			},
-			Tools: func(s *Services, o *mcpserver.Options) { o.Messages = s.Messages }},
+			Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.MessageTools(s.Messages)} }},
 		{Name: "mandate", Tables: mandate.Tables,
 			Build: func(_ context.Context, p *Ports, s *Services) error {
 				s.Mandates = mandate.New(mandate.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger})
 				return nil
 			},
-			Tools: func(s *Services, o *mcpserver.Options) { o.Mandates = s.Mandates }},
+			Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.MandateTools(s.Mandates)} }},
 		iframeModule(),
 		taskModule(),
 		recurringModule(),
@@ -275,7 +281,7 @@ func Modules() []Module {
 				s.Digest = digest.New(digest.Options{Store: p.Store, Now: p.Now})
 				return nil
 			},
-			Tools: func(s *Services, o *mcpserver.Options) { o.Digest = s.Digest }},
+			Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.DigestTools(s.Digest)} }},
 		issueModule(),
 		errormonModule(),
 		okfModule(),
@@ -315,7 +321,7 @@ func memoryModule() Module {
 			}
 			return []jobs.Job{jobs.Embedder("embedder", awsenv.FuncEmbedder, "computes the vectors of stored memories from the embedding queue", o)}
 		},
-		Tools: func(s *Services, o *mcpserver.Options) { o.Memory = s.Memory }}
+		Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.MemoryTools(s.Memory)} }}
 }
 
 func iframeModule() Module {
@@ -333,7 +339,7 @@ func iframeModule() Module {
 					return jobs.IframeCleanup(s.Iframes, d.Logger), nil
 				})}
 		},
-		Tools: func(s *Services, o *mcpserver.Options) { o.Iframes = s.Iframes }}
+		Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.IframeTools(s.Iframes)} }}
 }
 
 // taskModule is tasks and missions, built together: each needs the other
@@ -350,7 +356,9 @@ func taskModule() Module {
 		Wire: func(s *Services) error {
 			return s.Outbox.Subscribe(task.TopicFinished, "mission.autocomplete", s.Missions.OnTaskFinished)
 		},
-		Tools: func(s *Services, o *mcpserver.Options) { o.Tasks, o.Missions = s.Tasks, s.Missions }}
+		Tools: func(s *Services) []mcpserver.Toolset {
+			return []mcpserver.Toolset{mcpserver.TaskTools(s.Tasks), mcpserver.MissionTools(s.Missions)}
+		}}
 }
 
 func recurringModule() Module {
@@ -368,7 +376,9 @@ func recurringModule() Module {
 					return jobs.RecurringTasks(s.Recurring, d.Logger), nil
 				})}
 		},
-		Tools: func(s *Services, o *mcpserver.Options) { o.Recurring = s.Recurring }}
+		Tools: func(s *Services) []mcpserver.Toolset {
+			return []mcpserver.Toolset{mcpserver.RecurringTools(s.Recurring)}
+		}}
 }
 
 func keywordModule() Module {
@@ -403,7 +413,7 @@ func keywordModule() Module {
 			j.AtStart, j.PerTenant = true, true
 			return []jobs.Job{j}
 		},
-		Tools: func(s *Services, o *mcpserver.Options) { o.Keyword = s.Keyword }}
+		Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.KeywordTools(s.Keyword)} }}
 }
 
 func issueModule() Module {
@@ -449,7 +459,9 @@ func issueModule() Module {
 				{Path: "/webhooks/github/{tenant}", Methods: post, Auth: httpapi.AuthSignature, Function: awsenv.FuncWebhooks, Handler: h},
 			}
 		},
-		Tools: func(s *Services, o *mcpserver.Options) { o.Issues = s.Issues }}
+		Tools: func(s *Services) []mcpserver.Toolset {
+			return []mcpserver.Toolset{mcpserver.IssueTools(s.Issues, s.Memory)}
+		}}
 }
 
 func errormonModule() Module {
@@ -469,7 +481,7 @@ func errormonModule() Module {
 					return s.Errors.ScanAll
 				})}
 		},
-		Tools: func(s *Services, o *mcpserver.Options) { o.Errors = s.Errors }}
+		Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.ErrorTools(s.Errors)} }}
 }
 
 func okfModule() Module {
@@ -491,7 +503,9 @@ func okfModule() Module {
 			return []httpapi.Route{{Path: okfsvc.DownloadPath, Methods: []string{http.MethodGet}, Auth: httpapi.AuthNone, Function: awsenv.FuncMCP,
 				Handler: h, Limit: func(r ratelimit.Rules) (ratelimit.Rule, string) { return r.Download, "downloads" }}}
 		},
-		Tools: func(s *Services, o *mcpserver.Options) { o.OKF, o.OKFLinks = s.OKF, s.OKFLinks }}
+		Tools: func(s *Services) []mcpserver.Toolset {
+			return []mcpserver.Toolset{mcpserver.OKFTools(s.OKF, s.OKFLinks)}
+		}}
 }
 
 func relayModule() Module {

@@ -46,8 +46,8 @@ func start(t *testing.T, tweaks ...func(*httpapi.Options)) fixture {
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
 	o := httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}),
-			Profiles: profile.New(profile.Options{Store: st, Cursors: signer}), Version: "t"}),
+		MCP: mcpserver.New(mcpserver.Options{Toolsets: []mcpserver.Toolset{mcpserver.KeywordTools(keyword.New(keyword.Options{Store: st, Cursors: signer})),
+			mcpserver.ProfileTools(profile.New(profile.Options{Store: st, Cursors: signer}))}, Version: "t"}),
 		Tokens: toks, Version: "t", Started: time.Now(), Storage: "sqlite",
 	}
 	for _, f := range tweaks {

@@ -17,6 +17,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/httpapi"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -51,7 +52,7 @@ func TestRefusalsSayWhyAndAreLoggedOncePerToken(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	var logs syncBuffer
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Version: "t"}), Tokens: toks, Version: "t", Started: time.Now(),
+		MCP: mcpserver.New(mcpserver.Options{Toolsets: []mcpserver.Toolset{mcpserver.ProfileTools(&profile.Service{})}, Version: "t"}), Tokens: toks, Version: "t", Started: time.Now(),
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 	}))
 	defer srv.Close()

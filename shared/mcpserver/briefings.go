@@ -42,8 +42,15 @@ type listBriefingsIn struct {
 	UpdatedSince *int64 `json:"updatedSince,omitempty" jsonschema:"Unix ms; then last changed first"`
 }
 
-func (s *server) addBriefingTools(m *mcp.Server) {
-	c := s.opts.Briefings
+// BriefingTools are the tools of the briefing notes over c; none when c is nil.
+func BriefingTools(c *briefing.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addBriefingTools(m, c) }}
+}
+
+func (s *server) addBriefingTools(m *mcp.Server, c *briefing.Service) {
 	add(s, m, tool{Name: "create_briefing_note", Annotations: write,
 		Limits: briefing.Input{}.Limits(),
 		Description: "Record a briefing or hand-off (who, what was said, decisions); write one as a session ends, for the next. " +

@@ -60,8 +60,15 @@ type listBUsIn struct {
 	Status         string `json:"status,omitempty" jsonschema:"idea|building|live|revenue"`
 }
 
-func (s *server) addBusinessUnitTools(m *mcp.Server) {
-	c := s.opts.BusinessUnits
+// BusinessUnitTools are the tools of the business units over c; none when c is nil.
+func BusinessUnitTools(c *businessunit.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addBusinessUnitTools(m, c) }}
+}
+
+func (s *server) addBusinessUnitTools(m *mcp.Server, c *businessunit.Service) {
 	add(s, m, tool{Name: "create_bu", Annotations: write,
 		Limits: businessunit.Fields{}.Limits(),
 		Description: "Record a business unit (a product or service line the team runs) with its strategy, for agents to align their work on. " +

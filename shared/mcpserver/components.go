@@ -48,8 +48,15 @@ type listComponentsIn struct {
 	Team string `json:"team,omitempty"`
 }
 
-func (s *server) addComponentTools(m *mcp.Server) {
-	c := s.opts.Components
+// ComponentTools are the tools of the component registry over c; none when c is nil.
+func ComponentTools(c *component.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addComponentTools(m, c) }}
+}
+
+func (s *server) addComponentTools(m *mcp.Server, c *component.Service) {
 	add(s, m, tool{Name: "register_component", Annotations: write,
 		Limits: component.RegisterInput{}.Limits(),
 		Description: "Register a new agent, skill, hook or plugin file (inventory and byte-exact backup); change it with update_component. " +

@@ -39,8 +39,15 @@ type listDiaryRangeIn struct {
 	Orchestrator string `json:"orchestrator,omitempty" jsonschema:"omit for everyone"`
 }
 
-func (s *server) addDiaryTools(m *mcp.Server) {
-	c := s.opts.Diary
+// DiaryTools are the tools of the diaries over c; none when c is nil.
+func DiaryTools(c *diary.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addDiaryTools(m, c) }}
+}
+
+func (s *server) addDiaryTools(m *mcp.Server, c *diary.Service) {
 	add(s, m, tool{Name: "write_diary", Core: true, Annotations: idempotent,
 		Limits: diary.WriteInput{}.Limits(),
 		Description: "Write your diary entry for a day as a session ends; one per orchestrator and date: writing it again replaces it. " +

@@ -16,11 +16,15 @@ type improvisationDigestIn struct {
 
 // addDigestTools registers the advisory improvisation digest (platform
 // spec §14.9): a pure read, registered only when the service is set.
-func (s *server) addDigestTools(m *mcp.Server) {
-	d := s.opts.Digest
+// DigestTools are the tools of the improvisation digest over d; none when d is nil.
+func DigestTools(d *digest.Service) Toolset {
 	if d == nil {
-		return
+		return Toolset{}
 	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addDigestTools(m, d) }}
+}
+
+func (s *server) addDigestTools(m *mcp.Server, d *digest.Service) {
 	add(s, m, tool{Name: "improvisation_digest", Annotations: readOnly,
 		Limits: digest.Input{}.Limits(),
 		Description: "Find unsourced claims: tasks, messages and memories of the last windowDays that claim concrete work " +

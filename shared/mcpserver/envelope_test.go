@@ -13,6 +13,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 )
 
 type nopWriteCloser struct{ io.Writer }
@@ -27,7 +28,7 @@ func TestGuardStdioKeepsTheSessionAlive(t *testing.T) {
 	p := auth.MasterPrincipal("acme")
 	for _, guarded := range []bool{true, false} {
 		t.Run(map[bool]string{true: "guarded", false: "unguarded"}[guarded], func(t *testing.T) {
-			cs := mcpserver.New(mcpserver.Options{LocalPrincipal: &p, Version: "t"})
+			cs := mcpserver.New(mcpserver.Options{Toolsets: []mcpserver.Toolset{mcpserver.ProfileTools(&profile.Service{})}, LocalPrincipal: &p, Version: "t"})
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
 			var r io.Reader = inR

@@ -22,11 +22,7 @@ type listEpisodesIn struct {
 	Orchestrator string `json:"orchestrator,omitempty" jsonschema:"the recorder"`
 }
 
-func (s *server) addEpisodeTools(m *mcp.Server) {
-	mem := s.opts.Memory
-	if mem == nil {
-		return
-	}
+func (s *server) addEpisodeTools(m *mcp.Server, mem *memory.Service) {
 	add(s, m, tool{Name: "store_episode", Annotations: write,
 		Limits: memory.EpisodeInput{}.Limits(),
 		Description: "Record an episode (a memory of type episode) after a failure, a pitfall or a pattern that worked. " +

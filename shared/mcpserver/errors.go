@@ -13,11 +13,15 @@ type removeDeploymentIn struct {
 	Name string `json:"name"`
 }
 
-func (s *server) addErrorTools(m *mcp.Server) {
-	mon := s.opts.Errors
+// ErrorTools are the tools of the deployment error monitor over mon; none when mon is nil.
+func ErrorTools(mon *errormon.Service) Toolset {
 	if mon == nil {
-		return
+		return Toolset{}
 	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addErrorTools(m, mon) }}
+}
+
+func (s *server) addErrorTools(m *mcp.Server, mon *errormon.Service) {
 	add(s, m, tool{Name: "add_deployment", Annotations: idempotent,
 		Limits: errormon.DeploymentInput{}.Limits(),
 		Description: "Monitor a deployment's error logs every 5 minutes; each new error files one [Auto] GitHub issue in githubRepo " +

@@ -4,6 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+
+	"github.com/vantagepeers/vantagepeers/shared/briefing"
+	"github.com/vantagepeers/vantagepeers/shared/businessunit"
+	"github.com/vantagepeers/vantagepeers/shared/component"
+	"github.com/vantagepeers/vantagepeers/shared/diary"
+	"github.com/vantagepeers/vantagepeers/shared/digest"
+	"github.com/vantagepeers/vantagepeers/shared/errormon"
+	"github.com/vantagepeers/vantagepeers/shared/iframe"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
+	"github.com/vantagepeers/vantagepeers/shared/keyword"
+	"github.com/vantagepeers/vantagepeers/shared/mandate"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
+	"github.com/vantagepeers/vantagepeers/shared/message"
+	"github.com/vantagepeers/vantagepeers/shared/mission"
+	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
+	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
 // InferredSchemas builds the full server with every input schema inferred
@@ -36,4 +54,17 @@ func InferredSchemas(o Options) ([]byte, error) {
 	}
 	b.WriteString("}")
 	return b.Bytes(), nil
+}
+
+// EveryToolset is every capability's tools over zero services, for the
+// tests that read tools/list and never call a tool (schemas, limits).
+func EveryToolset() []Toolset {
+	return []Toolset{
+		BriefingTools(&briefing.Service{}), ComponentTools(&component.Service{}), BusinessUnitTools(&businessunit.Service{}),
+		DiaryTools(&diary.Service{}), ProfileTools(&profile.Service{}), MessageTools(&message.Service{}),
+		MandateTools(&mandate.Service{}), MemoryTools(&memory.Service{}), IframeTools(&iframe.Service{}),
+		TaskTools(&task.Service{}), MissionTools(&mission.Service{}), RecurringTools(&recurring.Service{}),
+		KeywordTools(&keyword.Service{}), DigestTools(&digest.Service{}), IssueTools(&issue.Service{}, &memory.Service{}),
+		ErrorTools(&errormon.Service{}), OKFTools(&okfsvc.Service{}, nil),
+	}
 }

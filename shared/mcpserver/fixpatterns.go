@@ -51,11 +51,7 @@ type listFixPatternsIn struct {
 	Project string `json:"project,omitempty" jsonschema:"the source project"`
 }
 
-func (s *server) addFixPatternTools(m *mcp.Server) {
-	mem := s.opts.Memory
-	if mem == nil {
-		return
-	}
+func (s *server) addFixPatternTools(m *mcp.Server, mem *memory.Service) {
 	add(s, m, tool{Name: "create_fix_pattern", Annotations: write,
 		Limits: memory.FixPatternInput{}.Limits(),
 		Description: "Document an understood bug so any project finds it with search_fix_patterns. " +

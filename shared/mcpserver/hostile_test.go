@@ -55,7 +55,8 @@ func connectCounting(t *testing.T, p vp.Principal) (*mcp.ClientSession, *countin
 	t.Cleanup(func() { _ = idx.Close() })
 	mem := memory.New(memory.Options{Store: cst, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}),
 		Queue: storequeue.New(storequeue.Options{Store: cst, Name: "embed"}), Cursors: signer})
-	o := mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: cst, Cursors: signer, Index: idx}), Version: "test", LocalPrincipal: &p, Memory: mem}
+	o := mcpserver.Options{Toolsets: []mcpserver.Toolset{mcpserver.KeywordTools(keyword.New(keyword.Options{Store: cst, Cursors: signer, Index: idx})),
+		mcpserver.MemoryTools(mem)}, Views: mcpserver.Views{Memory: mem}, Version: "test", LocalPrincipal: &p}
 	return clientOf(t, mcpserver.New(withLeaves(o, cst, signer, idx))), cst
 }
 

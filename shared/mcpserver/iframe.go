@@ -29,8 +29,15 @@ type revokeIframeOut struct {
 	Revoked bool `json:"revoked" jsonschema:"false when the session does not exist"`
 }
 
-func (s *server) addIframeTools(m *mcp.Server) {
-	c := s.opts.Iframes
+// IframeTools are the tools of the iframe embed sessions over c; none when c is nil.
+func IframeTools(c *iframe.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addIframeTools(m, c) }}
+}
+
+func (s *server) addIframeTools(m *mcp.Server, c *iframe.Service) {
 	add(s, m, tool{Name: "create_iframe_session", Annotations: write,
 		Limits: iframe.CreateInput{}.Limits(),
 		Description: "Register an embed session for a web page (origin) that shows VantagePeers UI in an iframe, before the iframe loads; it ends at expiresAt or when revoked. " +

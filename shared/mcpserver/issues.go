@@ -7,6 +7,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/memory"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -60,11 +61,16 @@ type linkIssueToPatternIn struct {
 	IssueID   string `json:"issueId" jsonschema:"owner/repo#NNN"`
 }
 
-func (s *server) addIssueTools(m *mcp.Server) {
-	is := s.opts.Issues
+// IssueTools are the GitHub issue tools over is; mem, when set, links
+// issues to fix patterns. None when is is nil.
+func IssueTools(is *issue.Service, mem *memory.Service) Toolset {
 	if is == nil {
-		return
+		return Toolset{}
 	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addIssueTools(m, is, mem) }}
+}
+
+func (s *server) addIssueTools(m *mcp.Server, is *issue.Service, mem *memory.Service) {
 	add(s, m, tool{Name: "add_repo_mapping", Annotations: idempotent,
 		Description: "Map a GitHub repo to the orchestrator and project that handle its issues: an opened issue then starts " +
 			"an issue-resolution-v2 mission. Replaces an existing mapping. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"alice\",\"project\":\"api\"}"},
@@ -118,7 +124,7 @@ func (s *server) addIssueTools(m *mcp.Server) {
 		func(ctx context.Context, p vp.Principal, in issueStatsIn) (issue.Stats, error) {
 			return is.IssueStats(ctx, p, issue.StatsInput{Project: in.Project, Daily: in.Daily})
 		})
-	if mem := s.opts.Memory; mem != nil {
+	if mem != nil {
 		add(s, m, tool{Name: "link_issue_to_pattern", Annotations: idempotent,
 			Description: "Add an issue to a fix pattern's linkedIssueIds. Example: {\"patternId\":\"fix_1\",\"issueId\":\"acme/api#42\"}"},
 			func(ctx context.Context, p vp.Principal, in linkIssueToPatternIn) (vp.FixPattern, error) {

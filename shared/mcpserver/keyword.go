@@ -40,8 +40,15 @@ type searchComponentsIn struct {
 // addKeywordTools registers BM25 search over messages, tasks, briefing
 // notes and components. Results are {items, count}, best first, each item
 // the full entity with a score.
-func (s *server) addKeywordTools(m *mcp.Server) {
-	c := s.opts.Keyword
+// KeywordTools are the tools of keyword search over c; none when c is nil.
+func KeywordTools(c *keyword.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addKeywordTools(m, c) }}
+}
+
+func (s *server) addKeywordTools(m *mcp.Server, c *keyword.Service) {
 	add(s, m, tool{Name: "search_messages_by_keyword", Annotations: readOnly, Limits: keyword.SearchMessagesInput{}.Limits(),
 		Description: "Keyword (BM25) search over message content. Example: {\"query\":\"schema migration\",\"from\":\"bob\"}"},
 		func(ctx context.Context, p vp.Principal, in searchMessagesIn) (keyword.KeywordResult[keyword.MessageHit], error) {

@@ -8,13 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/digest"
-	"github.com/vantagepeers/vantagepeers/shared/keyword"
-	"github.com/vantagepeers/vantagepeers/shared/memory"
-	"github.com/vantagepeers/vantagepeers/shared/mission"
-	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
-	"github.com/vantagepeers/vantagepeers/shared/recurring"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -27,8 +20,7 @@ import (
 // nothing. (The domain's checks read the same declarations, so the bounds
 // shown are the bounds enforced; TestLimitsProbeTheDomain probes them.)
 func TestAdvertisedLimitsAreTheDeclaredOnes(t *testing.T) {
-	s, _ := build(Options{Keyword: &keyword.Service{}, Tasks: &task.Service{}, Missions: &mission.Service{}, Recurring: &recurring.Service{},
-		Memory: &memory.Service{}, Digest: &digest.Service{}, OKF: &okfsvc.Service{}})
+	s, _ := build(Options{Toolsets: EveryToolset()})
 	var served map[string]struct {
 		Advertised map[string]any `json:"advertised"`
 	}

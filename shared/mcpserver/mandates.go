@@ -58,8 +58,15 @@ type listMandatesIn struct {
 	Status      string `json:"status,omitempty" jsonschema:"requested|accepted|in_progress|delivered|settled"`
 }
 
-func (s *server) addMandateTools(m *mcp.Server) {
-	c := s.opts.Mandates
+// MandateTools are the tools of the mandates over c; none when c is nil.
+func MandateTools(c *mandate.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addMandateTools(m, c) }}
+}
+
+func (s *server) addMandateTools(m *mcp.Server, c *mandate.Service) {
 	add(s, m, tool{Name: "create_mandate", Annotations: write,
 		Limits: mandate.CreateMandateInput{}.Limits(),
 		Description: "Ask another orchestrator for a service within a token budget: requested→accepted→in_progress→delivered→settled. " +

@@ -40,7 +40,8 @@ func connect(t testing.TB, p vp.Principal, tweaks ...func(*mcpserver.Options)) *
 	t.Cleanup(func() { _ = st.Close() })
 	key, _ := auth.EnsureKey(ctx, st, "cursor")
 	signer, _ := listing.NewSigner(key)
-	o := mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer}), Version: "test", LocalPrincipal: &p}
+	o := mcpserver.Options{Toolsets: []mcpserver.Toolset{mcpserver.KeywordTools(keyword.New(keyword.Options{Store: st, Cursors: signer}))},
+		Version: "test", LocalPrincipal: &p}
 	for _, f := range tweaks {
 		f(&o)
 	}
@@ -51,10 +52,11 @@ func connect(t testing.TB, p vp.Principal, tweaks ...func(*mcpserver.Options)) *
 // indexing for keyword search into idx when it is not nil.
 func withLeaves(o mcpserver.Options, st store.Store, signer *listing.Signer, idx search.Index) mcpserver.Options {
 	w := &search.Writer{Index: idx}
-	o.Briefings = briefing.New(briefing.Options{Store: st, Cursors: signer, Search: w})
-	o.Components = component.New(component.Options{Store: st, Cursors: signer, Search: w})
-	o.BusinessUnits = businessunit.New(businessunit.Options{Store: st, Cursors: signer})
-	o.Diary = diary.New(diary.Options{Store: st, Cursors: signer})
+	o.Views.Briefings = briefing.New(briefing.Options{Store: st, Cursors: signer, Search: w})
+	o.Views.Diary = diary.New(diary.Options{Store: st, Cursors: signer})
+	o.Toolsets = append(o.Toolsets, mcpserver.BriefingTools(o.Views.Briefings),
+		mcpserver.ComponentTools(component.New(component.Options{Store: st, Cursors: signer, Search: w})),
+		mcpserver.BusinessUnitTools(businessunit.New(businessunit.Options{Store: st, Cursors: signer})), mcpserver.DiaryTools(o.Views.Diary))
 	talkServices(&o, st, signer, idx)
 	return withTasks(o, st, signer, idx)
 }
@@ -62,10 +64,10 @@ func withLeaves(o mcpserver.Options, st store.Store, signer *listing.Signer, idx
 // talkServices wires profiles, messages, iframe sessions and mandates into
 // o as the binaries do; idx, when set, makes messages searchable.
 func talkServices(o *mcpserver.Options, st store.Store, signer *listing.Signer, idx search.Index) {
-	o.Profiles = profile.New(profile.Options{Store: st, Cursors: signer})
-	o.Messages = message.New(message.Options{Store: st, Cursors: signer, Directory: o.Profiles, Search: &search.Writer{Index: idx}})
-	o.Iframes = iframe.New(iframe.Options{Store: st})
-	o.Mandates = mandate.New(mandate.Options{Store: st, Cursors: signer})
+	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
+	o.Views.Messages = message.New(message.Options{Store: st, Cursors: signer, Directory: profiles, Search: &search.Writer{Index: idx}})
+	o.Toolsets = append(o.Toolsets, mcpserver.ProfileTools(profiles), mcpserver.MessageTools(o.Views.Messages),
+		mcpserver.IframeTools(iframe.New(iframe.Options{Store: st})), mcpserver.MandateTools(mandate.New(mandate.Options{Store: st, Cursors: signer})))
 }
 
 // clientOf connects a client to server over in-memory transports.

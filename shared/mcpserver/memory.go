@@ -43,11 +43,20 @@ func (in searchIn) input() memory.SearchInput {
 	return memory.SearchInput{Query: in.Query, Namespace: in.Namespace, Limit: in.Limit}
 }
 
-func (s *server) addMemoryTools(m *mcp.Server) {
-	mem := s.opts.Memory
+// MemoryTools are the tools of memories, episodes and fix patterns over
+// mem; none when mem is nil (no search index).
+func MemoryTools(mem *memory.Service) Toolset {
 	if mem == nil {
-		return
+		return Toolset{}
 	}
+	return Toolset{add: func(s *server, m *mcp.Server) {
+		s.addMemoryTools(m, mem)
+		s.addEpisodeTools(m, mem)
+		s.addFixPatternTools(m, mem)
+	}}
+}
+
+func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 	add(s, m, tool{Name: "store_memory", Core: true, Annotations: write,
 		Limits: memory.StoreInput{}.Limits(),
 		Description: "Store a memory for the team; keyword search finds it at once, semantic search within ~1 s. " +

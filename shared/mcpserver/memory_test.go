@@ -46,9 +46,9 @@ func connectMemory(t *testing.T, p vp.Principal) (*mcp.ClientSession, func()) {
 	signer, _ := listing.NewSigner(key)
 	q := storequeue.New(storequeue.Options{Store: st, Name: "embed"})
 	mem := memory.New(memory.Options{Store: st, Index: idx, Embedder: embedlocal.New(embedlocal.Options{}), Queue: q, Cursors: signer})
-	o := withLeaves(mcpserver.Options{Keyword: keyword.New(keyword.Options{Store: st, Cursors: signer, Index: idx}),
-		Memory: mem, Version: "test", LocalPrincipal: &p}, st, signer, idx)
-	o.OKF = okfsvc.New(okfsvc.Options{Store: st, Memory: mem, Tasks: o.Tasks, Search: &search.Writer{Index: idx}, Version: "test"})
+	o := withLeaves(mcpserver.Options{Toolsets: []mcpserver.Toolset{mcpserver.KeywordTools(keyword.New(keyword.Options{Store: st, Cursors: signer, Index: idx})),
+		mcpserver.MemoryTools(mem)}, Views: mcpserver.Views{Memory: mem}, Version: "test", LocalPrincipal: &p}, st, signer, idx)
+	o.Toolsets = append(o.Toolsets, mcpserver.OKFTools(okfsvc.New(okfsvc.Options{Store: st, Memory: mem, Tasks: o.Views.Tasks, Search: &search.Writer{Index: idx}, Version: "test"}), nil))
 	cs := clientOf(t, mcpserver.New(o))
 	drain := func() {
 		for {

@@ -53,8 +53,15 @@ type listMessagesIn struct {
 	SessionDay *int64 `json:"sessionDay,omitempty"`
 }
 
-func (s *server) addMessageTools(m *mcp.Server) {
-	c := s.opts.Messages
+// MessageTools are the tools of the messages over c; none when c is nil.
+func MessageTools(c *message.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addMessageTools(m, c) }}
+}
+
+func (s *server) addMessageTools(m *mcp.Server, c *message.Service) {
 	add(s, m, tool{Name: "send_message", Core: true, Annotations: write,
 		Limits: message.SendInput{}.Limits(),
 		Description: "Send a message to peers; each recipient gets an unread receipt until it calls mark_as_read. " +

@@ -7,8 +7,15 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/uimarker"
 )
 
-func (s *server) addMissionTools(m *mcp.Server) {
-	c := s.opts.Missions
+// MissionTools are the tools of the missions and templates over c; none when c is nil.
+func MissionTools(c *mission.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addMissionTools(m, c) }}
+}
+
+func (s *server) addMissionTools(m *mcp.Server, c *mission.Service) {
 	add(s, m, tool{Name: "create_mission", Annotations: write,
 		Limits: mission.CreateMissionInput{}.Limits(),
 		Description: "Create a mission for work of several tasks (a feature, an incident), led by a pilot; fill it with create_task missionId or instantiate_template_into_mission. " +

@@ -41,11 +41,17 @@ var (
 // only; over HTTP a bundle too large to travel inline comes as a signed
 // download URL (Options.OKFLinks). A bundle sent inline is read with the
 // inline limits (64 MiB in all), within the service's memory budget.
-func (s *server) addOKFTools(m *mcp.Server) {
-	o := s.opts.OKF
+// OKFTools are the OKF bundle tools over o; links, when set, signs the
+// download URLs of bundles too large for a result (HTTP). None when o is
+// nil.
+func OKFTools(o *okfsvc.Service, links *okfsvc.Links) Toolset {
 	if o == nil {
-		return
+		return Toolset{}
 	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addOKFTools(m, o, links) }}
+}
+
+func (s *server) addOKFTools(m *mcp.Server, o *okfsvc.Service, links *okfsvc.Links) {
 	local := s.opts.LocalPrincipal != nil
 	add(s, m, tool{Name: "export_okf_bundle", Annotations: readOnly, Limits: pathLimit,
 		Description: "Export a namespace (its memories, briefing notes of that topic, tasks of that project) as a portable OKF v0.2 .okf.tar.gz: " +
@@ -55,7 +61,7 @@ func (s *server) addOKFTools(m *mcp.Server) {
 			if err != nil {
 				return okfsvc.Delivery{}, err
 			}
-			return okfsvc.Deliver("export_okf_bundle", r, p, in.Path, local, s.opts.OKFLinks)
+			return okfsvc.Deliver("export_okf_bundle", r, p, in.Path, local, links)
 		})
 	add(s, m, tool{Name: "validate_okf_bundle", Annotations: readOnly, Limits: bundleLimits,
 		Description: "Check an OKF bundle (format, checksums, references, limits) without writing; returns its counts or the first problem. " +

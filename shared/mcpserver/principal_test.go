@@ -12,6 +12,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
+	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -19,7 +20,7 @@ import (
 // SDK's RequireBearerToken, whose verifier answers ti to any credential.
 func bearerClient(t *testing.T, ti *sdkauth.TokenInfo) *mcp.ClientSession {
 	t.Helper()
-	srv := mcpserver.New(mcpserver.Options{Version: "t"})
+	srv := mcpserver.New(mcpserver.Options{Toolsets: []mcpserver.Toolset{mcpserver.ProfileTools(&profile.Service{})}, Version: "t"})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	verify := func(context.Context, string, *http.Request) (*sdkauth.TokenInfo, error) { return ti, nil }
 	hs := httptest.NewServer(sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h))

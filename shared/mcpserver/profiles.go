@@ -40,8 +40,15 @@ type setSummaryOut struct {
 
 type noArgs struct{}
 
-func (s *server) addProfileTools(m *mcp.Server) {
-	c := s.opts.Profiles
+// ProfileTools are the tools of the profiles and presence over c; none when c is nil.
+func ProfileTools(c *profile.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addProfileTools(m, c) }}
+}
+
+func (s *server) addProfileTools(m *mcp.Server, c *profile.Service) {
 	add(s, m, tool{Name: "whoami", Core: true, Annotations: readOnly,
 		Description: "Who am I: tenant, default orchestrator, the ids your token may act as, the namespaces it may read and write. " +
 			"Call it first when unsure which name or namespace to use. Example: {}"},

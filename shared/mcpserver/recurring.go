@@ -42,8 +42,15 @@ type updateRecurringIn struct {
 	Project            *string `json:"project,omitempty"`
 }
 
-func (s *server) addRecurringTools(m *mcp.Server) {
-	c := s.opts.Recurring
+// RecurringTools are the tools of the recurring tasks over c; none when c is nil.
+func RecurringTools(c *recurring.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addRecurringTools(m, c) }}
+}
+
+func (s *server) addRecurringTools(m *mcp.Server, c *recurring.Service) {
 	add(s, m, tool{Name: "create_recurring_task", Annotations: write,
 		Limits: recurring.CreateRecurringInput{}.Limits(),
 		Description: "Define a template that creates a todo task on a cron schedule. " +

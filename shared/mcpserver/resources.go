@@ -133,7 +133,37 @@ func (s *server) viewData(ctx context.Context, req *mcp.ReadResourceRequest, v u
 	if err != nil {
 		return uiview.Data{}, err
 	}
+	if !s.opts.Views.serves(v.primitive) {
+		return uiview.Data{}, vp.E(v.primitive, vp.KindNotFound, "", "this server does not offer the data of this view")
+	}
 	return v.load(ctx, s, p, q, limit)
+}
+
+// Views are the services the MCP Apps views read their data from; a view
+// whose service is nil shows that the server does not offer its data.
+type Views struct {
+	Tasks     *task.Service
+	Messages  *message.Service
+	Diary     *diary.Service
+	Missions  *mission.Service
+	Briefings *briefing.Service
+	Memory    *memory.Service
+}
+
+func (v Views) serves(primitive string) bool {
+	switch primitive {
+	case uimarker.KindTasksTable:
+		return v.Tasks != nil
+	case uimarker.KindMessagesFeed:
+		return v.Messages != nil
+	case uimarker.KindDiaryEntry:
+		return v.Diary != nil
+	case uimarker.KindMissionTimeline:
+		return v.Missions != nil
+	case uimarker.KindBriefingNote:
+		return v.Briefings != nil
+	}
+	return true // the memory view says why it has no data itself
 }
 
 // decodeList turns a domain result into the view's items through its
@@ -173,7 +203,7 @@ func statusArg(q url.Values) any {
 }
 
 func loadTasks(ctx context.Context, s *server, p vp.Principal, q url.Values, limit int) (uiview.Data, error) {
-	page, err := s.opts.Tasks.ListTasks(ctx, p, task.ListTasksInput{Params: limitParams(limit), AssignedTo: q.Get("assignedTo"), Status: statusArg(q)})
+	page, err := s.opts.Views.Tasks.ListTasks(ctx, p, task.ListTasksInput{Params: limitParams(limit), AssignedTo: q.Get("assignedTo"), Status: statusArg(q)})
 	if err != nil {
 		return uiview.Data{}, err
 	}
@@ -182,7 +212,7 @@ func loadTasks(ctx context.Context, s *server, p vp.Principal, q url.Values, lim
 }
 
 func loadMessages(ctx context.Context, s *server, p vp.Principal, q url.Values, limit int) (uiview.Data, error) {
-	page, err := s.opts.Messages.ListMessages(ctx, p, message.ListMessagesInput{From: q.Get("from"), Channel: q.Get("channel"), Params: limitParams(limit)})
+	page, err := s.opts.Views.Messages.ListMessages(ctx, p, message.ListMessagesInput{From: q.Get("from"), Channel: q.Get("channel"), Params: limitParams(limit)})
 	if err != nil {
 		return uiview.Data{}, err
 	}
@@ -193,14 +223,14 @@ func loadMessages(ctx context.Context, s *server, p vp.Principal, q url.Values, 
 // loadDiary: one entry with a date, else the latest entries.
 func loadDiary(ctx context.Context, s *server, p vp.Principal, q url.Values, limit int) (uiview.Data, error) {
 	if date := q.Get("date"); date != "" {
-		e, err := s.opts.Diary.GetDiary(ctx, p, q.Get("orchestrator"), date)
+		e, err := s.opts.Views.Diary.GetDiary(ctx, p, q.Get("orchestrator"), date)
 		if err != nil {
 			return uiview.Data{}, err
 		}
 		l, err := decodeOne[uimarker.DiaryEntry](e)
 		return uiview.Data{Diary: l}, err
 	}
-	page, err := s.opts.Diary.ListDiaries(ctx, p, diary.ListInput{Orchestrator: q.Get("orchestrator"), Params: limitParams(limit)})
+	page, err := s.opts.Views.Diary.ListDiaries(ctx, p, diary.ListInput{Orchestrator: q.Get("orchestrator"), Params: limitParams(limit)})
 	if err != nil {
 		return uiview.Data{}, err
 	}
@@ -209,7 +239,7 @@ func loadDiary(ctx context.Context, s *server, p vp.Principal, q url.Values, lim
 }
 
 func loadMissions(ctx context.Context, s *server, p vp.Principal, q url.Values, limit int) (uiview.Data, error) {
-	page, err := s.opts.Missions.ListMissions(ctx, p, mission.ListMissionsInput{Params: limitParams(limit),
+	page, err := s.opts.Views.Missions.ListMissions(ctx, p, mission.ListMissionsInput{Params: limitParams(limit),
 		Pilot: q.Get("pilot"), Project: q.Get("project"), Status: statusArg(q)})
 	if err != nil {
 		return uiview.Data{}, err
@@ -221,14 +251,14 @@ func loadMissions(ctx context.Context, s *server, p vp.Principal, q url.Values, 
 // loadBriefings: one note with a noteId, else the latest notes.
 func loadBriefings(ctx context.Context, s *server, p vp.Principal, q url.Values, limit int) (uiview.Data, error) {
 	if id := q.Get("noteId"); id != "" {
-		n, err := s.opts.Briefings.GetBriefingNote(ctx, p, id)
+		n, err := s.opts.Views.Briefings.GetBriefingNote(ctx, p, id)
 		if err != nil {
 			return uiview.Data{}, err
 		}
 		l, err := decodeOne[uimarker.BriefingNote](n)
 		return uiview.Data{Briefings: l}, err
 	}
-	page, err := s.opts.Briefings.ListBriefingNotes(ctx, p, briefing.ListInput{Topic: q.Get("topic"), Params: limitParams(limit)})
+	page, err := s.opts.Views.Briefings.ListBriefingNotes(ctx, p, briefing.ListInput{Topic: q.Get("topic"), Params: limitParams(limit)})
 	if err != nil {
 		return uiview.Data{}, err
 	}
@@ -239,11 +269,11 @@ func loadBriefings(ctx context.Context, s *server, p vp.Principal, q url.Values,
 // loadMemories: a query is a hybrid search (of one namespace when given,
 // then kept to type); without one, a namespace's latest memories.
 func loadMemories(ctx context.Context, s *server, p vp.Principal, q url.Values, limit int) (uiview.Data, error) {
-	if s.opts.Memory == nil {
+	if s.opts.Views.Memory == nil {
 		return uiview.Data{}, vp.E("memory-quote", vp.KindNotFound, "", "this server has no memory service: memories cannot be shown")
 	}
 	if query := q.Get("query"); query != "" {
-		res, err := s.opts.Memory.HybridSearch(ctx, p, memory.SearchInput{Query: query, Namespace: q.Get("namespace"), Limit: limit})
+		res, err := s.opts.Views.Memory.HybridSearch(ctx, p, memory.SearchInput{Query: query, Namespace: q.Get("namespace"), Limit: limit})
 		if err != nil {
 			return uiview.Data{}, err
 		}
@@ -259,7 +289,7 @@ func loadMemories(ctx context.Context, s *server, p vp.Principal, q url.Values, 
 		}
 		return uiview.Data{Memories: l}, err
 	}
-	page, err := s.opts.Memory.ListMemories(ctx, p, memory.ListInput{Namespace: q.Get("namespace"), Type: q.Get("type"), Params: limitParams(limit)})
+	page, err := s.opts.Views.Memory.ListMemories(ctx, p, memory.ListInput{Namespace: q.Get("namespace"), Type: q.Get("type"), Params: limitParams(limit)})
 	if err != nil {
 		return uiview.Data{}, err
 	}

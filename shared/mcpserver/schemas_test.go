@@ -8,14 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/digest"
-	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
-	"github.com/vantagepeers/vantagepeers/shared/memory"
-	"github.com/vantagepeers/vantagepeers/shared/mission"
-	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
-	"github.com/vantagepeers/vantagepeers/shared/recurring"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
 var update = flag.Bool("update", false, "rewrite schemas.json from the tools' argument types")
@@ -25,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite schemas.json from the tools' ar
 // go generate ./shared/mcpserver).
 func TestSchemaFile(t *testing.T) {
 	// Services are only registered, never called: zero values will do.
-	got, err := mcpserver.InferredSchemas(mcpserver.Options{Keyword: &keyword.Service{}, Tasks: &task.Service{}, Missions: &mission.Service{}, Recurring: &recurring.Service{}, Memory: &memory.Service{}, Digest: &digest.Service{}, OKF: &okfsvc.Service{}})
+	got, err := mcpserver.InferredSchemas(mcpserver.Options{Toolsets: mcpserver.EveryToolset()})
 	if err != nil {
 		t.Fatal(err)
 	}

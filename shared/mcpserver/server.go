@@ -27,46 +27,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/briefing"
-	"github.com/vantagepeers/vantagepeers/shared/businessunit"
-	"github.com/vantagepeers/vantagepeers/shared/component"
-	"github.com/vantagepeers/vantagepeers/shared/diary"
-	"github.com/vantagepeers/vantagepeers/shared/digest"
 	"github.com/vantagepeers/vantagepeers/shared/emf"
-	"github.com/vantagepeers/vantagepeers/shared/errormon"
-	"github.com/vantagepeers/vantagepeers/shared/iframe"
-	"github.com/vantagepeers/vantagepeers/shared/issue"
-	"github.com/vantagepeers/vantagepeers/shared/keyword"
-	"github.com/vantagepeers/vantagepeers/shared/mandate"
-	"github.com/vantagepeers/vantagepeers/shared/memory"
-	"github.com/vantagepeers/vantagepeers/shared/message"
-	"github.com/vantagepeers/vantagepeers/shared/mission"
-	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
-	"github.com/vantagepeers/vantagepeers/shared/profile"
-	"github.com/vantagepeers/vantagepeers/shared/recurring"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // Options configures New.
 type Options struct {
-	Keyword *keyword.Service
-	// The services of the capabilities split out of keyword.
-	Profiles  *profile.Service
-	Messages  *message.Service
-	Iframes   *iframe.Service
-	Mandates  *mandate.Service
-	Tasks     *task.Service
-	Missions  *mission.Service
-	Recurring *recurring.Service
-	Memory    *memory.Service // memories, episodes, fix patterns: their tools are registered only when set
-	Digest    *digest.Service // improvisation_digest (§14.9): registered only when set
-	OKF       *okfsvc.Service // OKF bundle tools (§14.8): registered only when set
-	// OKFLinks signs download URLs of bundles too large to return inline
-	// (HTTP); nil: such exports are refused with the limit.
-	OKFLinks *okfsvc.Links
-	Version  string
-	Logger   *slog.Logger
+	// Toolsets are the capabilities' tools (IssueTools, TaskTools, ...),
+	// registered in order: tools/list offers exactly these. The module
+	// list of shared/app gives them (app.MCPOptions).
+	Toolsets []Toolset
+	// Views are the services the MCP Apps views read their data from.
+	Views   Views
+	Version string
+	Logger  *slog.Logger
 	// LocalPrincipal is the identity of calls that carry no token: set for
 	// stdio, where the process owner is the caller; never for HTTP.
 	LocalPrincipal *vp.Principal
@@ -78,22 +52,19 @@ type Options struct {
 	// structuredContent is unchanged. Off: plain text (VP_EMIT_UI_MARKERS).
 	EmitUIMarkers bool
 
-	// Services of the leaf aggregates, one per capability file.
-	Briefings     *briefing.Service
-	Components    *component.Service
-	BusinessUnits *businessunit.Service
-	Diary         *diary.Service
-	// Issues: GitHub repo mappings and issues.
-	Issues *issue.Service
-	// Errors: deployment error monitoring.
-	Errors *errormon.Service
-
 	// EMF, when set (on Lambda), adds each tool call's CloudWatch
 	// embedded-metric figures to its log line.
 	EMF *emf.Recorder
 
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool
+}
+
+// Toolset is one capability's tools over its service, made by the
+// capability's constructor in its file (IssueTools in issues.go, ...); the
+// zero Toolset registers nothing.
+type Toolset struct {
+	add func(s *server, m *mcp.Server)
 }
 
 // CacheScopePrivate is the cacheScope of every result that has one.
@@ -143,26 +114,11 @@ func build(o Options) (*server, *mcp.Server) {
 		},
 	})
 	m.AddReceivingMiddleware(s.filterToolList)
-	// tools: one line per capability
-	s.addIframeTools(m)
-	s.addTaskTools(m)
-	s.addMissionTools(m)
-	s.addMemoryTools(m)
-	s.addEpisodeTools(m)
-	s.addFixPatternTools(m)
-	s.addBusinessUnitTools(m)
-	s.addComponentTools(m)
-	s.addRecurringTools(m)
-	s.addBriefingTools(m)
-	s.addDiaryTools(m)
-	s.addMandateTools(m)
-	s.addProfileTools(m)
-	s.addMessageTools(m)
-	s.addKeywordTools(m)
-	s.addIssueTools(m)
-	s.addErrorTools(m)
-	s.addDigestTools(m)
-	s.addOKFTools(m)
+	for _, ts := range o.Toolsets {
+		if ts.add != nil {
+			ts.add(s, m)
+		}
+	}
 	s.addUIResources(m)
 	return s, m
 }

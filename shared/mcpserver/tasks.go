@@ -18,8 +18,15 @@ type taskIDIn struct {
 	TaskID string `json:"taskId"`
 }
 
-func (s *server) addTaskTools(m *mcp.Server) {
-	c := s.opts.Tasks
+// TaskTools are the tools of the tasks over c; none when c is nil.
+func TaskTools(c *task.Service) Toolset {
+	if c == nil {
+		return Toolset{}
+	}
+	return Toolset{add: func(s *server, m *mcp.Server) { s.addTaskTools(m, c) }}
+}
+
+func (s *server) addTaskTools(m *mcp.Server, c *task.Service) {
 	add(s, m, tool{Name: "create_task", Core: true, Annotations: write,
 		Limits: task.CreateTaskInput{}.Limits(),
 		Description: "Create a task to hand work to a peer (assignedTo) or track your own; it cannot start before its dependsOn tasks are done. " +

@@ -57,13 +57,15 @@ func withTasks(o mcpserver.Options, st store.Store, signer *listing.Signer, idx 
 	if idx != nil {
 		w = &search.Writer{Index: idx}
 	}
-	o.Tasks = task.New(task.Options{Store: st, Cursors: signer, Search: w})
-	o.Missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: o.Tasks})
-	o.Tasks.UseMissions(o.Missions)
-	o.Recurring = recurring.New(recurring.Options{Store: st, Cursors: signer, Tasks: o.Tasks})
-	o.Issues = issue.New(issue.Options{Store: st, Cursors: signer, Missions: o.Missions, Notices: o.Messages})
-	o.Errors = errormon.New(errormon.Options{Store: st, Cursors: signer, Issues: o.Issues})
-	o.Digest = digest.New(digest.Options{Store: st})
+	o.Views.Tasks = task.New(task.Options{Store: st, Cursors: signer, Search: w})
+	o.Views.Missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: o.Views.Tasks})
+	o.Views.Tasks.UseMissions(o.Views.Missions)
+	issues := issue.New(issue.Options{Store: st, Cursors: signer, Missions: o.Views.Missions, Notices: o.Views.Messages})
+	o.Toolsets = append(o.Toolsets, mcpserver.TaskTools(o.Views.Tasks), mcpserver.MissionTools(o.Views.Missions),
+		mcpserver.RecurringTools(recurring.New(recurring.Options{Store: st, Cursors: signer, Tasks: o.Views.Tasks})),
+		mcpserver.IssueTools(issues, o.Views.Memory),
+		mcpserver.ErrorTools(errormon.New(errormon.Options{Store: st, Cursors: signer, Issues: issues})),
+		mcpserver.DigestTools(digest.New(digest.Options{Store: st})))
 	return o
 }
 

@@ -135,7 +135,8 @@ func newEnv(t *testing.T, st store.Store, c *clock, tweak func(*oauth.Options)) 
 	}
 	e.oauth = oauth.New(e.opts)
 	h := httpapi.New(httpapi.Options{
-		MCP: mcpserver.New(mcpserver.Options{Keyword: svc, Profiles: profiles, Messages: messages, Version: "test", Logger: log}), Tokens: e.tokens, Version: "test", Logger: log,
+		MCP: mcpserver.New(mcpserver.Options{Toolsets: []mcpserver.Toolset{mcpserver.KeywordTools(svc), mcpserver.ProfileTools(profiles),
+			mcpserver.MessageTools(messages)}, Version: "test", Logger: log}), Tokens: e.tokens, Version: "test", Logger: log,
 		Started: time.Now(), Storage: "test", OAuth: e.oauth,
 	})
 	e.srv = httptest.NewServer(h)

@@ -126,7 +126,7 @@ func startHTTPInproc(ctx context.Context, dataDir, master string) (target, error
 		return nil, err
 	}
 	srv := &http.Server{Handler: httpapi.New(httpapi.Options{
-		MCP:     mcpserver.New(svc.mcpOptions(mcpserver.Options{Keyword: svc.keyword, Version: "bench"})),
+		MCP:     mcpserver.New(svc.mcpOptions(mcpserver.Options{Version: "bench"})),
 		Tokens:  auth.New(auth.Options{Store: svc.store, MasterHash: auth.Hash(master)}),
 		Version: "bench", Started: time.Now(), Storage: "sqlite",
 	}), ReadHeaderTimeout: 10 * time.Second}

@@ -115,9 +115,10 @@ func openServices(ctx context.Context, dataDir string, opts sqlite.Options, now 
 	}, nil
 }
 
-// mcpOptions is o with the services split out of coord.
+// mcpOptions is o with the tools of the services the benchmarks use.
 func (s *services) mcpOptions(o mcpserver.Options) mcpserver.Options {
-	o.Profiles, o.Messages, o.Iframes, o.Mandates = s.profiles, s.messages, s.iframes, s.mandates
+	o.Toolsets = append(o.Toolsets, mcpserver.KeywordTools(s.keyword), mcpserver.ProfileTools(s.profiles),
+		mcpserver.MessageTools(s.messages), mcpserver.IframeTools(s.iframes), mcpserver.MandateTools(s.mandates))
 	return o
 }
 

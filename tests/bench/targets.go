@@ -348,7 +348,7 @@ func startInmem(ctx context.Context, dataDir string) (target, error) {
 		return nil, err
 	}
 	p := localAdmin()
-	server := mcpserver.New(svc.mcpOptions(mcpserver.Options{Keyword: svc.keyword, Version: "bench", LocalPrincipal: &p}))
+	server := mcpserver.New(svc.mcpOptions(mcpserver.Options{Version: "bench", LocalPrincipal: &p}))
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)
 	if err != nil {
