@@ -29,7 +29,7 @@ var PushActions = []string{"execute-api:ManageConnections"}
 // check needs the table, and a refusal rejects the handshake all the same.
 // $default is a two-way route: its answer (the inbox head) is the pong of
 // the client's heartbeat. The connection limits are API Gateway's (2 h,
-// 10 min idle): the clients ping and reconnect before them (relay.Client).
+// 10 min idle): the clients ping and reconnect before them (relayclient.Client).
 func (s *CustomerStack) wirePacerelle(p *CustomerProps) {
 	stack := s.Stack
 	fn := s.Functions[awsenv.FuncDoorbell]

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/localstate"
-	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -46,7 +46,7 @@ type Bridge struct {
 	cfg    Config
 	file   *localstate.File
 	me     *seal.Identity
-	client *relay.Client
+	client *relayclient.Client
 	log    *slog.Logger
 	now    func() time.Time
 	ids    *vp.IDs
@@ -69,7 +69,7 @@ func Open(cfg Config, log *slog.Logger) (*Bridge, error) {
 	}
 	b := &Bridge{cfg: cfg, file: file, log: log, now: time.Now, ids: vp.NewIDs(nil), conn: ConnConnecting,
 		changed: make(chan struct{}), kick: make(chan struct{}, 1)}
-	b.client = &relay.Client{BaseURL: cfg.BaseURL, WSURL: cfg.WSURL, Token: cfg.Token, Agent: cfg.AgentID, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	b.client = &relayclient.Client{BaseURL: cfg.BaseURL, WSURL: cfg.WSURL, Token: cfg.Token, Agent: cfg.AgentID, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	if data != nil {
 		if err := json.Unmarshal(data, &b.st); err != nil {
 			_ = file.Close()
@@ -80,7 +80,7 @@ func Open(cfg Config, log *slog.Logger) (*Bridge, error) {
 			return nil, fmt.Errorf("%s: the device identity is damaged: %w", file.Path(), err)
 		}
 	} else {
-		if b.me, err = seal.NewIdentity(relay.AgentParty(cfg.AgentID), "bridge-"+b.ids.New("d")[2:14]); err != nil {
+		if b.me, err = seal.NewIdentity(wire.AgentParty(cfg.AgentID), "bridge-"+b.ids.New("d")[2:14]); err != nil {
 			_ = file.Close()
 			return nil, err
 		}
@@ -138,7 +138,7 @@ func (b *Bridge) Run(ctx context.Context) {
 			attempt = 0
 		}
 		attempt++
-		var ae *relay.APIError
+		var ae *relayclient.APIError
 		state := ConnReconnecting
 		if errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) {
 			state = ConnDisconnected
@@ -276,7 +276,7 @@ func (b *Bridge) fetchAll(ctx context.Context) error {
 	}
 }
 
-func (b *Bridge) open(m relay.Message) (*seal.Opened, error) {
+func (b *Bridge) open(m wire.Message) (*seal.Opened, error) {
 	env, err := seal.Decode(m.Envelope)
 	if err != nil {
 		return nil, err
@@ -349,11 +349,11 @@ func (b *Bridge) deliver(ctx context.Context, id string) (Reply, error) {
 	}
 	b.mu.Unlock()
 	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-	_, err := b.client.Send(sctx, relay.SendBody{ID: r.ID, Conversation: r.ConversationID, To: []string{r.To}, Envelope: r.Envelope})
+	_, err := b.client.Send(sctx, wire.SendBody{ID: r.ID, Conversation: r.ConversationID, To: []string{r.To}, Envelope: r.Envelope})
 	cancel()
 	// A refusal the relay will repeat for these bytes drops the reply; an
 	// expired credential or a rate limit does not (it is retried).
-	var ae *relay.APIError
+	var ae *relayclient.APIError
 	refused := errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusUnauthorized &&
 		ae.Status != http.StatusTooManyRequests && ae.Status != http.StatusRequestTimeout
 	b.mu.Lock()

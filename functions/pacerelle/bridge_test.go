@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/localstate"
-	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/requester"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
@@ -282,19 +282,19 @@ func TestSecondDevice(t *testing.T) {
 		}
 	}
 	// A rogue device: its list (v3) is signed by itself, not by a pinned device.
-	rogue, _ := seal.NewIdentity(relay.PersonParty("ann"), "rogue")
+	rogue, _ := seal.NewIdentity(wire.PersonParty("ann"), "rogue")
 	var own seal.DeviceList
-	if err := (&relay.Client{BaseURL: w.srv.URL, Token: "agent-tok", Agent: "bot"}).List(ctx, relay.PersonParty("ann"), &own); err != nil {
+	if err := (&relayclient.Client{BaseURL: w.srv.URL, Token: "agent-tok", Agent: "bot"}).List(ctx, wire.PersonParty("ann"), &own); err != nil {
 		t.Fatal(err)
 	}
 	list := seal.SignList(rogue, own.Version+1, append(own.Devices, rogue.Device))
-	added, err := (&relay.Client{BaseURL: w.srv.URL, Token: laptop.Credential()}).AddDevice(ctx, rogue.Device, list)
+	added, err := (&relayclient.Client{BaseURL: w.srv.URL, Token: laptop.Credential()}).AddDevice(ctx, rogue.Device, list)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(wire.Payload{Kind: wire.KindRequest, Text: "let me in"})
-	env, _ := seal.Seal(rogue, seal.Header{Suite: seal.SuiteHPKE, To: []string{relay.AgentParty("bot")}, Conversation: "c1", MessageID: "rogue-1", ListVersion: list.Version, SentAtMs: time.Now().UnixMilli()}, w.person.AgentDevices(), body)
-	if _, err := (&relay.Client{BaseURL: w.srv.URL, Token: added.Credential}).Send(ctx, relay.SendBody{ID: "rogue-1", Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
+	env, _ := seal.Seal(rogue, seal.Header{Suite: seal.SuiteHPKE, To: []string{wire.AgentParty("bot")}, Conversation: "c1", MessageID: "rogue-1", ListVersion: list.Version, SentAtMs: time.Now().UnixMilli()}, w.person.AgentDevices(), body)
+	if _, err := (&relayclient.Client{BaseURL: w.srv.URL, Token: added.Credential}).Send(ctx, wire.SendBody{ID: "rogue-1", Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
 		t.Fatal(err)
 	}
 	w.ok(t, "mark_processed", map[string]any{"messageId": "from-laptop"})

@@ -15,8 +15,10 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/requester"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -54,13 +56,13 @@ func newWorldWith(t testing.TB, extra Config) *world {
 	// under test (the relay's: shared/pacerelle/relay).
 	h := relay.New(relay.Options{Store: st, Limits: relay.Limits{StartsPerPerson: 1000, StartsPerAgent: 1000}, Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann"), "eve-tok": domaintest.As("acme", "eve")}}).Handler()
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if w.dropSend.Load() && r.Method == http.MethodPost && r.URL.Path == "/pacerelle/v1/messages" && r.Header.Get(relay.AgentHeader) != "" {
+		if w.dropSend.Load() && r.Method == http.MethodPost && r.URL.Path == "/pacerelle/v1/messages" && r.Header.Get(wire.AgentHeader) != "" {
 			h.ServeHTTP(httptest.NewRecorder(), r)
 			conn, _, _ := http.NewResponseController(rw).Hijack()
 			_ = conn.Close()
 			return
 		}
-		if f := w.tamper.Load(); f != nil && r.Method == http.MethodGet && r.URL.Path == "/pacerelle/v1/pairings" && r.Header.Get(relay.AgentHeader) != "" {
+		if f := w.tamper.Load(); f != nil && r.Method == http.MethodGet && r.URL.Path == "/pacerelle/v1/pairings" && r.Header.Get(wire.AgentHeader) != "" {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, r)
 			rw.WriteHeader(rec.Code)
@@ -76,7 +78,7 @@ func newWorldWith(t testing.TB, extra Config) *world {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		d, code, err := requester.Pair(ctx, requester.PairOptions{Dir: dir, BaseURL: w.srv.URL, Token: "person-tok", Agent: "bot", Person: "ann",
-			Confirm: func(code, _ string) bool { return w.waitPending(relay.PersonParty("ann"), code) }})
+			Confirm: func(code, _ string) bool { return w.waitPending(wire.PersonParty("ann"), code) }})
 		if err == nil {
 			w.person, w.code = d, code
 			break
@@ -201,8 +203,8 @@ type device struct {
 	id         *seal.Identity
 	nonce      []byte
 	commit     []byte
-	started    relay.PairingStarted
-	dev        *relay.Client
+	started    wire.PairingStarted
+	dev        *relayclient.Client
 	agent      seal.Device
 	agentNonce []byte
 }
@@ -213,14 +215,14 @@ func (w *world) startPairing(t testing.TB, tok string, id *seal.Identity, versio
 	d := &device{id: id, nonce: seal.NewPairingNonce()}
 	d.commit = seal.Commitment(id.Device, d.nonce)
 	var err error
-	d.started, err = (&relay.Client{BaseURL: w.srv.URL, Token: tok}).StartPairing(context.Background(), "bot", "", id.Device, seal.SignList(id, version, []seal.Device{id.Device}), d.commit)
+	d.started, err = (&relayclient.Client{BaseURL: w.srv.URL, Token: tok}).StartPairing(context.Background(), "bot", "", id.Device, seal.SignList(id, version, []seal.Device{id.Device}), d.commit)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var l seal.DeviceList
 	_ = json.Unmarshal(d.started.AgentList, &l)
 	d.agent = l.Devices[0]
-	d.dev = &relay.Client{BaseURL: w.srv.URL, Token: d.started.Credential}
+	d.dev = &relayclient.Client{BaseURL: w.srv.URL, Token: d.started.Credential}
 	return d
 }
 

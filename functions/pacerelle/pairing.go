@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 )
 
 // RefusedKeep bounds the refused pairings kept for get_status.
@@ -108,7 +108,7 @@ func (b *Bridge) syncPairings(ctx context.Context) error {
 	}
 	b.mu.Lock()
 	changed := false
-	var answers []relay.AnswerBody
+	var answers []wire.AnswerBody
 	for _, p := range ps {
 		ch, ans := b.syncPairing(p)
 		changed = changed || ch
@@ -134,7 +134,7 @@ func (b *Bridge) syncPairings(ctx context.Context) error {
 
 // syncPairing applies one pairing; it reports whether the state changed
 // and the answer to send, if any.
-func (b *Bridge) syncPairing(p relay.PairingView) (bool, *relay.AnswerBody) {
+func (b *Bridge) syncPairing(p wire.PairingView) (bool, *wire.AnswerBody) {
 	if len(p.PersonList) == 0 {
 		return false, nil
 	}
@@ -235,7 +235,7 @@ func (b *Bridge) syncPairing(p relay.PairingView) (bool, *relay.AnswerBody) {
 
 // answer takes a new start: a pending pairing with a fresh nonce, within
 // this bridge's limits. A new start replaces the person's earlier one.
-func (b *Bridge) answer(p relay.PairingView, fp string, pi int) (bool, *relay.AnswerBody) {
+func (b *Bridge) answer(p wire.PairingView, fp string, pi int) (bool, *wire.AnswerBody) {
 	if p.AgentNonce != nil || p.PersonNonce != nil || len(p.Confirmation) > 0 {
 		return b.refuse(p, fp, 0, refusedNotAnswered, pi), nil
 	}
@@ -252,8 +252,8 @@ func (b *Bridge) answer(p relay.PairingView, fp string, pi int) (bool, *relay.An
 	return true, x.answer(b.me)
 }
 
-func (x PendingPairing) answer(me *seal.Identity) *relay.AnswerBody {
-	return &relay.AnswerBody{Person: x.Person, Commit: x.Commit, Nonce: x.Nonce, Sig: me.Sign(seal.AnswerLabel, seal.AnswerBytes(x.Commit, x.Nonce))}
+func (x PendingPairing) answer(me *seal.Identity) *wire.AnswerBody {
+	return &wire.AnswerBody{Person: x.Person, Commit: x.Commit, Nonce: x.Nonce, Sig: me.Sign(seal.AnswerLabel, seal.AnswerBytes(x.Commit, x.Nonce))}
 }
 
 // overLimit counts the starts answered in the window: a reason to refuse
@@ -286,11 +286,11 @@ func (b *Bridge) overLimit(person string) string {
 }
 
 // refusedStart reports whether this start of the person was refused.
-func (b *Bridge) refusedStart(p relay.PairingView) bool {
+func (b *Bridge) refusedStart(p wire.PairingView) bool {
 	return slices.ContainsFunc(b.st.RefusedPairings, func(x RefusedPairing) bool { return x.Person == p.Person && x.StartedAt == p.CreatedAt })
 }
 
-func (b *Bridge) refusedAlready(p relay.PairingView, fp string, version uint64) bool {
+func (b *Bridge) refusedAlready(p wire.PairingView, fp string, version uint64) bool {
 	return slices.ContainsFunc(b.st.RefusedPairings, func(x RefusedPairing) bool {
 		return x.Person == p.Person && x.Device == p.PersonDevice && x.Fingerprint == fp && x.StartedAt == p.CreatedAt && x.ListVersion == version
 	})
@@ -298,7 +298,7 @@ func (b *Bridge) refusedAlready(p relay.PairingView, fp string, version uint64) 
 
 // refuse records a refused pairing once, loudly, and drops its pending
 // entry: only a new start shows a code again.
-func (b *Bridge) refuse(p relay.PairingView, fp string, version uint64, reason string, pi int) bool {
+func (b *Bridge) refuse(p wire.PairingView, fp string, version uint64, reason string, pi int) bool {
 	if pi >= 0 {
 		b.st.PendingPairings = slices.Delete(b.st.PendingPairings, pi, pi+1)
 	}

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/requester"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 )
 
 // TestPairingCodeShownPendingThenPinned: the normal flow — the bridge
@@ -45,32 +46,32 @@ func TestPairingCodeShownPendingThenPinned(t *testing.T) {
 // the bridge refuses the pairing with the reason, pins nothing and shows
 // nothing pending for it.
 func TestPairingLyingRelayRefused(t *testing.T) {
-	mitm, _ := seal.NewIdentity(relay.AgentParty("bot"), "bridge-x")
-	fake, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	mitm, _ := seal.NewIdentity(wire.AgentParty("bot"), "bridge-x")
+	fake, _ := seal.NewIdentity(wire.PersonParty("eve"), "phone")
 	fakeList, _ := json.Marshal(seal.SignList(fake, 1, []seal.Device{fake.Device}))
 	cases := []struct {
 		name   string
 		shown  bool // lie once the bridge shows the code (else after the answer)
-		lie    func(d *device, p *relay.PairingView)
+		lie    func(d *device, p *wire.PairingView)
 		reason string
 	}{
-		{"a reveal of another key", false, func(_ *device, p *relay.PairingView) { p.PersonList = fakeList }, "does not match the commitment"},
-		{"a reveal of another nonce", false, func(_ *device, p *relay.PairingView) { p.PersonNonce = seal.NewPairingNonce() }, "does not match the commitment"},
-		{"an answer that is not the bridge's", false, func(_ *device, p *relay.PairingView) { p.AgentNonce = seal.NewPairingNonce() }, "not the one this bridge made"},
-		{"a commitment changed after the answer", false, func(d *device, p *relay.PairingView) { p.Commit = seal.Commitment(fake.Device, d.nonce) }, "commitment changed"},
-		{"the key swapped after the code was shown", true, func(_ *device, p *relay.PairingView) { p.PersonList = fakeList }, "key changed"},
-		{"a confirmation over another agent key", true, func(d *device, p *relay.PairingView) { p.Confirmation = d.confirmation(mitm.Device) }, "does not verify"},
+		{"a reveal of another key", false, func(_ *device, p *wire.PairingView) { p.PersonList = fakeList }, "does not match the commitment"},
+		{"a reveal of another nonce", false, func(_ *device, p *wire.PairingView) { p.PersonNonce = seal.NewPairingNonce() }, "does not match the commitment"},
+		{"an answer that is not the bridge's", false, func(_ *device, p *wire.PairingView) { p.AgentNonce = seal.NewPairingNonce() }, "not the one this bridge made"},
+		{"a commitment changed after the answer", false, func(d *device, p *wire.PairingView) { p.Commit = seal.Commitment(fake.Device, d.nonce) }, "commitment changed"},
+		{"the key swapped after the code was shown", true, func(_ *device, p *wire.PairingView) { p.PersonList = fakeList }, "key changed"},
+		{"a confirmation over another agent key", true, func(d *device, p *wire.PairingView) { p.Confirmation = d.confirmation(mitm.Device) }, "does not verify"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
 			ctx := context.Background()
-			eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+			eve, _ := seal.NewIdentity(wire.PersonParty("eve"), "phone")
 			d := w.startPairing(t, "eve-tok", eve, 1)
 			d.waitAnswer(t)
 			lie := func(body []byte) []byte {
 				var out struct {
-					Pairings []relay.PairingView `json:"pairings"`
+					Pairings []wire.PairingView `json:"pairings"`
 				}
 				if json.Unmarshal(body, &out) != nil {
 					return body
@@ -116,8 +117,8 @@ func TestPairingLyingRelayRefused(t *testing.T) {
 			}
 			body, _ := json.Marshal(map[string]string{"kind": "request", "text": "hi"})
 			env, _ := seal.Seal(eve, seal.Header{Suite: seal.SuiteHPKE, To: []string{d.started.Agent}, Conversation: "c9", MessageID: "eve-1", ListVersion: 1, SentAtMs: time.Now().UnixMilli()}, []seal.Device{d.agent}, body)
-			var ae *relay.APIError
-			if _, err := d.dev.Send(ctx, relay.SendBody{ID: "eve-1", Conversation: "c9", To: env.To, Envelope: env.Encode()}); !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(err.Error(), "not confirmed") {
+			var ae *relayclient.APIError
+			if _, err := d.dev.Send(ctx, wire.SendBody{ID: "eve-1", Conversation: "c9", To: env.To, Envelope: env.Encode()}); !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(err.Error(), "not confirmed") {
 				t.Fatalf("eve's send before any confirmation: %v", err)
 			}
 			if _, err := w.person.Send(ctx, "c1", "req-1", "hello"); err != nil {
@@ -138,12 +139,12 @@ func TestPairingLyingRelayRefused(t *testing.T) {
 func TestConfirmationNeverShownPending(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	eve, _ := seal.NewIdentity(wire.PersonParty("eve"), "phone")
 	d := w.startPairing(t, "eve-tok", eve, 1)
 	d.waitAnswer(t)
 	hide := func(body []byte) []byte {
 		var out struct {
-			Pairings []relay.PairingView `json:"pairings"`
+			Pairings []wire.PairingView `json:"pairings"`
 		}
 		_ = json.Unmarshal(body, &out)
 		for i := range out.Pairings {
@@ -167,10 +168,10 @@ func TestConfirmationNeverShownPending(t *testing.T) {
 	// token could cut her paired device off), under any device name. Until
 	// the bridge can void a pairing it refused at the relay, eve cannot
 	// start again (the bridge's reset, a new key, voids it).
-	tablet, _ := seal.NewIdentity(relay.PersonParty("eve"), "tablet")
-	_, err := (&relay.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", tablet.Device,
+	tablet, _ := seal.NewIdentity(wire.PersonParty("eve"), "tablet")
+	_, err := (&relayclient.Client{BaseURL: w.srv.URL, Token: "eve-tok"}).StartPairing(ctx, "bot", "", tablet.Device,
 		seal.SignList(tablet, 2, []seal.Device{tablet.Device}), seal.Commitment(tablet.Device, seal.NewPairingNonce()))
-	var ae *relay.APIError
+	var ae *relayclient.APIError
 	if !errors.As(err, &ae) || ae.Status != 409 || ae.Field != "agent" || !strings.Contains(err.Error(), "already paired") {
 		t.Fatalf("a new start over the confirmed pairing: %v", err)
 	}
@@ -184,7 +185,7 @@ func TestConfirmationNeverShownPending(t *testing.T) {
 func TestStartWhileBridgeDownIsAnswered(t *testing.T) {
 	w := newWorld(t)
 	w.stop()
-	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	eve, _ := seal.NewIdentity(wire.PersonParty("eve"), "phone")
 	d := w.startPairing(t, "eve-tok", eve, 1)
 	w.start(t)
 	d.waitAnswer(t)
@@ -201,7 +202,7 @@ func TestPairingV1Refused(t *testing.T) {
 	w := newWorld(t)
 	downgrade := func(body []byte) []byte {
 		var out struct {
-			Pairings []relay.PairingView `json:"pairings"`
+			Pairings []wire.PairingView `json:"pairings"`
 		}
 		_ = json.Unmarshal(body, &out)
 		for i := range out.Pairings {
@@ -213,7 +214,7 @@ func TestPairingV1Refused(t *testing.T) {
 		return b
 	}
 	w.tamper.Store(&downgrade)
-	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	eve, _ := seal.NewIdentity(wire.PersonParty("eve"), "phone")
 	w.startPairing(t, "eve-tok", eve, 1)
 	r, st := w.refusedFor(t, "person:eve")
 	if !strings.Contains(r.Reason, "pairing v1") || len(st["pending_pairings"].([]any)) != 0 {
@@ -236,7 +237,7 @@ func TestBridgePairingLimitsFakeClock(t *testing.T) {
 		w.bridge.mu.Unlock()
 	}
 	clock(-BridgeStartsWindow - time.Minute)
-	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	eve, _ := seal.NewIdentity(wire.PersonParty("eve"), "phone")
 	for i := range BridgeStartsPerPerson {
 		time.Sleep(2 * time.Millisecond) // a new start has a new startedAt
 		w.startPairing(t, "eve-tok", eve, uint64(i+1)).waitAnswer(t)
@@ -280,7 +281,7 @@ func TestBridgeResetNeedsNewPairing(t *testing.T) {
 		// Another device name: the relay gives a re-used name a new
 		// credential, and the old device is to keep reading here.
 		d, code, err = requester.Pair(ctx, requester.PairOptions{Dir: t.TempDir(), BaseURL: w.srv.URL, Token: "person-tok", Agent: "bot", Person: "ann", DeviceName: "laptop",
-			Confirm: func(code, _ string) bool { return w.waitPending(relay.PersonParty("ann"), code) }})
+			Confirm: func(code, _ string) bool { return w.waitPending(wire.PersonParty("ann"), code) }})
 		if err == nil {
 			break
 		}
@@ -319,7 +320,7 @@ func TestBridgeResetNeedsNewPairing(t *testing.T) {
 func TestPendingPairingExpires(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	eve, _ := seal.NewIdentity(relay.PersonParty("eve"), "phone")
+	eve, _ := seal.NewIdentity(wire.PersonParty("eve"), "phone")
 	d := w.startPairing(t, "eve-tok", eve, 1)
 	d.waitAnswer(t)
 	d.reveal(t)

@@ -24,7 +24,9 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 )
 
@@ -74,7 +76,7 @@ func newConnectionsFake(t *testing.T) *connectionsFake {
 			http.Error(w, `{"message":"Internal server error"}`, http.StatusInternalServerError)
 			return
 		}
-		var ring relay.Ring
+		var ring wire.Ring
 		if err := json.Unmarshal(body.Bytes(), &ring); err != nil {
 			http.Error(w, `{"message":"bad body"}`, http.StatusBadRequest)
 			return
@@ -167,23 +169,23 @@ func pushViaConnectionsFake(t *testing.T, b teststores.Backend) {
 	t.Cleanup(srv.Close)
 
 	// Pairing, as the bridge and a person's device do it.
-	agent, _ := seal.NewIdentity(relay.AgentParty("bot"), "bridge-1")
-	ac := &relay.Client{BaseURL: srv.URL, Token: agentTok, Agent: "bot"}
+	agent, _ := seal.NewIdentity(wire.AgentParty("bot"), "bridge-1")
+	ac := &relayclient.Client{BaseURL: srv.URL, Token: agentTok, Agent: "bot"}
 	if err := ac.RegisterAgent(ctx, agent.Device, seal.SignList(agent, 1, []seal.Device{agent.Device})); err != nil {
 		t.Fatal(err)
 	}
-	person, _ := seal.NewIdentity(relay.PersonParty("ann"), "phone")
+	person, _ := seal.NewIdentity(wire.PersonParty("ann"), "phone")
 	// Pairing v2: commit, answer, reveal, confirm.
 	nonce, agentNonce := seal.NewPairingNonce(), seal.NewPairingNonce()
 	commit := seal.Commitment(person.Device, nonce)
-	started, err := (&relay.Client{BaseURL: srv.URL, Token: personTok}).StartPairing(ctx, "bot", "", person.Device, seal.SignList(person, 1, []seal.Device{person.Device}), commit)
+	started, err := (&relayclient.Client{BaseURL: srv.URL, Token: personTok}).StartPairing(ctx, "bot", "", person.Device, seal.SignList(person, 1, []seal.Device{person.Device}), commit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ac.Answer(ctx, relay.AnswerBody{Person: started.Party, Commit: commit, Nonce: agentNonce, Sig: agent.Sign(seal.AnswerLabel, seal.AnswerBytes(commit, agentNonce))}); err != nil {
+	if err := ac.Answer(ctx, wire.AnswerBody{Person: started.Party, Commit: commit, Nonce: agentNonce, Sig: agent.Sign(seal.AnswerLabel, seal.AnswerBytes(commit, agentNonce))}); err != nil {
 		t.Fatal(err)
 	}
-	pc := &relay.Client{BaseURL: srv.URL, Token: started.Credential}
+	pc := &relayclient.Client{BaseURL: srv.URL, Token: started.Credential}
 	if err := pc.Reveal(ctx, started.Agent, nonce); err != nil {
 		t.Fatal(err)
 	}
@@ -191,13 +193,13 @@ func pushViaConnectionsFake(t *testing.T, b teststores.Backend) {
 	if err := pc.Confirm(ctx, started.Agent, person.Sign(seal.ConfirmLabel, tr)); err != nil {
 		t.Fatal(err)
 	}
-	send := func(c *relay.Client, from *seal.Identity, to seal.Device, id string) relay.SendResult {
+	send := func(c *relayclient.Client, from *seal.Identity, to seal.Device, id string) wire.SendResult {
 		t.Helper()
 		env, err := seal.Seal(from, seal.Header{Suite: seal.SuiteHPKE, To: []string{to.Party}, Conversation: "c1", MessageID: id, ListVersion: 1}, []seal.Device{to}, []byte("hi"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := c.Send(ctx, relay.SendBody{ID: id, Conversation: "c1", To: env.To, Envelope: env.Encode()})
+		res, err := c.Send(ctx, wire.SendBody{ID: id, Conversation: "c1", To: env.To, Envelope: env.Encode()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +208,7 @@ func pushViaConnectionsFake(t *testing.T, b teststores.Backend) {
 
 	// The HTTP doorbell cannot work in a Lambda: it is refused (naming
 	// the WebSocket API) before any upgrade.
-	var ae *relay.APIError
+	var ae *relayclient.APIError
 	if err := ac.Doorbell(ctx, func() { t.Error("the HTTP doorbell connected") }, func(int64) {}); !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
 		t.Fatalf("HTTP doorbell with a pusher: %v", err)
 	}
@@ -296,7 +298,7 @@ func pushViaConnectionsFake(t *testing.T, b teststores.Backend) {
 	crashed := relay.New(relay.Options{Store: st, Tokens: toks, Now: clk.Now, Jobs: crash, Pusher: a.Relay.Pusher()})
 	csrv := httptest.NewServer(crashed.Handler())
 	t.Cleanup(csrv.Close)
-	cpc := &relay.Client{BaseURL: csrv.URL, Token: started.Credential}
+	cpc := &relayclient.Client{BaseURL: csrv.URL, Token: started.Credential}
 	if res := send(cpc, person, agent.Device, "m-2"); res.Seq[agent.Party] != 2 || res.Duplicate {
 		t.Fatalf("send m-2: %+v", res)
 	}

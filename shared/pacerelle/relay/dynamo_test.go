@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 )
@@ -59,7 +60,7 @@ func TestOnlyCiphertextStoredInDynamoDB(t *testing.T) {
 				attributeBytes(&all, v)
 			}
 			// The control: the walk reads what items hold (the party names).
-			sawParty = sawParty || bytes.Contains(all.Bytes(), []byte(AgentParty("bot")))
+			sawParty = sawParty || bytes.Contains(all.Bytes(), []byte(wire.AgentParty("bot")))
 			if bytes.Contains(all.Bytes(), []byte("q3-report")) {
 				t.Fatalf("a DynamoDB item holds the plaintext: %s", all.String())
 			}

@@ -11,7 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -24,19 +26,19 @@ func (f *fixture) startWith(t *testing.T, tok, agent string, person *seal.Identi
 	p := &pending{person: person, nonce: seal.NewPairingNonce()}
 	p.commit = seal.Commitment(person.Device, p.nonce)
 	var err error
-	p.started, err = (&Client{BaseURL: f.srv.URL, Token: tok}).StartPairing(context.Background(), agent, "", person.Device, list, p.commit)
+	p.started, err = (&relayclient.Client{BaseURL: f.srv.URL, Token: tok}).StartPairing(context.Background(), agent, "", person.Device, list, p.commit)
 	if err != nil {
 		return nil, err
 	}
-	p.dev = &Client{BaseURL: f.srv.URL, Token: p.started.Credential}
+	p.dev = &relayclient.Client{BaseURL: f.srv.URL, Token: p.started.Credential}
 	return p, nil
 }
 
 // registerAgent2 registers the bridge of a second agent, bot2.
-func (f *fixture) registerAgent2(t *testing.T) (*seal.Identity, *Client) {
+func (f *fixture) registerAgent2(t *testing.T) (*seal.Identity, *relayclient.Client) {
 	t.Helper()
-	id, _ := seal.NewIdentity(AgentParty("bot2"), "bridge-2")
-	c := &Client{BaseURL: f.srv.URL, Token: "agent2-tok", Agent: "bot2"}
+	id, _ := seal.NewIdentity(wire.AgentParty("bot2"), "bridge-2")
+	c := &relayclient.Client{BaseURL: f.srv.URL, Token: "agent2-tok", Agent: "bot2"}
 	if err := c.RegisterAgent(context.Background(), id.Device, seal.SignList(id, 1, []seal.Device{id.Device})); err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +46,12 @@ func (f *fixture) registerAgent2(t *testing.T) (*seal.Identity, *Client) {
 }
 
 // sendFrom seals text from a person device to an agent and posts it.
-func sendFrom(dev *Client, from *seal.Identity, agent seal.Device, id string) error {
+func sendFrom(dev *relayclient.Client, from *seal.Identity, agent seal.Device, id string) error {
 	env, err := seal.Seal(from, seal.Header{Suite: seal.SuiteHPKE, To: []string{agent.Party}, Conversation: "c1", MessageID: id, ListVersion: 1}, []seal.Device{agent}, []byte("spam"))
 	if err != nil {
 		return err
 	}
-	_, err = dev.Send(context.Background(), SendBody{ID: id, Conversation: "c1", To: env.To, Envelope: env.Encode()})
+	_, err = dev.Send(context.Background(), wire.SendBody{ID: id, Conversation: "c1", To: env.To, Envelope: env.Encode()})
 	return err
 }
 
@@ -61,7 +63,7 @@ func sendFrom(dev *Client, from *seal.Identity, agent seal.Device, id string) er
 func TestUnconfirmedPairingCannotSend(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
 	p := f.start(t, "other-tok", zed, seal.SignList(zed, 1, []seal.Device{zed.Device}))
 	agent := p.started.Agent
 	head := func() int64 {
@@ -85,7 +87,7 @@ func TestUnconfirmedPairingCannotSend(t *testing.T) {
 	wantRefusal(t, "a send after the reveal", sendFrom(p.dev, zed, f.agent.Device, "s3"), 403, "Authorization", "confirmation")
 	// The agent cannot send to the unconfirmed person either.
 	env, _ := seal.Seal(f.agent, seal.Header{Suite: seal.SuiteHPKE, To: []string{p.started.Party}, Conversation: "c1", MessageID: "a1", ListVersion: 1}, []seal.Device{zed.Device}, []byte("x"))
-	_, err := f.ac.Send(ctx, SendBody{ID: "a1", Conversation: "c1", To: env.To, Envelope: env.Encode()})
+	_, err := f.ac.Send(ctx, wire.SendBody{ID: "a1", Conversation: "c1", To: env.To, Envelope: env.Encode()})
 	wantRefusal(t, "the agent sending to a pending person", err, 403, "to", "confirmation")
 	if got := head(); got != before {
 		t.Fatalf("the agent's inbox grew from %d to %d before the pairing was confirmed", before, got)
@@ -97,7 +99,7 @@ func TestUnconfirmedPairingCannotSend(t *testing.T) {
 	if err := sendFrom(p.dev, zed, f.agent.Device, "s4"); err != nil {
 		t.Fatalf("a send once confirmed: %v", err)
 	}
-	if _, err := f.ac.Send(ctx, SendBody{ID: "a1", Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
+	if _, err := f.ac.Send(ctx, wire.SendBody{ID: "a1", Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
 		t.Fatalf("the agent's send once confirmed: %v", err)
 	}
 	if got := head(); got != before+1 {
@@ -106,7 +108,7 @@ func TestUnconfirmedPairingCannotSend(t *testing.T) {
 
 	// ann's phone is paired with bot; ann's pairing with bot2 is pending.
 	bot2, _ := f.registerAgent2(t)
-	laptop, _ := seal.NewIdentity(PersonParty("ann"), "laptop")
+	laptop, _ := seal.NewIdentity(wire.PersonParty("ann"), "laptop")
 	if _, err := f.startWith(t, "person-tok", "bot2", laptop, seal.SignList(laptop, 2, []seal.Device{laptop.Device})); err != nil {
 		t.Fatal(err)
 	}
@@ -119,20 +121,20 @@ func TestUnconfirmedPairingCannotSend(t *testing.T) {
 func TestPendingDeviceTakesOnlyPairingSteps(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
 	p := f.start(t, "other-tok", zed, seal.SignList(zed, 1, []seal.Device{zed.Device}))
 	if _, err := p.dev.Pairings(ctx); err != nil {
 		t.Fatalf("listing its pairings: %v", err)
 	}
-	other, _ := seal.NewIdentity(PersonParty("zed"), "tablet")
+	other, _ := seal.NewIdentity(wire.PersonParty("zed"), "tablet")
 	two := seal.SignList(zed, 2, []seal.Device{zed.Device, other.Device})
 	calls := map[string]func() error{
 		"inbox":         func() error { _, err := p.dev.Inbox(ctx, 0, 1); return err },
 		"conversations": func() error { _, err := p.dev.Conversations(ctx); return err },
 		"ack":           func() error { return p.dev.Ack(ctx, 1) },
 		"add device":    func() error { _, err := p.dev.AddDevice(ctx, other.Device, two); return err },
-		"put list":      func() error { return p.dev.do(ctx, http.MethodPut, "/pacerelle/v1/lists", two, nil) },
-		"agent's list":  func() error { var l seal.DeviceList; return p.dev.List(ctx, AgentParty("bot"), &l) },
+		"put list":      func() error { return p.dev.Do(ctx, http.MethodPut, "/pacerelle/v1/lists", two, nil) },
+		"agent's list":  func() error { var l seal.DeviceList; return p.dev.List(ctx, wire.AgentParty("bot"), &l) },
 	}
 	for name, call := range calls {
 		wantRefusal(t, name, call(), 403, "Authorization", "not confirmed")
@@ -142,7 +144,7 @@ func TestPendingDeviceTakesOnlyPairingSteps(t *testing.T) {
 	if status, err := New(Options{Store: f.st}).Connect(ctx, h, nil, "conn-1"); status != 403 || err == nil || !strings.Contains(err.Error(), "not confirmed") {
 		t.Fatalf("$connect of a pending device: %d %v", status, err)
 	}
-	if _, _, err := devices.Get(ctx, f.st, "test", "id", "tablet", devices.KeyOf("acme", table.Values{"party": PersonParty("zed"), "id": "tablet"})); err == nil {
+	if _, _, err := devices.Get(ctx, f.st, "test", "id", "tablet", devices.KeyOf("acme", table.Values{"party": wire.PersonParty("zed"), "id": "tablet"})); err == nil {
 		t.Fatal("a pending device added a device")
 	}
 }
@@ -156,13 +158,13 @@ func TestStartNeverReplacesConfirmed(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	f.registerAgent2(t)
-	stored := func() (DeviceRec, Pairing) {
+	stored := func() (DeviceRec, wire.Pairing) {
 		t.Helper()
-		d, _, err := devices.Get(ctx, f.st, "test", "id", "phone", devices.KeyOf("acme", table.Values{"party": PersonParty("ann"), "id": "phone"}))
+		d, _, err := devices.Get(ctx, f.st, "test", "id", "phone", devices.KeyOf("acme", table.Values{"party": wire.PersonParty("ann"), "id": "phone"}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _, err := pairings.Get(ctx, f.st, "test", "person", "ann", pairings.KeyOf("acme", table.Values{"agent": AgentParty("bot"), "person": PersonParty("ann")}))
+		p, _, err := pairings.Get(ctx, f.st, "test", "person", "ann", pairings.KeyOf("acme", table.Values{"agent": wire.AgentParty("bot"), "person": wire.PersonParty("ann")}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,11 +173,11 @@ func TestStartNeverReplacesConfirmed(t *testing.T) {
 	dev0, pair0 := stored()
 
 	// A new "phone" (other keys), for another agent: the device is confirmed.
-	evil, _ := seal.NewIdentity(PersonParty("ann"), "phone")
+	evil, _ := seal.NewIdentity(wire.PersonParty("ann"), "phone")
 	_, err := f.startWith(t, "person-tok", "bot2", evil, seal.SignList(evil, 7, []seal.Device{evil.Device}))
 	wantRefusal(t, "a start over a confirmed device", err, 409, "device.id", "confirmed")
 	// Another device, for the agent ann is paired with: the pairing is confirmed.
-	laptop, _ := seal.NewIdentity(PersonParty("ann"), "laptop")
+	laptop, _ := seal.NewIdentity(wire.PersonParty("ann"), "laptop")
 	_, err = f.startWith(t, "person-tok", "bot", laptop, seal.SignList(laptop, 8, []seal.Device{laptop.Device}))
 	wantRefusal(t, "a start over a confirmed pairing", err, 409, "agent", "confirmed")
 	// The same again: not even the same device replaces a confirmed pairing.
@@ -192,12 +194,12 @@ func TestStartNeverReplacesConfirmed(t *testing.T) {
 	f.request(t, "r1", "c1", "the paired phone still sends")
 
 	// A pending pairing: replaced by the same device only.
-	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
 	first := f.start(t, "other-tok", zed, seal.SignList(zed, 1, []seal.Device{zed.Device}))
-	tablet, _ := seal.NewIdentity(PersonParty("zed"), "tablet")
+	tablet, _ := seal.NewIdentity(wire.PersonParty("zed"), "tablet")
 	_, err = f.startWith(t, "other-tok", "bot", tablet, seal.SignList(tablet, 2, []seal.Device{tablet.Device}))
 	wantRefusal(t, "another device over a pending pairing", err, 409, "device.id", `pending for device "phone"`)
-	zed2, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	zed2, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
 	second := f.start(t, "other-tok", zed2, seal.SignList(zed2, 3, []seal.Device{zed2.Device}))
 	wantRefusal(t, "the replaced start's credential", first.dev.Reveal(ctx, first.started.Agent, first.nonce), 401, "Authorization", "not valid")
 	if err := f.answer(t, second); err != nil {
@@ -207,7 +209,7 @@ func TestStartNeverReplacesConfirmed(t *testing.T) {
 	// The agent's bridge is reset (a new key in a newer list, which only
 	// the agent's token can store): the pairing made with the old key is
 	// void, and a new device may pair; the confirmed device stays.
-	reset, _ := seal.NewIdentity(AgentParty("bot"), "bridge-9")
+	reset, _ := seal.NewIdentity(wire.AgentParty("bot"), "bridge-9")
 	if err := f.ac.RegisterAgent(ctx, reset.Device, seal.SignList(reset, 2, []seal.Device{reset.Device})); err != nil {
 		t.Fatal(err)
 	}
@@ -277,20 +279,20 @@ func TestRegistrationIsOneWriteCrash(t *testing.T) {
 		pairing         bool
 		run             func(f *fixture) error
 	}{
-		{"add device", PersonParty("ann"), "laptop", false, func(f *fixture) error {
-			laptop, _ := seal.NewIdentity(PersonParty("ann"), "laptop")
+		{"add device", wire.PersonParty("ann"), "laptop", false, func(f *fixture) error {
+			laptop, _ := seal.NewIdentity(wire.PersonParty("ann"), "laptop")
 			_, err := f.pc.AddDevice(ctx, laptop.Device, seal.SignList(f.person, 2, []seal.Device{f.person.Device, laptop.Device}))
 			return err
 		}},
-		{"start", PersonParty("zed"), "phone", true, func(f *fixture) error {
-			zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
-			_, err := (&Client{BaseURL: f.srv.URL, Token: "other-tok"}).StartPairing(ctx, "bot", "", zed.Device,
+		{"start", wire.PersonParty("zed"), "phone", true, func(f *fixture) error {
+			zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
+			_, err := (&relayclient.Client{BaseURL: f.srv.URL, Token: "other-tok"}).StartPairing(ctx, "bot", "", zed.Device,
 				seal.SignList(zed, 1, []seal.Device{zed.Device}), seal.Commitment(zed.Device, seal.NewPairingNonce()))
 			return err
 		}},
-		{"register agent", AgentParty("bot2"), "bridge-2", false, func(f *fixture) error {
-			id, _ := seal.NewIdentity(AgentParty("bot2"), "bridge-2")
-			return (&Client{BaseURL: f.srv.URL, Token: "agent2-tok", Agent: "bot2"}).RegisterAgent(ctx, id.Device, seal.SignList(id, 1, []seal.Device{id.Device}))
+		{"register agent", wire.AgentParty("bot2"), "bridge-2", false, func(f *fixture) error {
+			id, _ := seal.NewIdentity(wire.AgentParty("bot2"), "bridge-2")
+			return (&relayclient.Client{BaseURL: f.srv.URL, Token: "agent2-tok", Agent: "bot2"}).RegisterAgent(ctx, id.Device, seal.SignList(id, 1, []seal.Device{id.Device}))
 		}},
 	}
 	for _, o := range ops {

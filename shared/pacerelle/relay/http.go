@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -31,16 +32,8 @@ const maxRequestBytes = MaxEnvelopeBytes*4/3 + 16<<10
 // Prefix is where the API is mounted (shared/httpapi/routes.go).
 const Prefix = "/pacerelle/"
 
-// AgentHeader names the agent a VantagePeers token speaks as; the token
-// must be allowed to act as it.
-const AgentHeader = "X-Pacerelle-Agent"
-
 // CredentialPrefix starts every person-device credential.
 const CredentialPrefix = "prd_"
-
-// AgentParty and PersonParty are the inbox names of an agent and a person.
-func AgentParty(id string) string  { return "agent:" + vp.NormalizeOrchestrator(id) }
-func PersonParty(id string) string { return "person:" + vp.NormalizeOrchestrator(id) }
 
 // AgentDevice is the device id under which an agent's acknowledgements are
 // kept: an agent has one device, its bridge.
@@ -102,8 +95,8 @@ func queryCredentials(next http.Handler) http.Handler {
 		if tok := q.Get("access_token"); tok != "" && req.Header.Get("Authorization") == "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}
-		if a := q.Get("agent"); a != "" && req.Header.Get(AgentHeader) == "" {
-			req.Header.Set(AgentHeader, a)
+		if a := q.Get("agent"); a != "" && req.Header.Get(wire.AgentHeader) == "" {
+			req.Header.Set(wire.AgentHeader, a)
 		}
 		next.ServeHTTP(w, req)
 	})
@@ -113,7 +106,7 @@ func (r *Relay) authed(a access, fn func(http.ResponseWriter, *http.Request, cal
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		c, err := r.authenticate(req)
 		if err == nil && a == agentOnly && c.device != AgentDevice {
-			err = vp.E("pacerelle", vp.KindForbidden, AgentHeader, "only an agent (a VantagePeers token with "+AgentHeader+") may call this")
+			err = vp.E("pacerelle", vp.KindForbidden, wire.AgentHeader, "only an agent (a VantagePeers token with "+wire.AgentHeader+") may call this")
 		}
 		if err == nil && a != pairingStep && c.pendingWith != "" {
 			err = r.refusePending(req.Context(), c)
@@ -149,17 +142,17 @@ func (r *Relay) authenticate(req *http.Request) (caller, error) {
 	if err != nil {
 		return caller{}, err
 	}
-	agent := req.Header.Get(AgentHeader)
+	agent := req.Header.Get(wire.AgentHeader)
 	if agent == "" {
 		return caller{tenant: tenant, principal: &p}, nil
 	}
-	if err := vp.CheckName(op, AgentHeader, agent, true); err != nil {
+	if err := vp.CheckName(op, wire.AgentHeader, agent, true); err != nil {
 		return caller{}, err
 	}
 	if !p.CanActAs(agent) {
-		return caller{}, vp.Errorf(op, vp.KindForbidden, AgentHeader, "this token may not act as %q", agent)
+		return caller{}, vp.Errorf(op, vp.KindForbidden, wire.AgentHeader, "this token may not act as %q", agent)
 	}
-	return caller{tenant: tenant, party: AgentParty(agent), device: AgentDevice, principal: &p}, nil
+	return caller{tenant: tenant, party: wire.AgentParty(agent), device: AgentDevice, principal: &p}, nil
 }
 
 // A device credential is prd_<base64url(tenant NUL party NUL device)>.<secret>;
@@ -214,12 +207,6 @@ func newCredential(tenant, party, device string) (secret, hash string) {
 
 // ---- registration and pairing
 
-// DeviceBody registers a device with its party's signed list.
-type DeviceBody struct {
-	Device json.RawMessage `json:"device"`
-	List   json.RawMessage `json:"list"`
-}
-
 func decodeDevice(op string, raw json.RawMessage, party string) (seal.Device, error) {
 	var d seal.Device
 	if err := json.Unmarshal(raw, &d); err != nil || d.ID == "" || len(d.KEMKey) == 0 || len(d.SignKey) == 0 {
@@ -233,7 +220,7 @@ func decodeDevice(op string, raw json.RawMessage, party string) (seal.Device, er
 
 func (r *Relay) putAgentDevice(w http.ResponseWriter, req *http.Request, c caller) error {
 	const op = "pacerelle.register"
-	var b DeviceBody
+	var b wire.DeviceBody
 	if err := readJSON(op, req, &b); err != nil {
 		return err
 	}
@@ -311,13 +298,6 @@ func (r *Relay) list(ctx context.Context, tenant, party string) (json.RawMessage
 	return l.List, err
 }
 
-// DeviceAdded is the new device's credential (shown once).
-type DeviceAdded struct {
-	Party      string `json:"party"`
-	Device     string `json:"device"`
-	Credential string `json:"credential"`
-}
-
 // addDevice registers another device of a person, by one of its confirmed
 // devices: the body carries the new device and a newer device list that
 // includes it, signed by the calling device. The relay does not vouch for
@@ -329,7 +309,7 @@ func (r *Relay) addDevice(w http.ResponseWriter, req *http.Request, c caller) er
 	if !isPerson(c.party) {
 		return vp.E(op, vp.KindForbidden, "Authorization", "a new device is added with the device credential of one of the person's devices")
 	}
-	var b DeviceBody
+	var b wire.DeviceBody
 	if err := readJSON(op, req, &b); err != nil {
 		return err
 	}
@@ -357,7 +337,7 @@ func (r *Relay) addDevice(w http.ResponseWriter, req *http.Request, c caller) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, DeviceAdded{Party: c.party, Device: d.ID, Credential: cred})
+	writeJSON(w, http.StatusOK, wire.DeviceAdded{Party: c.party, Device: d.ID, Credential: cred})
 	return nil
 }
 
@@ -397,24 +377,9 @@ func (r *Relay) putList(w http.ResponseWriter, req *http.Request, c caller) erro
 
 // ---- messages
 
-// SendBody is one sealed envelope for one or more recipient parties.
-type SendBody struct {
-	ID           string   `json:"id"`
-	Conversation string   `json:"conversation"`
-	To           []string `json:"to"`
-	Envelope     []byte   `json:"envelope"`
-}
-
-// SendResult gives the sequence the message has in each recipient inbox.
-type SendResult struct {
-	ID        string           `json:"id"`
-	Seq       map[string]int64 `json:"seq"`
-	Duplicate bool             `json:"duplicate"`
-}
-
 func (r *Relay) send(w http.ResponseWriter, req *http.Request, c caller) error {
 	const op = "pacerelle.send"
-	var b SendBody
+	var b wire.SendBody
 	if err := readJSON(op, req, &b); err != nil {
 		return err
 	}
@@ -436,7 +401,7 @@ func (r *Relay) send(w http.ResponseWriter, req *http.Request, c caller) error {
 	if env.FromParty != c.party || env.MessageID != b.ID || env.Conversation != b.Conversation || !slices.Equal(env.To, b.To) {
 		return vp.E(op, vp.KindInvalid, "envelope", "its header (from, id, conversation, to) does not match the request")
 	}
-	res := SendResult{ID: b.ID, Seq: map[string]int64{}}
+	res := wire.SendResult{ID: b.ID, Seq: map[string]int64{}}
 	for _, to := range b.To {
 		p, ok, err := r.pairingOf(req.Context(), op, c.tenant, c.party, to)
 		if err != nil {
@@ -451,7 +416,7 @@ func (r *Relay) send(w http.ResponseWriter, req *http.Request, c caller) error {
 		}
 	}
 	for _, to := range b.To {
-		seq, dup, err := r.append(req.Context(), c.tenant, Message{Party: to, ID: b.ID, From: c.party, Conversation: b.Conversation, Envelope: b.Envelope})
+		seq, dup, err := r.append(req.Context(), c.tenant, wire.Message{Party: to, ID: b.ID, From: c.party, Conversation: b.Conversation, Envelope: b.Envelope})
 		if err != nil {
 			return err
 		}
@@ -461,18 +426,10 @@ func (r *Relay) send(w http.ResponseWriter, req *http.Request, c caller) error {
 	return nil
 }
 
-// InboxPage is a page of an inbox after a cursor.
-type InboxPage struct {
-	Messages []Message `json:"messages"`
-	Cursor   int64     `json:"cursor"`
-	HasMore  bool      `json:"has_more"`
-	Head     int64     `json:"head"`
-}
-
 func (r *Relay) inbox(w http.ResponseWriter, req *http.Request, c caller) error {
 	const op = "pacerelle.fetch"
 	if c.party == "" {
-		return vp.E(op, vp.KindForbidden, AgentHeader, "name the agent whose inbox to read")
+		return vp.E(op, vp.KindForbidden, wire.AgentHeader, "name the agent whose inbox to read")
 	}
 	after, limit, err := pageArgs(op, req)
 	if err != nil {
@@ -482,7 +439,7 @@ func (r *Relay) inbox(w http.ResponseWriter, req *http.Request, c caller) error 
 	if err != nil {
 		return err
 	}
-	page := InboxPage{Messages: msgs, Cursor: after, HasMore: more}
+	page := wire.InboxPage{Messages: msgs, Cursor: after, HasMore: more}
 	if len(msgs) > 0 {
 		page.Cursor = msgs[len(msgs)-1].Seq
 	}
@@ -533,15 +490,15 @@ const MaxConversations = 1000
 func (r *Relay) listConversations(w http.ResponseWriter, req *http.Request, c caller) error {
 	const op = "pacerelle.conversations"
 	if c.party == "" {
-		return vp.E(op, vp.KindForbidden, AgentHeader, "name the agent whose conversations to list")
+		return vp.E(op, vp.KindForbidden, wire.AgentHeader, "name the agent whose conversations to list")
 	}
 	rows, err := records.QueryAll(req.Context(), r.st, conversations.Query(c.tenant, store.Primary, table.Values{"party": c.party}), MaxConversations)
 	if err != nil {
 		return records.Err(op, err)
 	}
-	out := make([]Conversation, 0, len(rows))
+	out := make([]wire.Conversation, 0, len(rows))
 	for _, it := range rows {
-		cv, err := records.Decode[Conversation](op, it)
+		cv, err := records.Decode[wire.Conversation](op, it)
 		if err != nil {
 			return err
 		}
@@ -549,14 +506,6 @@ func (r *Relay) listConversations(w http.ResponseWriter, req *http.Request, c ca
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
 	return nil
-}
-
-// Ring is the doorbell's one message: the inbox has data up to Seq.
-type Ring struct {
-	Seq int64 `json:"seq"`
-	// Error, from a WebSocket API that no longer knows the connection
-	// (its row expired or was cleaned up): the client reconnects.
-	Error string `json:"error,omitempty"`
 }
 
 const doorbellPath = "/pacerelle/v1/doorbell"
@@ -585,7 +534,7 @@ func subprotocolBearer(h http.Header) (string, bool) {
 // on connect, then after every append. Data is always fetched over HTTP.
 func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) error {
 	if c.party == "" {
-		return vp.E("pacerelle.doorbell", vp.KindForbidden, AgentHeader, "name the agent whose inbox to watch")
+		return vp.E("pacerelle.doorbell", vp.KindForbidden, wire.AgentHeader, "name the agent whose inbox to watch")
 	}
 	if r.pusher != nil { // on AWS: a Lambda cannot hold a WebSocket
 		return vp.E("pacerelle.doorbell", vp.KindNotFound, "doorbell",
@@ -623,7 +572,7 @@ func (r *Relay) doorbell(w http.ResponseWriter, req *http.Request, c caller) err
 		}
 	}()
 	ring := func(seq int64) error {
-		b, _ := json.Marshal(Ring{Seq: seq})
+		b, _ := json.Marshal(wire.Ring{Seq: seq})
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		return conn.Write(wctx, websocket.MessageText, b)
@@ -674,22 +623,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// ErrorBody is every refusal's JSON.
-type ErrorBody struct {
-	Error string `json:"error"`
-	Kind  string `json:"kind"`
-	Field string `json:"field,omitempty"`
-	// RetryAfterSeconds, on a 429, is when the refused call may succeed.
-	RetryAfterSeconds int64 `json:"retryAfterSeconds,omitempty"`
-}
-
 func (r *Relay) writeErr(w http.ResponseWriter, req *http.Request, err error) {
 	kind := vp.KindOf(err)
 	status := map[vp.Kind]int{
 		vp.KindInvalid: 400, vp.KindTooLarge: 413, vp.KindUnauthorized: 401, vp.KindForbidden: 403,
 		vp.KindNotFound: 404, vp.KindConflict: 409, vp.KindUnavailable: 503, vp.KindRateLimited: 429,
 	}[kind]
-	body := ErrorBody{Error: err.Error(), Kind: kind.String()}
+	body := wire.ErrorBody{Error: err.Error(), Kind: kind.String()}
 	var ve *vp.Error
 	if errors.As(err, &ve) {
 		body.Field = ve.Field

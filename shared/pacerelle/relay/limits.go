@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -105,7 +106,7 @@ func (r *Relay) startLimitOps(ctx context.Context, tenant, person, agent string)
 }
 
 // failureLeft says what a failed pairing step leaves, for its refusal.
-func (r *Relay) failureLeft(p Pairing) string {
+func (r *Relay) failureLeft(p wire.Pairing) string {
 	if p.Failures >= r.limits.MaxFailures {
 		return fmt.Sprintf("that is %d of %d failures: the pending pairing is dropped; start it again (at most %d starts per person per %s)",
 			p.Failures, r.limits.MaxFailures, r.limits.StartsPerPerson, r.limits.Window)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -40,35 +41,12 @@ import (
 const refuseV1 = "pairing v1 (a code over the two keys, without a commitment) is no longer accepted: a relay could grind it. " +
 	"This relay speaks pairing v2 (commit-then-reveal); update this client"
 
-// PairingBody starts a pairing: a person's new device, authenticated by a
-// VantagePeers token of the person, commits to its keys for an agent.
-type PairingBody struct {
-	Agent   string          `json:"agent"`
-	Person  string          `json:"person,omitempty"` // default: the token's identity
-	Version int             `json:"version"`
-	Device  json.RawMessage `json:"device"`
-	List    json.RawMessage `json:"list"`
-	Commit  []byte          `json:"commit"` // seal.Commitment of the device and its nonce
-}
-
-// PairingStarted is the answer: the device credential (shown once) and the
-// agent's device list. The code comes once the agent answered and the
-// device revealed.
-type PairingStarted struct {
-	Party      string          `json:"party"`
-	Agent      string          `json:"agent"`
-	Credential string          `json:"credential"`
-	AgentList  json.RawMessage `json:"agentList"`
-	Version    int             `json:"version"`
-	CreatedAt  int64           `json:"createdAt"`
-}
-
 func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller) error {
 	const op = "pacerelle.pair"
 	if c.principal == nil || c.party != "" {
-		return vp.E(op, vp.KindForbidden, "Authorization", "a pairing is started with the person's VantagePeers token, without "+AgentHeader)
+		return vp.E(op, vp.KindForbidden, "Authorization", "a pairing is started with the person's VantagePeers token, without "+wire.AgentHeader)
 	}
-	var b PairingBody
+	var b wire.PairingBody
 	if err := readJSON(op, req, &b); err != nil {
 		return err
 	}
@@ -85,7 +63,7 @@ func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller)
 	if err != nil {
 		return err
 	}
-	party, agent := PersonParty(person), AgentParty(b.Agent)
+	party, agent := wire.PersonParty(person), wire.AgentParty(b.Agent)
 	agentList, err := r.list(req.Context(), c.tenant, agent)
 	if vp.IsKind(err, vp.KindNotFound) {
 		return vp.Errorf(op, vp.KindNotFound, "agent", "agent %q has no registered bridge yet; start its pacerelle MCP server first", b.Agent)
@@ -98,7 +76,7 @@ func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller)
 		return err
 	}
 	cred, hash := newCredential(c.tenant, party, d.ID)
-	p := Pairing{Agent: agent, Person: party, PersonDevice: d.ID, Version: seal.PairingVersion, Commit: b.Commit, CreatedAt: r.now().UnixMilli()}
+	p := wire.Pairing{Agent: agent, Person: party, PersonDevice: d.ID, Version: seal.PairingVersion, Commit: b.Commit, CreatedAt: r.now().UnixMilli()}
 	// The counted start, the device (its credential), the person's list and
 	// the pairing are one write, conditioned on what was checked.
 	var ring outbox.Pending
@@ -134,7 +112,7 @@ func (r *Relay) startPairing(w http.ResponseWriter, req *http.Request, c caller)
 		return err
 	}
 	r.rangPairing(req.Context(), c.tenant, agent, ring)
-	writeJSON(w, http.StatusOK, PairingStarted{Party: party, Agent: agent, Credential: cred, AgentList: agentList, Version: seal.PairingVersion, CreatedAt: p.CreatedAt})
+	writeJSON(w, http.StatusOK, wire.PairingStarted{Party: party, Agent: agent, Credential: cred, AgentList: agentList, Version: seal.PairingVersion, CreatedAt: p.CreatedAt})
 	return nil
 }
 
@@ -156,7 +134,7 @@ func (r *Relay) startChecks(ctx context.Context, tenant, agent, person, device s
 			"pair under another device name (vantagepeers pacerelle pair --device NAME), or add a device from a paired one (POST /pacerelle/v1/devices); the relay has no device removal yet", device, person)
 	}
 	pk := pairings.KeyOf(tenant, table.Values{"agent": agent, "person": person})
-	prev, pit, err := records.Get[Pairing](ctx, r.st, op, "agent", agent, pk)
+	prev, pit, err := records.Get[wire.Pairing](ctx, r.st, op, "agent", agent, pk)
 	pairCond = store.IfVersion(pit.Version)
 	switch {
 	case vp.IsKind(err, vp.KindNotFound):
@@ -201,29 +179,6 @@ func (r *Relay) agentHasDevice(ctx context.Context, tenant, agent, id string) (b
 	return ok, nil
 }
 
-// AnswerBody is the bridge's answer to a commitment: its fresh nonce,
-// signed (seal.AnswerBytes) by its device.
-type AnswerBody struct {
-	Person string `json:"person"` // the person party
-	Commit []byte `json:"commit"` // the commitment answered
-	Nonce  []byte `json:"nonce"`
-	Sig    []byte `json:"sig"`
-}
-
-// RevealBody is the device's nonce, revealed once the agent answered.
-type RevealBody struct {
-	Agent string `json:"agent"` // the agent party
-	Nonce []byte `json:"nonce"`
-}
-
-// ConfirmBody is the person device's signature over the pairing transcript
-// (seal.PairingTranscript, seal.ConfirmLabel), made once the person saw the
-// same code on both screens.
-type ConfirmBody struct {
-	Agent string `json:"agent"` // the agent party
-	Sig   []byte `json:"sig"`
-}
-
 // stepOutcome is what one pairing step did.
 type stepOutcome struct {
 	changed bool       // write the pairing
@@ -235,14 +190,14 @@ type stepOutcome struct {
 // step applies one pairing step to the pairing of agent and person. A
 // failure is written (counted) before it is returned; at MaxFailures the
 // pairing is deleted with it.
-func (r *Relay) step(ctx context.Context, op, tenant, agent, person string, fn func(p *Pairing) (stepOutcome, error)) error {
+func (r *Relay) step(ctx context.Context, op, tenant, agent, person string, fn func(p *wire.Pairing) (stepOutcome, error)) error {
 	k := pairings.KeyOf(tenant, table.Values{"agent": agent, "person": person})
 	var ring outbox.Pending
 	var failed *vp.Error
 	rang := false
 	err := table.Retry(ctx, op, "pairing", person, func() error {
 		ring, failed, rang = outbox.Pending{}, nil, false
-		p, it, err := records.Get[Pairing](ctx, r.st, op, "pairing", person, k)
+		p, it, err := records.Get[wire.Pairing](ctx, r.st, op, "pairing", person, k)
 		if vp.IsKind(err, vp.KindNotFound) {
 			return vp.Errorf(op, vp.KindNotFound, "pairing", "%s has no pairing with %s: start one", person, agent)
 		}
@@ -312,7 +267,7 @@ func (r *Relay) agentDevice(ctx context.Context, tenant, agent, id string) (seal
 
 func (r *Relay) answerPairing(w http.ResponseWriter, req *http.Request, c caller) error {
 	const op = "pacerelle.answer"
-	var b AnswerBody
+	var b wire.AnswerBody
 	if err := readJSON(op, req, &b); err != nil {
 		return err
 	}
@@ -333,7 +288,7 @@ func (r *Relay) answerPairing(w http.ResponseWriter, req *http.Request, c caller
 	if signer == "" {
 		return vp.Errorf(op, vp.KindInvalid, "sig", "is not a signature of this agent's device over the commitment and a %d-byte nonce", seal.NonceSize)
 	}
-	err = r.step(req.Context(), op, c.tenant, c.party, b.Person, func(p *Pairing) (stepOutcome, error) {
+	err = r.step(req.Context(), op, c.tenant, c.party, b.Person, func(p *wire.Pairing) (stepOutcome, error) {
 		switch {
 		case !bytes.Equal(p.Commit, b.Commit):
 			return stepOutcome{}, vp.E(op, vp.KindConflict, "commit", "is not the commitment of this pairing (a new start replaced it): answer the pending one")
@@ -357,7 +312,7 @@ func (r *Relay) revealPairing(w http.ResponseWriter, req *http.Request, c caller
 	if !isPerson(c.party) {
 		return vp.E(op, vp.KindForbidden, "Authorization", "a pairing is revealed with the person's device credential")
 	}
-	var b RevealBody
+	var b wire.RevealBody
 	if err := readJSON(op, req, &b); err != nil {
 		return err
 	}
@@ -365,7 +320,7 @@ func (r *Relay) revealPairing(w http.ResponseWriter, req *http.Request, c caller
 	if err != nil {
 		return err
 	}
-	err = r.step(req.Context(), op, c.tenant, b.Agent, c.party, func(p *Pairing) (stepOutcome, error) {
+	err = r.step(req.Context(), op, c.tenant, b.Agent, c.party, func(p *wire.Pairing) (stepOutcome, error) {
 		switch {
 		case p.PersonDevice != c.device:
 			return stepOutcome{}, vp.Errorf(op, vp.KindForbidden, "Authorization", "this pairing was started by device %q, not this one", p.PersonDevice)
@@ -393,7 +348,7 @@ func (r *Relay) confirmPairing(w http.ResponseWriter, req *http.Request, c calle
 	if !isPerson(c.party) {
 		return vp.E(op, vp.KindForbidden, "Authorization", "a pairing is confirmed with the person's device credential")
 	}
-	var b ConfirmBody
+	var b wire.ConfirmBody
 	if err := readJSON(op, req, &b); err != nil {
 		return err
 	}
@@ -401,7 +356,7 @@ func (r *Relay) confirmPairing(w http.ResponseWriter, req *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	err = r.step(req.Context(), op, c.tenant, b.Agent, c.party, func(p *Pairing) (stepOutcome, error) {
+	err = r.step(req.Context(), op, c.tenant, b.Agent, c.party, func(p *wire.Pairing) (stepOutcome, error) {
 		switch {
 		case p.PersonDevice != c.device:
 			return stepOutcome{}, vp.Errorf(op, vp.KindForbidden, "Authorization", "this pairing was started by device %q, not this one", p.PersonDevice)
@@ -456,13 +411,6 @@ func (r *Relay) deviceOf(ctx context.Context, op string, c caller) (seal.Device,
 	return d, nil
 }
 
-// PairingView is a pairing as the bridge and the device read it: every
-// value of the protocol and the person's list, to verify on their side.
-type PairingView struct {
-	Pairing
-	PersonList json.RawMessage `json:"personList,omitempty"`
-}
-
 func (r *Relay) listPairings(w http.ResponseWriter, req *http.Request, c caller) error {
 	const op = "pacerelle.pairings"
 	if req.URL.Query().Get("v") != "2" {
@@ -481,13 +429,13 @@ func (r *Relay) listPairings(w http.ResponseWriter, req *http.Request, c caller)
 	if err != nil {
 		return records.Err(op, err)
 	}
-	out := []PairingView{}
+	out := []wire.PairingView{}
 	for _, it := range rows {
-		p, err := records.Decode[Pairing](op, it)
+		p, err := records.Decode[wire.Pairing](op, it)
 		if err != nil {
 			return err
 		}
-		v := PairingView{Pairing: p}
+		v := wire.PairingView{Pairing: p}
 		if v.PersonList, err = r.list(req.Context(), c.tenant, p.Person); err != nil && !vp.IsKind(err, vp.KindNotFound) {
 			return err
 		}

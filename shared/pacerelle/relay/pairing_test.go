@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
 
@@ -22,8 +24,8 @@ type pending struct {
 	person  *seal.Identity
 	nonce   []byte
 	commit  []byte
-	started PairingStarted
-	dev     *Client
+	started wire.PairingStarted
+	dev     *relayclient.Client
 	agentN  []byte // the nonce the agent answered with (f.answer)
 }
 
@@ -33,11 +35,11 @@ func (f *fixture) start(t *testing.T, tok string, person *seal.Identity, list se
 	p := &pending{person: person, nonce: seal.NewPairingNonce()}
 	p.commit = seal.Commitment(person.Device, p.nonce)
 	var err error
-	p.started, err = (&Client{BaseURL: f.srv.URL, Token: tok}).StartPairing(context.Background(), "bot", "", person.Device, list, p.commit)
+	p.started, err = (&relayclient.Client{BaseURL: f.srv.URL, Token: tok}).StartPairing(context.Background(), "bot", "", person.Device, list, p.commit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.dev = &Client{BaseURL: f.srv.URL, Token: p.started.Credential}
+	p.dev = &relayclient.Client{BaseURL: f.srv.URL, Token: p.started.Credential}
 	return p
 }
 
@@ -47,7 +49,7 @@ func (f *fixture) answer(t *testing.T, p *pending) error {
 	if p.agentN == nil {
 		p.agentN = seal.NewPairingNonce()
 	}
-	return f.ac.Answer(context.Background(), AnswerBody{Person: p.started.Party, Commit: p.commit, Nonce: p.agentN,
+	return f.ac.Answer(context.Background(), wire.AnswerBody{Person: p.started.Party, Commit: p.commit, Nonce: p.agentN,
 		Sig: f.agent.Sign(seal.AnswerLabel, seal.AnswerBytes(p.commit, p.agentN))})
 }
 
@@ -77,9 +79,9 @@ func (f *fixture) pair(t *testing.T, tok string, person *seal.Identity, list sea
 	return p
 }
 
-func wantRefusal(t *testing.T, what string, err error, status int, field, text string) *APIError {
+func wantRefusal(t *testing.T, what string, err error, status int, field, text string) *relayclient.APIError {
 	t.Helper()
-	var ae *APIError
+	var ae *relayclient.APIError
 	if !errors.As(err, &ae) || ae.Status != status || ae.Field != field || !strings.Contains(ae.ErrorBody.Error, text) {
 		t.Fatalf("%s: %v (%+v); want %d on %s saying %q", what, err, ae, status, field, text)
 	}
@@ -94,7 +96,7 @@ func wantRefusal(t *testing.T, what string, err error, status int, field, text s
 func TestPairingStepsOutOfOrderOrReplayed(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
 	p := f.start(t, "other-tok", zed, seal.SignList(zed, 1, []seal.Device{zed.Device}))
 	agent := p.started.Agent
 
@@ -102,9 +104,9 @@ func TestPairingStepsOutOfOrderOrReplayed(t *testing.T) {
 	wantRefusal(t, "confirm before anything", p.dev.Confirm(ctx, agent, []byte("x")), 409, "sig", "before the reveal")
 	other := seal.Commitment(zed.Device, seal.NewPairingNonce())
 	n := seal.NewPairingNonce()
-	wantRefusal(t, "an answer to another commitment", f.ac.Answer(ctx, AnswerBody{Person: p.started.Party, Commit: other, Nonce: n,
+	wantRefusal(t, "an answer to another commitment", f.ac.Answer(ctx, wire.AnswerBody{Person: p.started.Party, Commit: other, Nonce: n,
 		Sig: f.agent.Sign(seal.AnswerLabel, seal.AnswerBytes(other, n))}), 409, "commit", "not the commitment")
-	wantRefusal(t, "an answer not signed by the agent", f.ac.Answer(ctx, AnswerBody{Person: p.started.Party, Commit: p.commit, Nonce: n,
+	wantRefusal(t, "an answer not signed by the agent", f.ac.Answer(ctx, wire.AnswerBody{Person: p.started.Party, Commit: p.commit, Nonce: n,
 		Sig: zed.Sign(seal.AnswerLabel, seal.AnswerBytes(p.commit, n))}), 400, "sig", "not a signature")
 	if err := f.answer(t, p); err != nil {
 		t.Fatal(err)
@@ -144,7 +146,7 @@ func TestPairingStepsOutOfOrderOrReplayed(t *testing.T) {
 func TestPairingFailuresDropThePending(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
 	p := f.start(t, "other-tok", zed, seal.SignList(zed, 1, []seal.Device{zed.Device}))
 	if err := f.answer(t, p); err != nil {
 		t.Fatal(err)
@@ -169,7 +171,7 @@ func TestPairingFailuresDropThePending(t *testing.T) {
 func TestPairingSecondStartReplacesThePending(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
 	list := seal.SignList(zed, 1, []seal.Device{zed.Device})
 	first := f.start(t, "other-tok", zed, list)
 	if err := f.answer(t, first); err != nil {
@@ -192,11 +194,11 @@ func TestPairingSecondStartReplacesThePending(t *testing.T) {
 func TestPairingV1ClientRefused(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
-	d, l, _ := raws(zed.Device, seal.SignList(zed, 1, []seal.Device{zed.Device}))
-	err := (&Client{BaseURL: f.srv.URL, Token: "other-tok"}).do(ctx, http.MethodPost, "/pacerelle/v1/pairings", map[string]any{"agent": "bot", "device": d, "list": l}, nil)
+	zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
+	v1 := map[string]any{"agent": "bot", "device": zed.Device, "list": seal.SignList(zed, 1, []seal.Device{zed.Device})}
+	err := (&relayclient.Client{BaseURL: f.srv.URL, Token: "other-tok"}).Do(ctx, http.MethodPost, "/pacerelle/v1/pairings", v1, nil)
 	wantRefusal(t, "a v1 start", err, 400, "version", "pairing v1")
-	err = f.ac.do(ctx, http.MethodGet, "/pacerelle/v1/pairings", nil, nil)
+	err = f.ac.Do(ctx, http.MethodGet, "/pacerelle/v1/pairings", nil, nil)
 	wantRefusal(t, "a v1 listing", err, 400, "v", "pairing v2")
 	if ps, err := f.ac.Pairings(ctx); err != nil || len(ps) != 1 {
 		t.Fatalf("v2 listing: %v %v", ps, err)
@@ -240,8 +242,8 @@ func TestPairingStartLimitsFakeClock(t *testing.T) {
 		urls = append(urls, srv.URL)
 	}
 	for _, a := range []struct{ id, tok string }{{"bot", "agent-tok"}, {"bot2", "agent2-tok"}} {
-		id, _ := seal.NewIdentity(AgentParty(a.id), "bridge")
-		if err := (&Client{BaseURL: urls[0], Token: a.tok, Agent: a.id}).RegisterAgent(ctx, id.Device, seal.SignList(id, 1, []seal.Device{id.Device})); err != nil {
+		id, _ := seal.NewIdentity(wire.AgentParty(a.id), "bridge")
+		if err := (&relayclient.Client{BaseURL: urls[0], Token: a.tok, Agent: a.id}).RegisterAgent(ctx, id.Device, seal.SignList(id, 1, []seal.Device{id.Device})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -250,8 +252,8 @@ func TestPairingStartLimitsFakeClock(t *testing.T) {
 		n++
 		// New keys each time under one device name: a start replaces only
 		// a pending pairing of the same device.
-		dev, _ := seal.NewIdentity(PersonParty(strings.TrimSuffix(tok, "-tok")), "phone")
-		_, err := (&Client{BaseURL: urls[n%2], Token: tok}).StartPairing(ctx, agent, "", dev.Device, seal.SignList(dev, uint64(n), []seal.Device{dev.Device}), seal.Commitment(dev.Device, seal.NewPairingNonce()))
+		dev, _ := seal.NewIdentity(wire.PersonParty(strings.TrimSuffix(tok, "-tok")), "phone")
+		_, err := (&relayclient.Client{BaseURL: urls[n%2], Token: tok}).StartPairing(ctx, agent, "", dev.Device, seal.SignList(dev, uint64(n), []seal.Device{dev.Device}), seal.Commitment(dev.Device, seal.NewPairingNonce()))
 		return err
 	}
 

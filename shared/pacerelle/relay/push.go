@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -152,7 +153,7 @@ func (r *Relay) RingJob(ctx context.Context, j outbox.Job) error {
 	if err != nil {
 		return records.Err(op, err)
 	}
-	data, _ := json.Marshal(Ring{Seq: rj.Seq})
+	data, _ := json.Marshal(wire.Ring{Seq: rj.Seq})
 	if len(data) > MaxPushBytes {
 		return outbox.Permanent(fmt.Errorf("a ring of %d bytes is over the %d-byte frame limit", len(data), MaxPushBytes))
 	}
@@ -193,7 +194,7 @@ func (r *Relay) Connect(ctx context.Context, h http.Header, query map[string]str
 	var err error
 	queryCredentials(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) { c, err = r.authenticate(req) })).ServeHTTP(nil, req)
 	if err == nil && c.party == "" {
-		err = vp.E(op, vp.KindForbidden, AgentHeader, "name the agent whose inbox to watch")
+		err = vp.E(op, vp.KindForbidden, wire.AgentHeader, "name the agent whose inbox to watch")
 	}
 	if err == nil && c.pendingWith != "" {
 		err = r.refusePending(ctx, c)
@@ -256,7 +257,7 @@ func (r *Relay) Ping(ctx context.Context, connectionID string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(Ring{Seq: seq})
+	return json.Marshal(wire.Ring{Seq: seq})
 }
 
 func statusOf(err error) int {

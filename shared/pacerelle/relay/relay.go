@@ -21,6 +21,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -59,44 +60,10 @@ type ListRec struct {
 	List    []byte `json:"list"`
 }
 
-// Pairing links an agent and a person, and carries the pairing protocol
-// (seal's pairing v2, pairing.go) through its stages: the person device's
-// Commit at the start, the bridge's AgentNonce and AnswerSig, the device's
-// PersonNonce (its reveal), then the device's Confirmation over the whole
-// transcript. The clients verify everything; the relay checks it too, to
-// count failures (Failures) and drop a pairing that keeps failing.
-type Pairing struct {
-	Agent        string `json:"agent"`
-	Person       string `json:"person"`
-	PersonDevice string `json:"personDevice"`
-	// Version is the pairing protocol (seal.PairingVersion); 0 is a v1
-	// pairing stored before v2, kept for the parties it links.
-	Version      int    `json:"version,omitempty"`
-	Commit       []byte `json:"commit,omitempty"`
-	AgentDevice  string `json:"agentDevice,omitempty"` // the device that signed the answer
-	AgentNonce   []byte `json:"agentNonce,omitempty"`
-	AnswerSig    []byte `json:"answerSig,omitempty"`
-	PersonNonce  []byte `json:"personNonce,omitempty"`
-	Confirmation []byte `json:"confirmation,omitempty"`
-	Failures     int    `json:"failures,omitempty"`
-	CreatedAt    int64  `json:"createdAt"`
-}
-
 // Head is an inbox's last sequence number.
 type Head struct {
 	Party string `json:"party"`
 	Seq   int64  `json:"seq"`
-}
-
-// Message is one entry of an inbox log.
-type Message struct {
-	Party        string `json:"party"` // the inbox
-	Seq          int64  `json:"seq"`
-	ID           string `json:"id"`
-	From         string `json:"from"`
-	Conversation string `json:"conversation"`
-	Envelope     []byte `json:"envelope"`
-	At           int64  `json:"at"`
 }
 
 // MessageID maps a sender's client-made id to the sequence it got.
@@ -105,14 +72,6 @@ type MessageID struct {
 	From  string `json:"from"`
 	ID    string `json:"id"`
 	Seq   int64  `json:"seq"`
-}
-
-// Conversation is a conversation seen in an inbox.
-type Conversation struct {
-	Party   string `json:"party"`
-	ID      string `json:"id"`
-	LastSeq int64  `json:"lastSeq"`
-	At      int64  `json:"at"`
 }
 
 // Ack is how far a device has acknowledged its inbox.
@@ -135,31 +94,31 @@ var (
 		Primary: table.Key{PK: "PRLIST#{party}", SK: "CURRENT", Pattern: "a party's latest signed device list", Note: "replaced only by a higher version"},
 		Fields:  func(l ListRec) table.Values { return table.Values{"party": l.Party} },
 	})
-	pairings = table.Declare(table.Schema[Pairing]{
+	pairings = table.Declare(table.Schema[wire.Pairing]{
 		Entity:  "pacerelle pairing",
 		Primary: table.Key{PK: "PRPAIR#{agent}", SK: "{person}", Pattern: "an agent's paired persons"},
 		Indexes: []table.Key{{Index: store.GSI1, PK: "PRPAIRP#{person}", SK: "{agent}", Pattern: "a person's paired agents"}},
-		Fields:  func(p Pairing) table.Values { return table.Values{"agent": p.Agent, "person": p.Person} },
+		Fields:  func(p wire.Pairing) table.Values { return table.Values{"agent": p.Agent, "person": p.Person} },
 	})
 	heads = table.Declare(table.Schema[Head]{
 		Entity:  "pacerelle inbox head",
 		Primary: table.Key{PK: "PRINBOX#{party}", SK: "HEAD", Pattern: "an inbox's last sequence", Note: "advanced under IfVersion with the message it numbers"},
 		Fields:  func(h Head) table.Values { return table.Values{"party": h.Party} },
 	})
-	messages = table.Declare(table.Schema[Message]{
+	messages = table.Declare(table.Schema[wire.Message]{
 		Entity:  "pacerelle message",
 		Primary: table.Key{PK: "PRLOG#{party}", SK: "{seq}", Pattern: "an inbox log after a cursor", Note: "seq = 20 digits; append-only; Envelope is ciphertext"},
-		Fields:  func(m Message) table.Values { return table.Values{"party": m.Party, "seq": seqKey(m.Seq)} },
+		Fields:  func(m wire.Message) table.Values { return table.Values{"party": m.Party, "seq": seqKey(m.Seq)} },
 	})
 	messageIDs = table.Declare(table.Schema[MessageID]{
 		Entity:  "pacerelle message id",
 		Primary: table.Key{PK: "PRMID#{party}", SK: "{from}#{id}", Pattern: "idempotent send: a sender's client-made id in an inbox"},
 		Fields:  func(m MessageID) table.Values { return table.Values{"party": m.Party, "from": m.From, "id": m.ID} },
 	})
-	conversations = table.Declare(table.Schema[Conversation]{
+	conversations = table.Declare(table.Schema[wire.Conversation]{
 		Entity:  "pacerelle conversation",
 		Primary: table.Key{PK: "PRCONV#{party}", SK: "{id}", Pattern: "the conversations of an inbox"},
-		Fields:  func(c Conversation) table.Values { return table.Values{"party": c.Party, "id": c.ID} },
+		Fields:  func(c wire.Conversation) table.Values { return table.Values{"party": c.Party, "id": c.ID} },
 	})
 	acks = table.Declare(table.Schema[Ack]{
 		Entity:  "pacerelle ack",
@@ -255,7 +214,7 @@ func (d *doorbell) ring(inbox string, seq int64) {
 
 // append adds one message to an inbox, or returns the sequence the same
 // sender's id already got there.
-func (r *Relay) append(ctx context.Context, tenant string, m Message) (seq int64, dup bool, err error) {
+func (r *Relay) append(ctx context.Context, tenant string, m wire.Message) (seq int64, dup bool, err error) {
 	const op = "pacerelle.send"
 	idKey := messageIDs.KeyOf(tenant, table.Values{"party": m.Party, "from": m.From, "id": m.ID})
 	var ring outbox.Pending
@@ -297,7 +256,7 @@ func (r *Relay) append(ctx context.Context, tenant string, m Message) (seq int64
 			}
 			items = append(items, store.Put(it, c))
 		}
-		conv, err := conversations.Item(op, tenant, Conversation{Party: m.Party, ID: m.Conversation, LastSeq: m.Seq, At: m.At})
+		conv, err := conversations.Item(op, tenant, wire.Conversation{Party: m.Party, ID: m.Conversation, LastSeq: m.Seq, At: m.At})
 		if err != nil {
 			return err
 		}
@@ -325,7 +284,7 @@ func (r *Relay) append(ctx context.Context, tenant string, m Message) (seq int64
 }
 
 // fetch returns up to limit messages of an inbox after a sequence.
-func (r *Relay) fetch(ctx context.Context, tenant, party string, after int64, limit int) ([]Message, bool, error) {
+func (r *Relay) fetch(ctx context.Context, tenant, party string, after int64, limit int) ([]wire.Message, bool, error) {
 	q := messages.Query(tenant, store.Primary, table.Values{"party": party})
 	q.SKFrom = seqKey(after + 1)
 	q.Limit = limit + 1
@@ -333,9 +292,9 @@ func (r *Relay) fetch(ctx context.Context, tenant, party string, after int64, li
 	if err != nil {
 		return nil, false, records.Err("pacerelle.fetch", err)
 	}
-	out := make([]Message, 0, len(rows))
+	out := make([]wire.Message, 0, len(rows))
 	for _, it := range rows[:min(len(rows), limit)] {
-		m, err := records.Decode[Message]("pacerelle.fetch", it)
+		m, err := records.Decode[wire.Message]("pacerelle.fetch", it)
 		if err != nil {
 			return nil, false, err
 		}
@@ -382,12 +341,12 @@ func (r *Relay) ack(ctx context.Context, tenant, party, device string, seq int64
 
 // pairingOf is the pairing record between two parties (an agent and a
 // person, in either order), confirmed or not.
-func (r *Relay) pairingOf(ctx context.Context, op, tenant, a, b string) (Pairing, bool, error) {
+func (r *Relay) pairingOf(ctx context.Context, op, tenant, a, b string) (wire.Pairing, bool, error) {
 	agent, person := a, b
 	if isPerson(a) {
 		agent, person = b, a
 	}
-	p, _, err := records.Get[Pairing](ctx, r.st, op, "to", person, pairings.KeyOf(tenant, table.Values{"agent": agent, "person": person}))
+	p, _, err := records.Get[wire.Pairing](ctx, r.st, op, "to", person, pairings.KeyOf(tenant, table.Values{"agent": agent, "person": person}))
 	if vp.IsKind(err, vp.KindNotFound) {
 		return p, false, nil
 	}
@@ -395,7 +354,7 @@ func (r *Relay) pairingOf(ctx context.Context, op, tenant, a, b string) (Pairing
 }
 
 // missingStep names the step a pairing that is not confirmed still needs.
-func missingStep(p Pairing) string {
+func missingStep(p wire.Pairing) string {
 	switch {
 	case p.Version == seal.PairingVersion && p.AgentNonce == nil:
 		return "the agent's answer (its bridge answers the device's commitment)"

@@ -20,7 +20,9 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -45,7 +47,7 @@ type fixture struct {
 	logs   *syncBuf
 	agent  *seal.Identity
 	person *seal.Identity
-	ac, pc *Client // the agent's and the paired person device's clients
+	ac, pc *relayclient.Client // the agent's and the paired person device's clients
 	aList  seal.DeviceList
 	pList  seal.DeviceList
 }
@@ -74,26 +76,26 @@ func newFixtureOn(t *testing.T, st store.Store) *fixture {
 			"agent2-tok": domaintest.As("acme", "bot2")}})
 	f.srv = httptest.NewServer(r.Handler())
 	t.Cleanup(f.srv.Close)
-	f.agent, _ = seal.NewIdentity(AgentParty("bot"), "bridge-1")
+	f.agent, _ = seal.NewIdentity(wire.AgentParty("bot"), "bridge-1")
 	f.aList = seal.SignList(f.agent, 1, []seal.Device{f.agent.Device})
-	f.ac = &Client{BaseURL: f.srv.URL, Token: "agent-tok", Agent: "bot"}
+	f.ac = &relayclient.Client{BaseURL: f.srv.URL, Token: "agent-tok", Agent: "bot"}
 	if err := f.ac.RegisterAgent(ctx, f.agent.Device, f.aList); err != nil {
 		t.Fatal(err)
 	}
-	f.person, _ = seal.NewIdentity(PersonParty("ann"), "phone")
+	f.person, _ = seal.NewIdentity(wire.PersonParty("ann"), "phone")
 	f.pList = seal.SignList(f.person, 1, []seal.Device{f.person.Device})
 	f.pc = f.pair(t, "person-tok", f.person, f.pList).dev
 	return f
 }
 
 // request seals a request from the person to the agent and sends it.
-func (f *fixture) request(t *testing.T, id, conv, text string) SendResult {
+func (f *fixture) request(t *testing.T, id, conv, text string) wire.SendResult {
 	t.Helper()
-	env, err := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{AgentParty("bot")}, Conversation: conv, MessageID: id, ListVersion: 1}, []seal.Device{f.agent.Device}, []byte(text))
+	env, err := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{wire.AgentParty("bot")}, Conversation: conv, MessageID: id, ListVersion: 1}, []seal.Device{f.agent.Device}, []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.pc.Send(context.Background(), SendBody{ID: id, Conversation: conv, To: env.To, Envelope: env.Encode()})
+	res, err := f.pc.Send(context.Background(), wire.SendBody{ID: id, Conversation: conv, To: env.To, Envelope: env.Encode()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestPairingFlow(t *testing.T) {
 		t.Fatal("the confirmation does not verify")
 	}
 	var al seal.DeviceList
-	if err := f.pc.List(context.Background(), AgentParty("bot"), &al); err != nil || al.Version != 1 {
+	if err := f.pc.List(context.Background(), wire.AgentParty("bot"), &al); err != nil || al.Version != 1 {
 		t.Fatalf("agent list %v %v", al, err)
 	}
 }
@@ -143,7 +145,7 @@ func TestIdempotentSendAndPages(t *testing.T) {
 		id := fmt.Sprintf("req-%02d", i)
 		first := f.request(t, id, "c1", "hello")
 		again := f.request(t, id, "c1", "hello")
-		if first.Duplicate || !again.Duplicate || first.Seq[AgentParty("bot")] != again.Seq[AgentParty("bot")] {
+		if first.Duplicate || !again.Duplicate || first.Seq[wire.AgentParty("bot")] != again.Seq[wire.AgentParty("bot")] {
 			t.Fatalf("%s: first %+v again %+v", id, first, again)
 		}
 	}
@@ -151,7 +153,7 @@ func TestIdempotentSendAndPages(t *testing.T) {
 	if err != nil || len(convs) != 1 || convs[0].ID != "c1" || convs[0].LastSeq != n {
 		t.Fatalf("conversations %+v %v", convs, err)
 	}
-	var got []Message
+	var got []wire.Message
 	cursor := int64(0)
 	for {
 		page, err := f.ac.Inbox(context.Background(), cursor, 5)
@@ -171,7 +173,7 @@ func TestIdempotentSendAndPages(t *testing.T) {
 		t.Fatalf("%d messages, want %d", len(got), n)
 	}
 	for i, m := range got {
-		if m.Seq != int64(i+1) || m.ID != fmt.Sprintf("req-%02d", i) || m.From != PersonParty("ann") {
+		if m.Seq != int64(i+1) || m.ID != fmt.Sprintf("req-%02d", i) || m.From != wire.PersonParty("ann") {
 			t.Fatalf("message %d: %+v", i, m)
 		}
 	}
@@ -182,55 +184,55 @@ func TestIdempotentSendAndPages(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	good, _ := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{AgentParty("bot")}, Conversation: "c1", MessageID: "m1", ListVersion: 1}, []seal.Device{f.agent.Device}, []byte("x"))
+	good, _ := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{wire.AgentParty("bot")}, Conversation: "c1", MessageID: "m1", ListVersion: 1}, []seal.Device{f.agent.Device}, []byte("x"))
 	cases := []struct {
 		name   string
 		call   func() error
 		status int
 		field  string
 	}{
-		{"no token", func() error { _, err := (&Client{BaseURL: f.srv.URL}).Inbox(ctx, 0, 1); return err }, 401, "Authorization"},
+		{"no token", func() error { _, err := (&relayclient.Client{BaseURL: f.srv.URL}).Inbox(ctx, 0, 1); return err }, 401, "Authorization"},
 		{"bad credential", func() error {
-			_, err := (&Client{BaseURL: f.srv.URL, Token: f.pc.Token[:len(f.pc.Token)-2] + "00"}).Inbox(ctx, 0, 1)
+			_, err := (&relayclient.Client{BaseURL: f.srv.URL, Token: f.pc.Token[:len(f.pc.Token)-2] + "00"}).Inbox(ctx, 0, 1)
 			return err
 		}, 401, "Authorization"},
 		{"agent the token may not act as", func() error {
-			_, err := (&Client{BaseURL: f.srv.URL, Token: "agent-tok", Agent: "someone"}).Inbox(ctx, 0, 1)
+			_, err := (&relayclient.Client{BaseURL: f.srv.URL, Token: "agent-tok", Agent: "someone"}).Inbox(ctx, 0, 1)
 			return err
-		}, 403, AgentHeader},
-		{"device on an agent route", func() error { return f.pc.RegisterAgent(ctx, f.person.Device, f.pList) }, 403, AgentHeader},
+		}, 403, wire.AgentHeader},
+		{"device on an agent route", func() error { return f.pc.RegisterAgent(ctx, f.person.Device, f.pList) }, 403, wire.AgentHeader},
 		{"limit out of range", func() error { _, err := f.ac.Inbox(ctx, 0, 101); return err }, 400, "limit"},
 		{"someone else's envelope", func() error {
-			_, err := (&Client{BaseURL: f.srv.URL, Token: "other-tok", Agent: "zed"}).Send(ctx, SendBody{ID: "m1", Conversation: "c1", To: []string{AgentParty("bot")}, Envelope: good.Encode()})
+			_, err := (&relayclient.Client{BaseURL: f.srv.URL, Token: "other-tok", Agent: "zed"}).Send(ctx, wire.SendBody{ID: "m1", Conversation: "c1", To: []string{wire.AgentParty("bot")}, Envelope: good.Encode()})
 			return err
 		}, 400, "envelope"}, // its header names ann as the sender
 		{"recipient not paired with the sender", func() error {
-			zed, _ := seal.NewIdentity(AgentParty("zed"), "z")
-			env, _ := seal.Seal(zed, seal.Header{Suite: seal.SuiteHPKE, To: []string{PersonParty("ann")}, Conversation: "c1", MessageID: "m1"}, []seal.Device{f.person.Device}, []byte("x"))
-			_, err := (&Client{BaseURL: f.srv.URL, Token: "other-tok", Agent: "zed"}).Send(ctx, SendBody{ID: "m1", Conversation: "c1", To: env.To, Envelope: env.Encode()})
+			zed, _ := seal.NewIdentity(wire.AgentParty("zed"), "z")
+			env, _ := seal.Seal(zed, seal.Header{Suite: seal.SuiteHPKE, To: []string{wire.PersonParty("ann")}, Conversation: "c1", MessageID: "m1"}, []seal.Device{f.person.Device}, []byte("x"))
+			_, err := (&relayclient.Client{BaseURL: f.srv.URL, Token: "other-tok", Agent: "zed"}).Send(ctx, wire.SendBody{ID: "m1", Conversation: "c1", To: env.To, Envelope: env.Encode()})
 			return err
 		}, 403, "to"},
 		{"header mismatch", func() error {
-			_, err := f.pc.Send(ctx, SendBody{ID: "m2", Conversation: "c1", To: good.To, Envelope: good.Encode()})
+			_, err := f.pc.Send(ctx, wire.SendBody{ID: "m2", Conversation: "c1", To: good.To, Envelope: good.Encode()})
 			return err
 		}, 400, "envelope"},
 		{"not an envelope", func() error {
-			_, err := f.pc.Send(ctx, SendBody{ID: "m1", Conversation: "c1", To: good.To, Envelope: []byte("hello")})
+			_, err := f.pc.Send(ctx, wire.SendBody{ID: "m1", Conversation: "c1", To: good.To, Envelope: []byte("hello")})
 			return err
 		}, 400, "envelope"},
 		{"pairing with an unknown agent", func() error {
-			_, err := (&Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "ghost", "", f.person.Device, f.pList, make([]byte, 32))
+			_, err := (&relayclient.Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "ghost", "", f.person.Device, f.pList, make([]byte, 32))
 			return err
 		}, 404, "agent"},
 		{"pairing as someone else", func() error {
-			_, err := (&Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "bot", "zed", f.person.Device, f.pList, make([]byte, 32))
+			_, err := (&relayclient.Client{BaseURL: f.srv.URL, Token: "person-tok"}).StartPairing(ctx, "bot", "zed", f.person.Device, f.pList, make([]byte, 32))
 			return err
 		}, 403, "person"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.call()
-			var ae *APIError
+			var ae *relayclient.APIError
 			if !errors.As(err, &ae) || ae.Status != c.status || ae.Field != c.field {
 				t.Fatalf("got %v (%+v); want %d on %s", err, ae, c.status, c.field)
 			}
@@ -278,12 +280,12 @@ func TestRelayTamperingRefused(t *testing.T) {
 	f.request(t, "r2", "c1", "and the other one")
 	tenant := "acme"
 	// Edit r2's stored envelope: one byte of its ciphertext.
-	k := messages.KeyOf(tenant, table.Values{"party": AgentParty("bot"), "seq": seqKey(2)})
+	k := messages.KeyOf(tenant, table.Values{"party": wire.AgentParty("bot"), "seq": seqKey(2)})
 	it, err := f.st.Get(ctx, k)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m Message
+	var m wire.Message
 	if err := json.Unmarshal(it.Data, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -293,8 +295,8 @@ func TestRelayTamperingRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Replay r1 as seq 3.
-	r1, _ := f.st.Get(ctx, messages.KeyOf(tenant, table.Values{"party": AgentParty("bot"), "seq": seqKey(1)}))
-	var m1 Message
+	r1, _ := f.st.Get(ctx, messages.KeyOf(tenant, table.Values{"party": wire.AgentParty("bot"), "seq": seqKey(1)}))
+	var m1 wire.Message
 	_ = json.Unmarshal(r1.Data, &m1)
 	m1.Seq = 3
 	replay, _ := messages.Item("test", tenant, m1)
@@ -324,7 +326,7 @@ func TestAckOnlyForward(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct{ seq, want int64 }{{3, 3}, {1, 3}, {7, 7}} {
 		var out map[string]int64
-		if err := f.ac.do(ctx, http.MethodPost, "/pacerelle/v1/inbox/ack", map[string]int64{"seq": c.seq}, &out); err != nil {
+		if err := f.ac.Do(ctx, http.MethodPost, "/pacerelle/v1/inbox/ack", map[string]int64{"seq": c.seq}, &out); err != nil {
 			t.Fatal(err)
 		}
 		if out["acked"] != c.want {
@@ -357,7 +359,7 @@ func TestDoorbell(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no ring after a send")
 	}
-	_, err := (&Client{BaseURL: f.srv.URL, Token: "nope"}).Inbox(ctx, 0, 1)
+	_, err := (&relayclient.Client{BaseURL: f.srv.URL, Token: "nope"}).Inbox(ctx, 0, 1)
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("bad token: %v", err)
 	}
@@ -417,25 +419,25 @@ func TestSizes(t *testing.T) {
 	ctx := context.Background()
 	var devs []seal.Device
 	for i := range seal.MaxWraps - 1 {
-		d, _ := seal.NewIdentity(AgentParty("bot"), fmt.Sprintf("%0100d", i))
+		d, _ := seal.NewIdentity(wire.AgentParty("bot"), fmt.Sprintf("%0100d", i))
 		devs = append(devs, d.Device)
 	}
-	long, _ := seal.NewIdentity(AgentParty("bot"), f.agent.ID)
+	long, _ := seal.NewIdentity(wire.AgentParty("bot"), f.agent.ID)
 	devs = append(devs, long.Device)
 	body := bytes.Repeat([]byte("x"), seal.MaxBody)
-	big, err := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{AgentParty("bot")}, Conversation: strings.Repeat("c", 64), MessageID: strings.Repeat("m", 64), ListVersion: 1}, devs, body)
+	big, err := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{wire.AgentParty("bot")}, Conversation: strings.Repeat("c", 64), MessageID: strings.Repeat("m", 64), ListVersion: 1}, devs, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wire := big.Encode()
-	if len(wire) > MaxEnvelopeBytes {
-		t.Fatalf("the largest envelope is %d bytes, over MaxEnvelopeBytes %d", len(wire), MaxEnvelopeBytes)
+	enc := big.Encode()
+	if len(enc) > MaxEnvelopeBytes {
+		t.Fatalf("the largest envelope is %d bytes, over MaxEnvelopeBytes %d", len(enc), MaxEnvelopeBytes)
 	}
-	if _, err := f.pc.Send(ctx, SendBody{ID: big.MessageID, Conversation: big.Conversation, To: big.To, Envelope: wire}); err != nil {
+	if _, err := f.pc.Send(ctx, wire.SendBody{ID: big.MessageID, Conversation: big.Conversation, To: big.To, Envelope: enc}); err != nil {
 		t.Fatalf("largest envelope: %v", err)
 	}
 	page, err := f.ac.Inbox(ctx, 0, 1)
-	if err != nil || len(page.Messages) != 1 || !bytes.Equal(page.Messages[0].Envelope, wire) {
+	if err != nil || len(page.Messages) != 1 || !bytes.Equal(page.Messages[0].Envelope, enc) {
 		t.Fatalf("fetched back: %v", err)
 	}
 	if _, err := seal.Seal(f.person, seal.Header{Suite: seal.SuiteHPKE, To: []string{"x"}, Conversation: "c", MessageID: "m"}, devs[:1], append(body, 'x')); err == nil {
@@ -449,8 +451,8 @@ func TestSizes(t *testing.T) {
 		"envelope over the limit": {append([]byte("PCR1"), make([]byte, MaxEnvelopeBytes)...), 400, "envelope"},
 		"body over the limit":     {make([]byte, maxRequestBytes), 413, "body"},
 	} {
-		_, err := f.pc.Send(ctx, SendBody{ID: "m", Conversation: "c", To: []string{AgentParty("bot")}, Envelope: c.env})
-		var ae *APIError
+		_, err := f.pc.Send(ctx, wire.SendBody{ID: "m", Conversation: "c", To: []string{wire.AgentParty("bot")}, Envelope: c.env})
+		var ae *relayclient.APIError
 		if !errors.As(err, &ae) || ae.Status != c.status || ae.Field != c.field || !strings.Contains(ae.ErrorBody.Error, "bytes") {
 			t.Errorf("%s: %v (%+v)", name, err, ae)
 		}
@@ -493,7 +495,7 @@ func TestDoorbellRingsOnPairing(t *testing.T) {
 	if s := <-rings; s != 1 {
 		t.Fatalf("first ring %d, want 1", s)
 	}
-	zed, _ := seal.NewIdentity(PersonParty("zed"), "phone")
+	zed, _ := seal.NewIdentity(wire.PersonParty("zed"), "phone")
 	pp := f.start(t, "other-tok", zed, seal.SignList(zed, 1, []seal.Device{zed.Device}))
 	reveal := func() error {
 		if err := f.answer(t, pp); err != nil {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/localstate"
-	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -46,7 +46,7 @@ type Device struct {
 	file   *localstate.File
 	st     State
 	me     *seal.Identity
-	client *relay.Client
+	client *relayclient.Client
 	// Plaintext sends in clear and accepts clear replies: only against a
 	// bridge started with --no-e2ee, to debug the transport.
 	Plaintext bool
@@ -75,7 +75,7 @@ func Open(dir, person, agent string) (*Device, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	d.client = &relay.Client{BaseURL: d.st.BaseURL, Token: d.st.Credential, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	d.client = &relayclient.Client{BaseURL: d.st.BaseURL, Token: d.st.Credential, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	return d, nil
 }
 
@@ -111,12 +111,12 @@ type PairOptions struct {
 // Pair makes a device, registers it with the agent, and confirms the
 // pairing when opts.Confirm says the codes match.
 func Pair(ctx context.Context, o PairOptions) (*Device, string, error) {
-	c := &relay.Client{BaseURL: o.BaseURL, Token: o.Token, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	c := &relayclient.Client{BaseURL: o.BaseURL, Token: o.Token, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	person := o.Person
 	if person == "" {
 		return nil, "", errors.New("pair: the person id is required")
 	}
-	party := relay.PersonParty(person)
+	party := wire.PersonParty(person)
 	f, data, err := localstate.Open(o.Dir, owner(person, o.Agent))
 	if err != nil {
 		return nil, "", err
@@ -165,7 +165,7 @@ func Pair(ctx context.Context, o PairOptions) (*Device, string, error) {
 	agentDev := agentList.Devices[0]
 	d.st.Identity, _ = d.me.Bytes()
 	d.st.Agent, d.st.Credential, d.st.BaseURL = started.Agent, started.Credential, o.BaseURL
-	d.client = &relay.Client{BaseURL: o.BaseURL, Token: started.Credential, HTTP: c.HTTP}
+	d.client = &relayclient.Client{BaseURL: o.BaseURL, Token: started.Credential, HTTP: c.HTTP}
 	agentNonce, err := d.waitAnswer(ctx, o, commit, agentDev)
 	if err != nil {
 		return fail("", err)
@@ -210,7 +210,7 @@ func (d *Device) waitAnswer(ctx context.Context, o PairOptions, commit []byte, a
 	defer cancel()
 	for {
 		ps, err := d.client.Pairings(ctx)
-		var ae *relay.APIError
+		var ae *relayclient.APIError
 		if errors.As(err, &ae) {
 			return nil, err
 		}
@@ -236,12 +236,12 @@ func (d *Device) waitAnswer(ctx context.Context, o PairOptions, commit []byte, a
 
 // Send seals text once and sends it as request id of conversation,
 // retrying transport failures with the same id (the relay dedups).
-func (d *Device) Send(ctx context.Context, conversation, id, text string) (relay.SendResult, error) {
+func (d *Device) Send(ctx context.Context, conversation, id, text string) (wire.SendResult, error) {
 	return d.SendPayload(ctx, conversation, id, wire.Payload{Kind: wire.KindRequest, Text: text})
 }
 
 // SendPayload is Send for any payload (a widget response, say).
-func (d *Device) SendPayload(ctx context.Context, conversation, id string, p wire.Payload) (relay.SendResult, error) {
+func (d *Device) SendPayload(ctx context.Context, conversation, id string, p wire.Payload) (wire.SendResult, error) {
 	body, _ := json.Marshal(p)
 	suite := seal.SuiteHPKE
 	if d.Plaintext {
@@ -250,15 +250,15 @@ func (d *Device) SendPayload(ctx context.Context, conversation, id string, p wir
 	env, err := seal.Seal(d.me, seal.Header{Suite: suite, To: []string{d.st.Agent}, Conversation: conversation, MessageID: id,
 		ListVersion: d.st.OwnList.Version, SentAtMs: time.Now().UnixMilli()}, d.st.Pins.Devices(d.st.Agent), body)
 	if err != nil {
-		return relay.SendResult{}, err
+		return wire.SendResult{}, err
 	}
-	b := relay.SendBody{ID: id, Conversation: conversation, To: env.To, Envelope: env.Encode()}
-	var res relay.SendResult
+	b := wire.SendBody{ID: id, Conversation: conversation, To: env.To, Envelope: env.Encode()}
+	var res wire.SendResult
 	for attempt := range 8 {
 		if res, err = d.client.Send(ctx, b); err == nil {
 			return res, nil
 		}
-		var ae *relay.APIError
+		var ae *relayclient.APIError
 		if errors.As(err, &ae) && ae.Status < 500 {
 			return res, err
 		}
@@ -304,7 +304,7 @@ func (d *Device) AddDevice(ctx context.Context, dir, name string) (*Device, erro
 	}
 	nd := &Device{file: f, me: me, st: State{Agent: d.st.Agent, Credential: added.Credential, BaseURL: d.st.BaseURL, Pins: pins, Paired: true, OwnList: list}}
 	nd.st.Identity, _ = me.Bytes()
-	nd.client = &relay.Client{BaseURL: d.st.BaseURL, Token: added.Credential, HTTP: d.client.HTTP}
+	nd.client = &relayclient.Client{BaseURL: d.st.BaseURL, Token: added.Credential, HTTP: d.client.HTTP}
 	if err := nd.save(); err != nil {
 		_ = f.Close()
 		return nil, err

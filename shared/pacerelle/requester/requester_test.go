@@ -14,6 +14,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relayclient"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/seal"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
@@ -21,13 +22,13 @@ import (
 
 // agentDevice is a bridge's identity registered with the relay (what
 // functions/pacerelle does on start): version is its list's.
-func agentDevice(t *testing.T, url string, version uint64) (*seal.Identity, *relay.Client) {
+func agentDevice(t *testing.T, url string, version uint64) (*seal.Identity, *relayclient.Client) {
 	t.Helper()
-	me, err := seal.NewIdentity(relay.AgentParty("bot"), "bridge-"+strings.Repeat("x", int(version%7)+1))
+	me, err := seal.NewIdentity(wire.AgentParty("bot"), "bridge-"+strings.Repeat("x", int(version%7)+1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &relay.Client{BaseURL: url, Token: "agent-tok", Agent: "bot"}
+	c := &relayclient.Client{BaseURL: url, Token: "agent-tok", Agent: "bot"}
 	if err := c.RegisterAgent(context.Background(), me.Device, seal.SignList(me, version, []seal.Device{me.Device})); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func agentDevice(t *testing.T, url string, version uint64) (*seal.Identity, *rel
 // answerer is the bridge's side of pairing v2 for these tests: it answers
 // every commitment of a pairing with bot with a fresh nonce, until the test
 // ends.
-func answerer(t *testing.T, me *seal.Identity, c *relay.Client) {
+func answerer(t *testing.T, me *seal.Identity, c *relayclient.Client) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
@@ -48,7 +49,7 @@ func answerer(t *testing.T, me *seal.Identity, c *relay.Client) {
 			for _, p := range ps {
 				if p.Version == seal.PairingVersion && p.AgentNonce == nil {
 					n := seal.NewPairingNonce()
-					_ = c.Answer(ctx, relay.AnswerBody{Person: p.Person, Commit: p.Commit, Nonce: n, Sig: me.Sign(seal.AnswerLabel, seal.AnswerBytes(p.Commit, n))})
+					_ = c.Answer(ctx, wire.AnswerBody{Person: p.Person, Commit: p.Commit, Nonce: n, Sig: me.Sign(seal.AnswerLabel, seal.AnswerBytes(p.Commit, n))})
 				}
 			}
 			select {
@@ -59,14 +60,14 @@ func answerer(t *testing.T, me *seal.Identity, c *relay.Client) {
 	}()
 }
 
-func reply(t *testing.T, me *seal.Identity, c *relay.Client, to seal.Device, version uint64, id string) {
+func reply(t *testing.T, me *seal.Identity, c *relayclient.Client, to seal.Device, version uint64, id string) {
 	t.Helper()
 	body := []byte(`{"kind":"` + wire.KindReply + `","text":"` + id + `"}`)
 	env, err := seal.Seal(me, seal.Header{Suite: seal.SuiteHPKE, To: []string{to.Party}, Conversation: "c1", MessageID: id, ListVersion: version, SentAtMs: time.Now().UnixMilli()}, []seal.Device{to}, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Send(context.Background(), relay.SendBody{ID: id, Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
+	if _, err := c.Send(context.Background(), wire.SendBody{ID: id, Conversation: "c1", To: env.To, Envelope: env.Encode()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,16 +161,16 @@ func TestPairRefusesAnswerNotForItsCommitmentLyingRelay(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	h := relay.New(relay.Options{Store: st, Tokens: domaintest.Tokens{"agent-tok": domaintest.As("acme", "bot"), "person-tok": domaintest.As("acme", "ann")}}).Handler()
-	var lie atomic.Pointer[func(*relay.PairingView)]
+	var lie atomic.Pointer[func(*wire.PairingView)]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.Path != "/pacerelle/v1/pairings" || r.Header.Get(relay.AgentHeader) != "" {
+		if r.Method != http.MethodGet || r.URL.Path != "/pacerelle/v1/pairings" || r.Header.Get(wire.AgentHeader) != "" {
 			h.ServeHTTP(w, r)
 			return
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		var out struct {
-			Pairings []relay.PairingView `json:"pairings"`
+			Pairings []wire.PairingView `json:"pairings"`
 		}
 		_ = json.Unmarshal(rec.Body.Bytes(), &out)
 		for i := range out.Pairings {
@@ -185,14 +186,14 @@ func TestPairRefusesAnswerNotForItsCommitmentLyingRelay(t *testing.T) {
 	answerer(t, me, c)
 	earlier := seal.Commitment(me.Device, seal.NewPairingNonce())
 	for name, tc := range map[string]struct {
-		lie  func(*relay.PairingView)
+		lie  func(*wire.PairingView)
 		want string
 	}{
-		"an answer to another commitment, replayed": {func(p *relay.PairingView) {
+		"an answer to another commitment, replayed": {func(p *wire.PairingView) {
 			p.Commit, p.AgentNonce = earlier, seal.NewPairingNonce()
 			p.AnswerSig = me.Sign(seal.AnswerLabel, seal.AnswerBytes(earlier, p.AgentNonce))
 		}, "another commitment"},
-		"a nonce the agent did not sign": {func(p *relay.PairingView) { p.AgentNonce = seal.NewPairingNonce() }, "not signed by the agent"},
+		"a nonce the agent did not sign": {func(p *wire.PairingView) { p.AgentNonce = seal.NewPairingNonce() }, "not signed by the agent"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			lie.Store(&tc.lie)

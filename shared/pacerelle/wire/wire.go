@@ -1,6 +1,8 @@
-// Package wire is what travels inside a Pacerelle envelope: the plaintext
-// payload the person's devices and the bridge exchange, and the
-// widget.standard v1 format.
+// Package wire is what travels between Pacerelle's parties: inside an
+// envelope, the plaintext payload the person's devices and the bridge
+// exchange and the widget.standard v1 format (wire.go); around it, the
+// relay API's bodies and party names (api.go), which the relay and its
+// clients share without either importing the other.
 package wire
 
 import (

@@ -1,4 +1,9 @@
-package relay
+// Package relayclient speaks the API of Pacerelle's relay
+// (shared/pacerelle/relay) over HTTP and its WebSocket doorbell: the side
+// of the bridge and of a person's device. It shares the bodies with the
+// relay through shared/pacerelle/wire, not the relay's code, so that a
+// client links no store and no server.
+package relayclient
 
 import (
 	"bytes"
@@ -15,6 +20,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/vantagepeers/vantagepeers/shared/pacerelle/wire"
 )
 
 // Client speaks the relay's API, for the bridge (Agent set, Token an agent
@@ -39,12 +46,16 @@ type Client struct {
 // is a transport failure: the request may or may not have been applied.
 type APIError struct {
 	Status int
-	ErrorBody
+	wire.ErrorBody
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("relay: %d %s", e.Status, e.ErrorBody.Error) }
 
-func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+// Do calls one route of the API: in, when not nil, is the JSON body; out,
+// when not nil, receives the JSON answer. A refusal is an *APIError. The
+// methods below are Do on their routes; Do itself reaches a route they do
+// not cover (the relay's tests send bodies no method would).
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -86,7 +97,7 @@ func (c *Client) auth(h http.Header) {
 		h.Set("Authorization", "Bearer "+c.Token)
 	}
 	if c.Agent != "" {
-		h.Set(AgentHeader, c.Agent)
+		h.Set(wire.AgentHeader, c.Agent)
 	}
 }
 
@@ -96,87 +107,87 @@ func (c *Client) RegisterAgent(ctx context.Context, device, list any) error {
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, http.MethodPut, "/pacerelle/v1/agent/device", DeviceBody{Device: d, List: l}, nil)
+	return c.Do(ctx, http.MethodPut, "/pacerelle/v1/agent/device", wire.DeviceBody{Device: d, List: l}, nil)
 }
 
 // StartPairing registers a person's device with an agent and sends its
 // commitment (seal.Commitment of the device and its nonce): pairing v2.
-func (c *Client) StartPairing(ctx context.Context, agent, person string, device, list any, commit []byte) (PairingStarted, error) {
-	var out PairingStarted
+func (c *Client) StartPairing(ctx context.Context, agent, person string, device, list any, commit []byte) (wire.PairingStarted, error) {
+	var out wire.PairingStarted
 	d, l, err := raws(device, list)
 	if err != nil {
 		return out, err
 	}
-	err = c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings", PairingBody{Agent: agent, Person: person, Version: 2, Device: d, List: l, Commit: commit}, &out)
+	err = c.Do(ctx, http.MethodPost, "/pacerelle/v1/pairings", wire.PairingBody{Agent: agent, Person: person, Version: 2, Device: d, List: l, Commit: commit}, &out)
 	return out, err
 }
 
 // AddDevice registers another device of the calling device's person with
 // the newer list that includes it.
-func (c *Client) AddDevice(ctx context.Context, device, list any) (DeviceAdded, error) {
-	var out DeviceAdded
+func (c *Client) AddDevice(ctx context.Context, device, list any) (wire.DeviceAdded, error) {
+	var out wire.DeviceAdded
 	d, l, err := raws(device, list)
 	if err != nil {
 		return out, err
 	}
-	err = c.do(ctx, http.MethodPost, "/pacerelle/v1/devices", DeviceBody{Device: d, List: l}, &out)
+	err = c.Do(ctx, http.MethodPost, "/pacerelle/v1/devices", wire.DeviceBody{Device: d, List: l}, &out)
 	return out, err
 }
 
 // Answer is the bridge's answer to a person device's commitment.
-func (c *Client) Answer(ctx context.Context, b AnswerBody) error {
-	return c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings/answer", b, nil)
+func (c *Client) Answer(ctx context.Context, b wire.AnswerBody) error {
+	return c.Do(ctx, http.MethodPost, "/pacerelle/v1/pairings/answer", b, nil)
 }
 
 // Reveal sends the person device's nonce, once the agent answered.
 func (c *Client) Reveal(ctx context.Context, agentParty string, nonce []byte) error {
-	return c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings/reveal", RevealBody{Agent: agentParty, Nonce: nonce}, nil)
+	return c.Do(ctx, http.MethodPost, "/pacerelle/v1/pairings/reveal", wire.RevealBody{Agent: agentParty, Nonce: nonce}, nil)
 }
 
 // Confirm sends the person device's signature over the pairing transcript.
 func (c *Client) Confirm(ctx context.Context, agentParty string, sig []byte) error {
-	return c.do(ctx, http.MethodPost, "/pacerelle/v1/pairings/confirm", ConfirmBody{Agent: agentParty, Sig: sig}, nil)
+	return c.Do(ctx, http.MethodPost, "/pacerelle/v1/pairings/confirm", wire.ConfirmBody{Agent: agentParty, Sig: sig}, nil)
 }
 
 // Pairings lists the caller's pairings (pairing v2).
-func (c *Client) Pairings(ctx context.Context) ([]PairingView, error) {
+func (c *Client) Pairings(ctx context.Context) ([]wire.PairingView, error) {
 	var out struct {
-		Pairings []PairingView `json:"pairings"`
+		Pairings []wire.PairingView `json:"pairings"`
 	}
-	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/pairings?v=2", nil, &out)
+	err := c.Do(ctx, http.MethodGet, "/pacerelle/v1/pairings?v=2", nil, &out)
 	return out.Pairings, err
 }
 
 // List reads a party's latest device list into v (a seal.DeviceList).
 func (c *Client) List(ctx context.Context, party string, v any) error {
-	return c.do(ctx, http.MethodGet, "/pacerelle/v1/lists/"+url.PathEscape(party), nil, v)
+	return c.Do(ctx, http.MethodGet, "/pacerelle/v1/lists/"+url.PathEscape(party), nil, v)
 }
 
 // Send posts one envelope; resending the same id is not a second message.
-func (c *Client) Send(ctx context.Context, b SendBody) (SendResult, error) {
-	var out SendResult
-	err := c.do(ctx, http.MethodPost, "/pacerelle/v1/messages", b, &out)
+func (c *Client) Send(ctx context.Context, b wire.SendBody) (wire.SendResult, error) {
+	var out wire.SendResult
+	err := c.Do(ctx, http.MethodPost, "/pacerelle/v1/messages", b, &out)
 	return out, err
 }
 
 // Inbox reads the caller's inbox after a sequence.
-func (c *Client) Inbox(ctx context.Context, after int64, limit int) (InboxPage, error) {
-	var out InboxPage
-	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/inbox?after="+strconv.FormatInt(after, 10)+"&limit="+strconv.Itoa(limit), nil, &out)
+func (c *Client) Inbox(ctx context.Context, after int64, limit int) (wire.InboxPage, error) {
+	var out wire.InboxPage
+	err := c.Do(ctx, http.MethodGet, "/pacerelle/v1/inbox?after="+strconv.FormatInt(after, 10)+"&limit="+strconv.Itoa(limit), nil, &out)
 	return out, err
 }
 
 // Ack acknowledges the inbox up to seq.
 func (c *Client) Ack(ctx context.Context, seq int64) error {
-	return c.do(ctx, http.MethodPost, "/pacerelle/v1/inbox/ack", map[string]int64{"seq": seq}, nil)
+	return c.Do(ctx, http.MethodPost, "/pacerelle/v1/inbox/ack", map[string]int64{"seq": seq}, nil)
 }
 
 // Conversations lists the conversations of the caller's inbox.
-func (c *Client) Conversations(ctx context.Context) ([]Conversation, error) {
+func (c *Client) Conversations(ctx context.Context) ([]wire.Conversation, error) {
 	var out struct {
-		Conversations []Conversation `json:"conversations"`
+		Conversations []wire.Conversation `json:"conversations"`
 	}
-	err := c.do(ctx, http.MethodGet, "/pacerelle/v1/conversations", nil, &out)
+	err := c.Do(ctx, http.MethodGet, "/pacerelle/v1/conversations", nil, &out)
 	return out.Conversations, err
 }
 
@@ -221,7 +232,7 @@ func (c *Client) doorbellOnce(ctx context.Context, connected func(), ring func(s
 	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: h, HTTPClient: c.HTTP})
 	if err != nil {
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
-			return &APIError{Status: resp.StatusCode, ErrorBody: ErrorBody{Error: "doorbell refused"}}
+			return &APIError{Status: resp.StatusCode, ErrorBody: wire.ErrorBody{Error: "doorbell refused"}}
 		}
 		return err
 	}
@@ -261,7 +272,7 @@ func (c *Client) doorbellOnce(ctx context.Context, connected func(), ring func(s
 			}
 			return err
 		}
-		var r Ring
+		var r wire.Ring
 		switch {
 		case json.Unmarshal(b, &r) != nil:
 		case r.Error != "":
