@@ -19,7 +19,6 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/pacerelle/relay"
-	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -83,25 +82,6 @@ func (c *Connections) Push(ctx context.Context, connectionID string, data []byte
 		return vp.Wrap(op, vp.KindUnavailable, fmt.Errorf("@connections answered %d: %s", resp.StatusCode, body))
 	}
 	return fmt.Errorf("%s: @connections answered %d: %s", op, resp.StatusCode, body)
-}
-
-// buildRelay builds the Pacerelle relay: its HTTP API (the mcp function),
-// its WebSocket routes (the doorbell function) and its ring job (the
-// functions that push, where an outbox is).
-func (a *App) buildRelay(st store.Store, now func() time.Time) error {
-	o := relay.Options{Store: st, Logger: a.Log, Now: now}
-	if a.Tokens != nil { // a nil *auth.Tokens in the interface would not read as "none"
-		o.Tokens = a.Tokens
-	}
-	if a.Config.PacerelleConnections != "" && a.Outbox != nil {
-		o.Jobs = a.Outbox
-		o.Pusher = &Connections{Endpoint: a.Config.PacerelleConnections, Region: a.Config.Region, Credentials: a.AWS.Credentials}
-	}
-	a.Relay = relay.New(o)
-	if o.Jobs != nil {
-		return a.Relay.Wire(a.Outbox)
-	}
-	return nil
 }
 
 // WSFunc is the handler of an API Gateway WebSocket API's Lambda
