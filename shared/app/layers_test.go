@@ -21,7 +21,7 @@ var layers = []struct {
 	{"foundation: values, rules and formats that import nothing of ours but these", []string{
 		"shared/vp", "shared/egress", "shared/emf", "shared/uimarker", "shared/uiview", "shared/testproc", "shared/internal",
 		"shared/awsenv", "shared/tenantfile", "shared/okf", "shared/store", "shared/queue", "shared/embed", "shared/search/analysis",
-		"shared/github/ghmd", "shared/pacerelle/seal", "shared/pacerelle/wire", "shared/pacerelle/localstate", "shared/pacerelle/webapp",
+		"shared/ghmd", "shared/pacerelle/seal", "shared/pacerelle/wire", "shared/pacerelle/localstate", "shared/pacerelle/webapp",
 		"shared/errormon/source", "shared/errormon/internal", "shared/errormon/fingerprint", "shared/errormon/templates"}},
 	{"ports and libraries: the store's tables, lists, the outbox, search, tokens, rate limits", []string{
 		"shared/store/table", "shared/store/records", "shared/store/keysdoc", "shared/store/storetest", "shared/listing",
@@ -37,7 +37,7 @@ var layers = []struct {
 	{"drivers: MCP tools, HTTP routes, jobs", []string{"shared/mcpserver", "shared/httpapi", "shared/jobs"}},
 	{"the composition root", []string{"shared/app"}},
 	{"the AWS backend", []string{"shared/awsapp"}},
-	{"commands and binaries", []string{"functions", "tests", "shared/awsenv/deploygen"}},
+	{"commands and binaries", []string{"functions", "tests", "shared/app/deploygen"}},
 }
 
 // layerOf is the floor of a package of the module (its path without the
@@ -104,7 +104,7 @@ func TestLayerOf(t *testing.T) {
 		"shared/search/local":       "adapters",
 		"shared/errormon/templates": "foundation",
 		"shared/errormon":           "capabilities",
-		"shared/awsenv/deploygen":   "commands",
+		"shared/app/deploygen":      "commands",
 	} {
 		f := layerOf(pkg)
 		got := ""

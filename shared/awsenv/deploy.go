@@ -1,6 +1,6 @@
 package awsenv
 
-//go:generate go run ./deploygen
+//go:generate go run ../app/deploygen
 
 // Route is an HTTP route as the CDK stack needs it: a copy of the route
 // table (httpapi.Routes) without its handlers, generated into deploy_gen.go

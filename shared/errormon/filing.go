@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/vantagepeers/vantagepeers/shared/github/ghmd"
+	"github.com/vantagepeers/vantagepeers/shared/ghmd"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"

@@ -17,7 +17,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/convex/convexfake"
-	"github.com/vantagepeers/vantagepeers/shared/github/ghmd/ghmdtest"
+	"github.com/vantagepeers/vantagepeers/shared/ghmd/ghmdtest"
 	"github.com/vantagepeers/vantagepeers/shared/github/githubfake"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/github/ghmd"
+	"github.com/vantagepeers/vantagepeers/shared/ghmd"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )

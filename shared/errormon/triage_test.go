@@ -9,7 +9,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
-	"github.com/vantagepeers/vantagepeers/shared/github/ghmd/ghmdtest"
+	"github.com/vantagepeers/vantagepeers/shared/ghmd/ghmdtest"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"

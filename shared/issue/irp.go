@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/vantagepeers/vantagepeers/shared/github/ghmd"
+	"github.com/vantagepeers/vantagepeers/shared/ghmd"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"

@@ -23,7 +23,7 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join("..", genFile))
+	got, err := os.ReadFile(filepath.Join("..", "..", "awsenv", genFile))
 	if err != nil {
 		t.Fatal(err)
 	}

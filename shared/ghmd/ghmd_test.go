@@ -7,8 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/vantagepeers/vantagepeers/shared/github/ghmd"
-	"github.com/vantagepeers/vantagepeers/shared/github/ghmd/ghmdtest"
+	"github.com/vantagepeers/vantagepeers/shared/ghmd"
+	"github.com/vantagepeers/vantagepeers/shared/ghmd/ghmdtest"
 )
 
 // attacks are texts an outsider can get logged, or a tenant can name
