@@ -120,6 +120,13 @@ type Ports struct {
 	// (RemovalBatch, Jitter: tests fix the retries' jitter).
 	OutboxRemovalBatch time.Duration
 	OutboxJitter       func() float64
+	// Tests only: IssuesGitHub and ErrorsGitHub stand for GitHub in the
+	// issues and the error monitor (in-memory fakes; nil: GitHub), and
+	// TuneErrors adjusts the error monitor's options (its limits, budget
+	// and clock). See testports.go.
+	IssuesGitHub issue.GitHub
+	ErrorsGitHub errormon.GitHub
+	TuneErrors   func(*errormon.Options)
 
 	Version string
 	Logger  *slog.Logger

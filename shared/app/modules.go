@@ -301,7 +301,7 @@ func issueModule() Module {
 	return Module{Name: "issue", Tables: func() []table.Doc { return append(append(issue.Tables(), webhooks.Tables()...), github.Tables()...) },
 		Build: func(_ context.Context, p *Ports, s *Services) error {
 			s.Issues = issue.New(issue.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Missions: s.Missions,
-				Notices: s.Messages, Jobs: s.Outbox, GitHub: p.GitHub, Trusted: p.GitHubTrusted, FlushStarts: p.FlushStarts})
+				Notices: s.Messages, Jobs: s.Outbox, GitHub: p.issuesGitHub(), Trusted: p.GitHubTrusted, FlushStarts: p.FlushStarts})
 			s.Webhooks = &webhooks.Options{Secrets: github.WebhookSecrets{Credentials: p.GitHub.Credentials}, Dispatcher: s.Issues,
 				Logger: p.Logger, DefaultTenant: vp.DefaultTenant, Now: p.Now, Limiter: p.Limiter}
 			return nil
@@ -346,8 +346,8 @@ func issueModule() Module {
 func errormonModule() Module {
 	return Module{Name: "errormon", Tables: errormon.Tables,
 		Build: func(_ context.Context, p *Ports, s *Services) error {
-			s.Errors = errormon.New(errormon.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Sources: p.ErrorSources,
-				Keys: p.DeployKeys, LogGroups: p.LogGroups, GitHub: p.GitHub, Issues: s.Issues, Jobs: s.Outbox, Egress: p.Egress})
+			s.Errors = errormon.New(p.errorsOptions(errormon.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Sources: p.ErrorSources,
+				Keys: p.DeployKeys, LogGroups: p.LogGroups, GitHub: p.GitHub, Issues: s.Issues, Jobs: s.Outbox, Egress: p.Egress}))
 			return nil
 		},
 		Wire: func(s *Services) error { return s.Errors.Wire(s.Outbox) },
