@@ -132,6 +132,13 @@ type Ports struct {
 	// (RemovalBatch, Jitter: tests fix the retries' jitter).
 	OutboxRemovalBatch time.Duration
 	OutboxJitter       func() float64
+	// IssuesGitHub and ErrorsGitHub stand for GitHub in the issues and in
+	// the error monitor when set (tests: in-memory fakes); TuneErrors
+	// adjusts the error monitor's options (tests: its own clock, limits and
+	// log). See issuesGitHub and errorsOptions.
+	IssuesGitHub issue.GitHub
+	ErrorsGitHub errormon.GitHub
+	TuneErrors   func(*errormon.Options)
 
 	Version string
 	Logger  *slog.Logger
@@ -420,7 +427,7 @@ func issueModule() Module {
 	return Module{Name: "issue", Tables: func() []table.Doc { return append(append(issue.Tables(), webhooks.Tables()...), github.Tables()...) },
 		Build: func(_ context.Context, p *Ports, s *Services) error {
 			s.Issues = issue.New(issue.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Missions: s.Missions,
-				Notices: s.Messages, Jobs: s.Outbox, GitHub: p.GitHub, Trusted: p.GitHubTrusted, FlushStarts: p.FlushStarts})
+				Notices: s.Messages, Jobs: s.Outbox, GitHub: p.issuesGitHub(), Trusted: p.GitHubTrusted, FlushStarts: p.FlushStarts})
 			s.Webhooks = &webhooks.Options{Secrets: github.WebhookSecrets{Credentials: p.GitHub.Credentials}, Dispatcher: s.Issues,
 				Logger: p.Logger, DefaultTenant: vp.DefaultTenant, Now: p.Now, Limiter: p.Limiter}
 			return nil
@@ -467,8 +474,8 @@ func issueModule() Module {
 func errormonModule() Module {
 	return Module{Name: "errormon", Tables: errormon.Tables,
 		Build: func(_ context.Context, p *Ports, s *Services) error {
-			s.Errors = errormon.New(errormon.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Sources: p.ErrorSources,
-				Keys: p.DeployKeys, LogGroups: p.LogGroups, GitHub: p.GitHub, Issues: s.Issues, Jobs: s.Outbox, Egress: p.Egress})
+			s.Errors = errormon.New(p.errorsOptions(errormon.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Sources: p.ErrorSources,
+				Keys: p.DeployKeys, LogGroups: p.LogGroups, GitHub: p.GitHub, Issues: s.Issues, Jobs: s.Outbox, Egress: p.Egress}))
 			return nil
 		},
 		Wire: func(s *Services) error { return s.Errors.Wire(s.Outbox) },
@@ -546,4 +553,25 @@ func relayModule() Module {
 // outbox, into p.Index (a Writer without an index enqueues nothing).
 func searchWriter(p *Ports, s *Services) *search.Writer {
 	return &search.Writer{Index: p.Index, Logger: p.Logger, Outbox: s.Outbox}
+}
+
+// issuesGitHub and errorsOptions apply the ports tests set: the issues'
+// and the error monitor's tests drive an in-memory GitHub and tune the
+// monitor through Build (shared/app/apptest), not a wiring of their own.
+
+func (p *Ports) issuesGitHub() issue.GitHub {
+	if p.IssuesGitHub != nil {
+		return p.IssuesGitHub
+	}
+	return p.GitHub
+}
+
+func (p *Ports) errorsOptions(o errormon.Options) errormon.Options {
+	if p.ErrorsGitHub != nil {
+		o.GitHub = p.ErrorsGitHub
+	}
+	if p.TuneErrors != nil {
+		p.TuneErrors(&o)
+	}
+	return o
 }

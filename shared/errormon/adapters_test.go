@@ -15,7 +15,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 
-	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/cloudwatch/cloudwatchfake"
@@ -26,13 +27,10 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/github/githubfake"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
-	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -86,12 +84,6 @@ func newRealEnv(t testing.TB, ro realOpts) *realEnv {
 	t.Cleanup(func() { _ = st.Close() })
 	e := &realEnv{st: st, logs: &lockedBuffer{}, clock: &clock{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	signer := domaintest.Signer(t)
-	if e.outbox, err = outbox.New(outbox.Options{Store: st, Logger: log}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.outbox.Close)
-
 	ro.convex.Key = adapterKey
 	e.convex = convexfake.New(t, ro.convex)
 	if ro.keys == nil {
@@ -121,32 +113,22 @@ func newRealEnv(t testing.TB, ro realOpts) *realEnv {
 	}
 	gh := github.ForTenants{Client: client, Credentials: staticCreds{Token: adapterToken}}
 
-	tasks := task.New(task.Options{Store: st, Cursors: signer, Logger: log})
-	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Logger: log, Tasks: tasks})
-	tasks.UseMissions(e.missions)
-	tasks.UseEvents(e.outbox)
-	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
-	messages := message.New(message.Options{Store: st, Cursors: signer, Directory: profiles})
-	e.issues = issue.New(issue.Options{Store: st, Cursors: signer, Logger: log, Missions: e.missions, Notices: messages, Jobs: e.outbox, GitHub: gh})
 	// The fake Convex listens on http://127.0.0.1: allowed as an operator
 	// would allow a local deployment.
 	loopback := loopbackPolicy(t)
-	o := errormon.Options{Store: st, Cursors: signer, Logger: log, Now: e.clock.Now, Egress: loopback,
-		Sources: map[string]source.Source{
+	a := apptest.New(t, apptest.Options{Ports: app.Ports{Store: st, Logger: log, Egress: loopback, GitHub: gh,
+		ErrorSources: map[string]source.Source{
 			errormon.SourceConvex:     convex.New(convex.Options{Egress: loopback}),
 			errormon.SourceCloudWatch: cloudwatch.New(cloudwatch.Options{Client: e.cwAPI, Interval: time.Millisecond}),
 		},
-		Keys: ro.keys, LogGroups: errormon.StaticLogGroups{Tenants: map[string][]string{tenant: {logGroup}}},
-		GitHub: gh, Issues: e.issues, Jobs: e.outbox}
-	if ro.mon != nil {
-		ro.mon(&o)
-	}
-	e.mon = errormon.New(o)
-	for _, err := range []error{e.issues.Wire(e.outbox, tasks), e.mon.Wire(e.outbox)} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+		DeployKeys: ro.keys, LogGroups: errormon.StaticLogGroups{Tenants: map[string][]string{tenant: {logGroup}}},
+		TuneErrors: func(o *errormon.Options) {
+			o.Now = e.clock.Now // the monitor's clock only
+			if ro.mon != nil {
+				ro.mon(o)
+			}
+		}}})
+	e.mon, e.issues, e.missions, e.outbox = a.Errors, a.Issues, a.Missions, a.Outbox
 	return e
 }
 

@@ -12,17 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
-	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -66,32 +65,23 @@ func newEnv(t testing.TB, opts ...func(*errormon.Options)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	signer := domaintest.Signer(t)
-	ob, err := outbox.New(outbox.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ob.Close)
-	e := &env{st: st, outbox: ob, src: &memSource{}, gh: &memGitHub{}, logs: &bytes.Buffer{}, keys: keyMap{"VP_DEPLOY_KEY_APP": {Key: "prod:happy-otter-123|secret-key-123"}}}
-	tasks := task.New(task.Options{Store: st, Cursors: signer})
-	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: tasks})
-	tasks.UseMissions(e.missions)
-	tasks.UseEvents(ob)
-	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
-	messages := message.New(message.Options{Store: st, Cursors: signer, Directory: profiles})
-	e.issues = issue.New(issue.Options{Store: st, Cursors: signer, Missions: e.missions, Notices: messages, Jobs: ob, GitHub: e.gh})
-	o := errormon.Options{Store: st, Cursors: signer, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
-		Sources: map[string]source.Source{errormon.SourceConvex: e.src, errormon.SourceCloudWatch: e.src},
-		Keys:    e.keys, GitHub: e.gh, Issues: e.issues, Jobs: ob}
-	for _, f := range opts {
-		f(&o)
-	}
-	e.mon = errormon.New(o)
-	for _, err := range []error{e.issues.Wire(ob, tasks), e.mon.Wire(ob)} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	return newEnvOn(t, st, &memGitHub{}, &memSource{}, opts...)
+}
+
+// newEnvOn is newEnv on a given store: two of them on one store are two
+// processes (or a restart) sharing the data.
+func newEnvOn(t testing.TB, st store.Store, gh *memGitHub, src *memSource, opts ...func(*errormon.Options)) *env {
+	t.Helper()
+	e := &env{st: st, src: src, gh: gh, logs: &bytes.Buffer{}, keys: keyMap{"VP_DEPLOY_KEY_APP": {Key: "prod:happy-otter-123|secret-key-123"}}}
+	a := apptest.New(t, apptest.Options{Ports: app.Ports{Store: st, IssuesGitHub: gh, ErrorsGitHub: gh, DeployKeys: e.keys,
+		ErrorSources: map[string]source.Source{errormon.SourceConvex: src, errormon.SourceCloudWatch: src},
+		TuneErrors: func(o *errormon.Options) {
+			o.Logger = slog.New(slog.NewJSONHandler(e.logs, nil)) // the monitor's log only
+			for _, f := range opts {
+				f(o)
+			}
+		}}})
+	e.mon, e.issues, e.missions, e.outbox = a.Errors, a.Issues, a.Missions, a.Outbox
 	return e
 }
 

@@ -1,10 +1,8 @@
 package errormon_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -12,60 +10,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/fingerprint/corpus"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/templates"
-	"github.com/vantagepeers/vantagepeers/shared/issue"
-	"github.com/vantagepeers/vantagepeers/shared/message"
-	"github.com/vantagepeers/vantagepeers/shared/mission"
-	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
-
-// newEnvOn is newEnv on a given store: two of them on one store are two
-// processes (or a restart) sharing the data.
-func newEnvOn(t testing.TB, st store.Store, gh *memGitHub, src *memSource, opts ...func(*errormon.Options)) *env {
-	t.Helper()
-	signer := domaintest.Signer(t)
-	ob, err := outbox.New(outbox.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ob.Close)
-	e := &env{st: st, outbox: ob, src: src, gh: gh, logs: &bytes.Buffer{}, keys: keyMap{"VP_DEPLOY_KEY_APP": {Key: "prod:happy-otter-123|secret-key-123"}}}
-	tasks := task.New(task.Options{Store: st, Cursors: signer})
-	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: tasks})
-	tasks.UseMissions(e.missions)
-	tasks.UseEvents(ob)
-	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
-	messages := message.New(message.Options{Store: st, Cursors: signer, Directory: profiles})
-	e.issues = issue.New(issue.Options{Store: st, Cursors: signer, Missions: e.missions, Notices: messages, Jobs: ob, GitHub: gh})
-	o := errormon.Options{Store: st, Cursors: signer, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
-		Sources: map[string]source.Source{errormon.SourceConvex: src, errormon.SourceCloudWatch: src},
-		Keys:    e.keys, GitHub: gh, Issues: e.issues, Jobs: ob}
-	for _, f := range opts {
-		f(&o)
-	}
-	e.mon = errormon.New(o)
-	for _, err := range []error{e.issues.Wire(ob, tasks), e.mon.Wire(ob)} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return e
-}
 
 // login is a failed login of user from a host: the user name is a
 // variable the parameteriser cannot see (a word), the host one it can.

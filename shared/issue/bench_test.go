@@ -12,16 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/domaintest"
-	"github.com/vantagepeers/vantagepeers/shared/issue"
-	"github.com/vantagepeers/vantagepeers/shared/message"
-	"github.com/vantagepeers/vantagepeers/shared/mission"
-	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/profile"
-	"github.com/vantagepeers/vantagepeers/shared/search"
-	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
 )
@@ -30,33 +23,14 @@ import (
 // store and keyword index in files, the outbox, tasks indexed as they
 // are created (an opened issue writes 14).
 func benchEnv(b *testing.B) (*env, func()) {
-	dir := b.TempDir()
-	st, err := sqlite.Open(ctx(), sqlite.Options{Path: filepath.Join(dir, "vp.db")})
+	st, err := sqlite.Open(ctx(), sqlite.Options{Path: filepath.Join(b.TempDir(), "vp.db")})
 	if err != nil {
 		b.Fatal(err)
 	}
-	idx, err := searchlocal.Open(ctx(), searchlocal.Options{Path: filepath.Join(dir, "search.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ob, err := outbox.New(outbox.Options{Store: st, RemovalBatch: 20 * time.Millisecond})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := &search.Writer{Index: idx, Outbox: ob}
-	signer := domaintest.Signer(b)
-	e := &env{st: st, outbox: ob, gh: &recordingGitHub{}}
-	e.tasks = task.New(task.Options{Store: st, Cursors: signer, Search: w})
-	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: e.tasks})
-	e.tasks.UseMissions(e.missions)
-	e.tasks.UseEvents(ob)
-	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
-	e.messages = message.New(message.Options{Store: st, Cursors: signer, Directory: profiles, Search: w})
-	e.issues = issue.New(issue.Options{Store: st, Cursors: signer, Missions: e.missions, Notices: e.messages, Jobs: ob, GitHub: e.gh})
-	if err := e.issues.Wire(ob, e.tasks); err != nil {
-		b.Fatal(err)
-	}
-	return e, func() { ob.Close(); _ = idx.Close(); _ = st.Close() }
+	e := &env{st: st, gh: &recordingGitHub{}}
+	a := apptest.New(b, apptest.Options{Ports: app.Ports{Store: st, IssuesGitHub: e.gh, OutboxRemovalBatch: 20 * time.Millisecond}})
+	e.outbox, e.tasks, e.missions, e.messages, e.issues = a.Outbox, a.Tasks, a.Missions, a.Messages, a.Issues
+	return e, func() { a.Close(); _ = st.Close() }
 }
 
 // BenchmarkWebhookAck measures the acknowledgement of signed

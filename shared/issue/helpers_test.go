@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
-	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
@@ -50,39 +52,24 @@ type env struct {
 	gh       *recordingGitHub
 }
 
-func newEnv(t testing.TB, st store.Store, gh issue.GitHub, opts ...func(*issue.Options)) *env {
+func newEnv(t testing.TB, st store.Store, gh issue.GitHub, opts ...func(*app.Ports)) *env {
 	t.Helper()
-	signer := domaintest.Signer(t)
 	e := &env{st: st}
-	if gh == nil {
+	p := app.Ports{Store: st}
+	switch g := gh.(type) {
+	case nil:
 		e.gh = &recordingGitHub{}
-		gh = e.gh
+		p.IssuesGitHub = e.gh
+	case github.ForTenants:
+		p.GitHub = g
+	default:
+		p.IssuesGitHub = gh
 	}
-	ob, err := outbox.New(outbox.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.outbox = ob
-	e.tasks = task.New(task.Options{Store: st, Cursors: signer})
-	e.missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: e.tasks})
-	e.tasks.UseMissions(e.missions)
-	e.tasks.UseEvents(ob)
-	profiles := profile.New(profile.Options{Store: st, Cursors: signer})
-	e.messages = message.New(message.Options{Store: st, Cursors: signer, Directory: profiles})
-	o := issue.Options{Store: st, Cursors: signer, Missions: e.missions, Notices: e.messages, Jobs: ob, GitHub: gh}
 	for _, f := range opts {
-		f(&o)
+		f(&p)
 	}
-	e.issues = issue.New(o)
-	for _, err := range []error{
-		ob.Subscribe(task.TopicFinished, "mission.autocomplete", e.missions.OnTaskFinished),
-		e.issues.Wire(ob, e.tasks),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(ob.Close)
+	a := apptest.New(t, apptest.Options{Ports: p})
+	e.outbox, e.tasks, e.missions, e.messages, e.issues = a.Outbox, a.Tasks, a.Missions, a.Messages, a.Issues
 	return e
 }
 

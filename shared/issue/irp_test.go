@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
@@ -302,7 +303,7 @@ func TestStartJobRerunsAndRacesMakeOneMission(t *testing.T) {
 // worker), the webhook's call runs the start job itself after its commit;
 // the comment is left to the scheduled outbox run.
 func TestFlushStartsAssignsBeforeTheAnswer(t *testing.T) {
-	e := newEnv(t, openSQLite(t), nil, func(o *issue.Options) { o.FlushStarts = true })
+	e := newEnv(t, openSQLite(t), nil, func(p *app.Ports) { p.FlushStarts = true })
 	e.mapRepo(t, "acme/api", "sigma", "api")
 	e.deliver(t, "issues", "d-1", issuesPayload(t, "opened", ghIssue{Repo: "acme/api", Number: 3, Title: "x"}, nil))
 	if i := e.issue(t, "acme/api", 3); i.MissionID == "" || i.Status != issue.StatusInProgress {

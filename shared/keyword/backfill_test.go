@@ -64,10 +64,10 @@ const backfillMessages = 450
 func seedLegacy(t *testing.T, st store.Store) {
 	t.Helper()
 	old := newSearchService(t, st, nil)
-	oldTasks, _ := taskServices(st, nil)
+	oldTasks, _ := taskServices(t, st, nil)
 	alice := as("acme", "alice")
 	for i := range backfillMessages {
-		if _, err := keyword.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy kestrel note ", i)}); err != nil {
+		if _, err := messagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy kestrel note ", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,7 +161,7 @@ func (stuckIndex) Upsert(ctx context.Context, _ ...search.Doc) error {
 func TestSearchBoundsItsBackfill(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st := b.Open(t, nil)
-		if _, err := keyword.MessagesOf(newSearchService(t, st, nil)).Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "bob", Content: "kestrel"}); err != nil {
+		if _, err := messagesOf(newSearchService(t, st, nil)).Send(ctx(), as("acme", "alice"), message.SendInput{Channel: "bob", Content: "kestrel"}); err != nil {
 			t.Fatal(err)
 		}
 		svc := keyword.New(keyword.Options{Store: st, Index: stuckIndex{openIndex(t)}, SearchBackfillBudget: 50 * time.Millisecond})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
@@ -68,7 +69,9 @@ func wireWith(t *testing.T, st store.Store, idx search.Index, o outbox.Options) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	kw := newSearchService(t, cs, idx)
+	// By hand, not through app.Build: the outbox writes on st and the
+	// services on cs, so that cs counts only the services' commits.
+	kw := keyword.New(keyword.Options{Store: cs, Cursors: domaintest.Signer(t), Index: idx})
 	w := &search.Writer{Index: idx, Outbox: ob}
 	ts := task.New(task.Options{Store: cs, Search: w})
 	ms := mission.New(mission.Options{Store: cs, Tasks: ts})

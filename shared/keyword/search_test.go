@@ -2,7 +2,6 @@ package keyword_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/component"
 	"github.com/vantagepeers/vantagepeers/shared/keyword"
-	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/search"
@@ -61,13 +59,7 @@ func openIndex(t *testing.T) *flakyIndex {
 }
 
 func newSearchService(t *testing.T, st store.Store, idx search.Index) *keyword.Service {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	signer, err := listing.NewSigner(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keyword.New(keyword.Options{Store: st, Cursors: signer, Index: idx})
+	return appOn(t, st, idx).Keyword
 }
 
 // eachBackendSearch runs fn per store backend with a service on a fresh
@@ -80,13 +72,13 @@ func eachBackendSearch(t *testing.T, fn func(t *testing.T, svc *keyword.Service,
 }
 
 // briefingsOn is the briefing service on st, indexing into idx (none when nil).
-func briefingsOn(st store.Store, idx search.Index) *briefing.Service {
-	return briefing.New(briefing.Options{Store: st, Search: &search.Writer{Index: idx}})
+func briefingsOn(t *testing.T, st store.Store, idx search.Index) *briefing.Service {
+	return appOn(t, st, idx).Briefings
 }
 
 // componentsOn is the component registry on st, indexing into idx (none when nil).
-func componentsOn(st store.Store, idx search.Index) *component.Service {
-	return component.New(component.Options{Store: st, Search: &search.Writer{Index: idx}})
+func componentsOn(t *testing.T, st store.Store, idx search.Index) *component.Service {
+	return appOn(t, st, idx).Components
 }
 
 func strp(s string) *string { return &s }
@@ -123,7 +115,7 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 			if i%5 == 0 {
 				channel = "dave"
 			}
-			res, err := keyword.MessagesOf(svc).Send(ctx(), senders[i%2], message.SendInput{Channel: channel,
+			res, err := messagesOf(svc).Send(ctx(), senders[i%2], message.SendInput{Channel: channel,
 				Content: fmt.Sprintf("standup %d: the %s report is ready", i, words[i%3])})
 			if err != nil {
 				t.Fatal(err)
@@ -166,7 +158,7 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 			}
 		}
 		// Deleted messages leave the results.
-		if _, err := keyword.MessagesOf(svc).DeleteMessage(ctx(), senders[0], ids[0], ""); err != nil {
+		if _, err := messagesOf(svc).DeleteMessage(ctx(), senders[0], ids[0], ""); err != nil {
 			t.Fatal(err)
 		}
 		res, err := svc.SearchMessages(ctx(), as("acme", "erin"), keyword.SearchMessagesInput{Query: "zebra", Limit: 50})
@@ -181,7 +173,7 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 		}
 		// Limits: default 10, clamped to 50 (55 messages say "report").
 		for i := range 10 {
-			if _, err := keyword.MessagesOf(svc).Send(ctx(), senders[0], message.SendInput{Channel: "carol", Content: fmt.Sprint("extra report ", i)}); err != nil {
+			if _, err := messagesOf(svc).Send(ctx(), senders[0], message.SendInput{Channel: "carol", Content: fmt.Sprint("extra report ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -196,7 +188,7 @@ func TestSearchMessagesByKeyword(t *testing.T) {
 
 func TestSearchTasksByKeyword(t *testing.T) {
 	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex) {
-		tsk, msn := taskServices(st, idx)
+		tsk, msn := taskServices(t, st, idx)
 		alice := as("acme", "alice", "bob")
 		m, err := msn.CreateMission(ctx(), alice, mission.CreateMissionInput{Name: "search mission", Project: "vp", Priority: "high"})
 		if err != nil {
@@ -292,7 +284,7 @@ func TestSearchTasksByKeyword(t *testing.T) {
 
 func TestSearchBriefingNotesByKeyword(t *testing.T) {
 	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex) {
-		notes := briefingsOn(st, idx)
+		notes := briefingsOn(t, st, idx)
 		pi := as("acme", "pi")
 		ids := make([]string, nSeed)
 		for i := range nSeed {
@@ -343,7 +335,7 @@ func TestSearchBriefingNotesByKeyword(t *testing.T) {
 
 func TestSearchComponents(t *testing.T) {
 	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex) {
-		comps := componentsOn(st, idx)
+		comps := componentsOn(t, st, idx)
 		carol := as("acme", "carol")
 		names := make([]string, nSeed)
 		for i := range nSeed {
@@ -444,8 +436,8 @@ func TestKeywordSearchQueries(t *testing.T) {
 // succeeds, and a search never returns the row in its stale state.
 func TestKeywordSearchIndexFailure(t *testing.T) {
 	eachBackendSearch(t, func(t *testing.T, svc *keyword.Service, st store.Store, idx *flakyIndex) {
-		registry := componentsOn(st, idx)
-		tsk, _ := taskServices(st, idx)
+		registry := componentsOn(t, st, idx)
+		tsk, _ := taskServices(t, st, idx)
 		alice := as("acme", "alice")
 		tk := mustTask(t, tsk, alice, newTaskIn("Tune the heron cache", "alice"))
 		idx.fail.Store(true)
@@ -494,7 +486,7 @@ func TestKeywordSearchIndexFailure(t *testing.T) {
 func TestKeywordSearchWithoutIndex(t *testing.T) {
 	eachBackend(t, func(t *testing.T, svc *keyword.Service) {
 		alice := as("acme", "alice")
-		if _, err := keyword.MessagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: "hello"}); err != nil {
+		if _, err := messagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: "hello"}); err != nil {
 			t.Fatalf("writes work without an index: %v", err)
 		}
 		_, err := svc.SearchMessages(ctx(), alice, keyword.SearchMessagesInput{Query: "hello"})
@@ -511,22 +503,22 @@ func TestEnsureIndexed(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
 		st := b.Open(t, nil)
 		old := newSearchService(t, st, nil)
-		oldTasks, _ := taskServices(st, nil)
+		oldTasks, _ := taskServices(t, st, nil)
 		alice := as("acme", "alice")
 		for i := range nSeed {
 			mustTask(t, oldTasks, alice, task.CreateTaskInput{Title: fmt.Sprint("legacy pelican task ", i), AssignedTo: "alice", Priority: "low",
 				Status: []string{"", vp.TaskInProgress}[i%2]})
-			if _, err := keyword.MessagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
+			if _, err := messagesOf(old).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("legacy pelican message ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := briefingsOn(st, nil).CreateBriefingNote(ctx(), alice, briefing.Input{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
+		if _, err := briefingsOn(t, st, nil).CreateBriefingNote(ctx(), alice, briefing.Input{Title: "pelican", Topic: "t", Participants: []string{"alice"}, Content: "c"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := componentsOn(st, nil).RegisterComponent(ctx(), alice, component.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
+		if _, err := componentsOn(t, st, nil).RegisterComponent(ctx(), alice, component.RegisterInput{Name: "pelican", Type: "hook", Content: "c"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := keyword.MessagesOf(old).Send(ctx(), as("beta", "x"), message.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
+		if _, err := messagesOf(old).Send(ctx(), as("beta", "x"), message.SendInput{Channel: "y", Content: "beta pelican"}); err != nil {
 			t.Fatal(err)
 		}
 		idx := openIndex(t)
@@ -579,10 +571,10 @@ func TestEnsureIndexedNoticesAReplacedIndex(t *testing.T) {
 		now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 		advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); clock = clock.Add(d) }
 		idx := openIndex(t)
-		svc := keyword.New(keyword.Options{Store: b.Open(t, nil), Index: idx, Now: now})
+		svc := appAt(t, b.Open(t, nil), idx, now).Keyword
 		alice := as("acme", "alice")
 		for i := range nSeed {
-			if _, err := keyword.MessagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("heron sighting ", i)}); err != nil {
+			if _, err := messagesOf(svc).Send(ctx(), alice, message.SendInput{Channel: "bob", Content: fmt.Sprint("heron sighting ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -11,17 +11,11 @@ import (
 )
 
 // taskServices are the tasks and missions capabilities on st, indexed in
-// idx (nil: not indexed), wired as main wires them next to keyword search: the
-// keyword searches find what they write.
-func taskServices(st store.Store, idx search.Index) (*task.Service, *mission.Service) {
-	var w *search.Writer
-	if idx != nil {
-		w = &search.Writer{Index: idx}
-	}
-	ts := task.New(task.Options{Store: st, Search: w})
-	ms := mission.New(mission.Options{Store: st, Tasks: ts})
-	ts.UseMissions(ms)
-	return ts, ms
+// idx (nil: not indexed), built as main builds them next to keyword search:
+// the keyword searches find what they write.
+func taskServices(t *testing.T, st store.Store, idx search.Index) (*task.Service, *mission.Service) {
+	a := appOn(t, st, idx)
+	return a.Tasks, a.Missions
 }
 
 func tkStr(s string) *string { return &s }

@@ -2,13 +2,13 @@ package message_test
 
 import (
 	"context"
-	"crypto/rand"
 	"testing"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 
-	"github.com/vantagepeers/vantagepeers/shared/listing"
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -48,17 +48,8 @@ func eachBackend(t *testing.T, fn func(t *testing.T, svc *services)) {
 }
 
 func newServices(t *testing.T, st store.Store, now func() time.Time) *services {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	signer, err := listing.NewSigner(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := profile.New(profile.Options{Store: st, Cursors: signer, Now: now})
-	return &services{
-		messages: message.New(message.Options{Store: st, Cursors: signer, Now: now, Directory: dir}),
-		profiles: dir,
-	}
+	a := apptest.New(t, apptest.Options{Ports: app.Ports{Store: st, Now: now}})
+	return &services{messages: a.Messages, profiles: a.Profiles}
 }
 
 func mustProfile(t *testing.T, svc *services, p vp.Principal, orch string) {

@@ -6,9 +6,10 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
-	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
@@ -34,21 +35,9 @@ type services struct {
 	*missions
 }
 
-func newServices(st store.Store, cursors *listing.Signer, now func() time.Time) *services {
-	ts := task.New(task.Options{Store: st, Cursors: cursors, Now: now})
-	ms := mission.New(mission.Options{Store: st, Cursors: cursors, Now: now, Tasks: ts})
-	ts.UseMissions(ms)
-	// Auto-completion observes task.TopicFinished through an outbox, as
-	// main wires it.
-	ob, err := outbox.New(outbox.Options{Store: st, Now: now})
-	if err != nil {
-		panic(err)
-	}
-	if err := ob.Subscribe(task.TopicFinished, "mission.autocomplete", ms.OnTaskFinished); err != nil {
-		panic(err)
-	}
-	ts.UseEvents(ob)
-	return &services{ts, ms}
+func newServices(t testing.TB, st store.Store, cursors *listing.Signer, now func() time.Time) *services {
+	a := apptest.New(t, apptest.Options{Ports: app.Ports{Store: st, Cursors: cursors, Now: now}})
+	return &services{a.Tasks, a.Missions}
 }
 
 // The embedded services need distinct field names.
@@ -66,7 +55,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, svc *services)) {
 
 func signer(t *testing.T) *listing.Signer { return domaintest.Signer(t) }
 
-func newService(t *testing.T, st store.Store) *services { return newServices(st, signer(t), nil) }
+func newService(t *testing.T, st store.Store) *services { return newServices(t, st, signer(t), nil) }
 
 func tkStr(s string) *string { return &s }
 

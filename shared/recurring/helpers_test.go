@@ -6,6 +6,8 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
@@ -33,11 +35,9 @@ type services struct {
 	*recurrings
 }
 
-func newServices(st store.Store, cursors *listing.Signer, now func() time.Time) *services {
-	ts := task.New(task.Options{Store: st, Cursors: cursors, Now: now})
-	ms := mission.New(mission.Options{Store: st, Cursors: cursors, Now: now, Tasks: ts})
-	ts.UseMissions(ms)
-	return &services{ts, ms, recurring.New(recurring.Options{Store: st, Cursors: cursors, Now: now, Tasks: ts})}
+func newServices(t testing.TB, st store.Store, cursors *listing.Signer, now func() time.Time) *services {
+	a := apptest.New(t, apptest.Options{Ports: app.Ports{Store: st, Cursors: cursors, Now: now}})
+	return &services{a.Tasks, a.Missions, a.Recurring}
 }
 
 // The embedded services need distinct field names.

@@ -45,7 +45,7 @@ func newClockService(t *testing.T, st store.Store, clock *recClock) *services {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newServices(st, signer, clock.Now)
+	return newServices(t, st, signer, clock.Now)
 }
 
 // utc parses "2006-01-02 15:04" in UTC.

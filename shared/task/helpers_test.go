@@ -8,6 +8,8 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/store"
@@ -34,11 +36,9 @@ type services struct {
 	*missions
 }
 
-func newServices(st store.Store, cursors *listing.Signer, now func() time.Time) *services {
-	ts := task.New(task.Options{Store: st, Cursors: cursors, Now: now})
-	ms := mission.New(mission.Options{Store: st, Cursors: cursors, Now: now, Tasks: ts})
-	ts.UseMissions(ms)
-	return &services{ts, ms}
+func newServices(t testing.TB, st store.Store, cursors *listing.Signer, now func() time.Time) *services {
+	a := apptest.New(t, apptest.Options{Ports: app.Ports{Store: st, Cursors: cursors, Now: now}})
+	return &services{a.Tasks, a.Missions}
 }
 
 // The embedded services need distinct field names.
@@ -56,7 +56,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, svc *services)) {
 
 func signer(t *testing.T) *listing.Signer { return domaintest.Signer(t) }
 
-func newService(t *testing.T, st store.Store) *services { return newServices(st, signer(t), nil) }
+func newService(t *testing.T, st store.Store) *services { return newServices(t, st, signer(t), nil) }
 
 // faultStore fails every Write whose operations match poison, before the
 // backend sees it.

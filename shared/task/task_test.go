@@ -48,7 +48,7 @@ func newTaskService(t *testing.T, st store.Store, clock *taskClock) *services {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newServices(st, signer, clock.Now)
+	return newServices(t, st, signer, clock.Now)
 }
 
 func tkStr(s string) *string { return &s }

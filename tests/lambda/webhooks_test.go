@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mission"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo"
 	"github.com/vantagepeers/vantagepeers/shared/store/dynamo/dynamotest"
-	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
 )
@@ -67,7 +68,8 @@ func TestWebhooksFunctionAgainstFakeSecretsManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := vp.Principal{Tenant: vp.DefaultTenant, Orchestrators: []string{"*"}, Admin: true}
-	issues := issue.New(issue.Options{Store: st, Cursors: signer})
+	services := apptest.New(t, apptest.Options{Ports: app.Ports{Store: st, Cursors: signer}, NoIndex: true})
+	issues := services.Issues
 	if _, err := issues.AddMapping(ctx, admin, issue.MappingInput{Repo: repo, Orchestrator: "sigma", Project: "api"}); err != nil {
 		t.Fatal(err)
 	}
@@ -158,10 +160,7 @@ func TestWebhooksFunctionAgainstFakeSecretsManager(t *testing.T) {
 	if got.Status != issue.StatusInProgress || got.MissionID == "" || got.Orchestrator != "sigma" {
 		t.Errorf("the issue: status %q, mission %q, orchestrator %q; want in_progress with a mission, sigma's", got.Status, got.MissionID, got.Orchestrator)
 	}
-	tasks := task.New(task.Options{Store: st, Cursors: signer})
-	missions := mission.New(mission.Options{Store: st, Cursors: signer, Tasks: tasks})
-	tasks.UseMissions(missions)
-	m, err := missions.GetMission(ctx, admin, mission.MissionRef{MissionID: got.MissionID})
+	m, err := services.Missions.GetMission(ctx, admin, mission.MissionRef{MissionID: got.MissionID})
 	if err != nil {
 		t.Fatal(err)
 	}
