@@ -24,7 +24,6 @@ import (
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
-	"github.com/vantagepeers/vantagepeers/shared/tenants"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -146,7 +145,7 @@ func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 // tenants lists the tenants this data directory serves: those holding a
 // credential (tenants.WithCredentials, the scheduler's list on AWS too).
 func (a *app) tenants(ctx context.Context) ([]string, error) {
-	return tenants.WithCredentials(ctx, a.store)
+	return a.Services.Tenants(ctx)
 }
 
 func (a *app) Close() error {

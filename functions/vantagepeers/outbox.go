@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 )
@@ -64,10 +66,14 @@ func outboxCmd(ctx context.Context, e *env, tenant string, limit int) error {
 		return err
 	}
 	defer st.Close()
-	ob, err := outbox.New(outbox.Options{Store: st, Logger: log})
+	// The core modules only: the outbox, without the services whose jobs
+	// it holds (a retried job runs at the server's next drain).
+	svc, err := vpapp.Build(ctx, vpapp.Ports{Store: st, Logger: log})
 	if err != nil {
 		return err
 	}
+	defer svc.Close()
+	ob := svc.Outbox
 	oneID := func() (string, error) {
 		if len(pos) != 1 {
 			return "", fmt.Errorf("outbox %s: give one job id (see: vantagepeers outbox dead)", cmd)

@@ -22,13 +22,6 @@ import (
 // entry that no longer calls a constructor fails the test too, so that it
 // is removed with the call.
 var pendingCallers = map[string]string{
-	// The lead's rewiring of issue 22 (the CLI and the AWS roots): `outbox
-	// retry` opens a bare outbox (app.Build with Groups 0 makes the same),
-	// and the Relay Lambda builds the relay beside its app.
-	"functions/vantagepeers/outbox.go": "outbox retry: app.Build(ctx, app.Ports{Store: st, Logger: log}).Outbox",
-	// Lists tokens and OAuth clients for Services.Tenants with read-only
-	// services of its own; it would take the Tokens and OAuth services.
-	"shared/tenants/tenants.go": "WithCredentials builds auth and oauth services to list",
 	// The benchmark programs compare wirings Build does not make (indexed
 	// and unindexed services side by side, a bare task service, a bare
 	// memory service); converting them changes the figures they report.

@@ -188,7 +188,10 @@ type Services struct {
 // Tenants lists the tenants that hold a credential: what a process knows of
 // tenants (the per-tenant jobs visit them).
 func (s *Services) Tenants(ctx context.Context) ([]string, error) {
-	return tenants.WithCredentials(ctx, s.Store)
+	// Read-only listers over the store: a process without a master token
+	// or an OAuth server (the scheduler) lists them too.
+	toks := auth.New(auth.Options{Store: s.Store})
+	return tenants.WithCredentials(ctx, toks, oauth.New(oauth.Options{Store: s.Store, Tokens: toks}))
 }
 
 // Modules is the ordered list of capabilities: Build constructs them in

@@ -1,8 +1,13 @@
 package awsapp
 
 import (
-	"github.com/vantagepeers/vantagepeers/shared/tenants"
+	"context"
+
+	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/store"
 )
 
 // CredentialTenants is the tenant discovery of the scheduler over any store.
-var CredentialTenants = tenants.WithCredentials
+func CredentialTenants(ctx context.Context, st store.Store) ([]string, error) {
+	return (&vpapp.Services{Store: st}).Tenants(ctx)
+}

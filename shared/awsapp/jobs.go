@@ -17,7 +17,6 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/jobs"
 	"github.com/vantagepeers/vantagepeers/shared/queue"
 	sqsqueue "github.com/vantagepeers/vantagepeers/shared/queue/sqs"
-	"github.com/vantagepeers/vantagepeers/shared/tenants"
 )
 
 // HandleEmbedBatch is the embedder function: an SQS event source hands it a
@@ -114,7 +113,7 @@ func beforeDeadline(run jobs.Func) jobs.Func {
 // scheduler knows of tenants (a Lambda keeps no list): see
 // tenants.WithCredentials, which the embedded binary uses too.
 func (a *App) Tenants(ctx context.Context) ([]string, error) {
-	return tenants.WithCredentials(ctx, a.Store)
+	return a.Services.Tenants(ctx)
 }
 
 // ScheduleDetail is the detail of the events the stack's EventBridge

@@ -10,9 +10,19 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/oauth"
-	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
+
+// TokenLister lists the stored tokens (every tenant's for ""); *auth.Tokens
+// implements it.
+type TokenLister interface {
+	List(ctx context.Context, tenant string) ([]auth.Token, error)
+}
+
+// ClientLister lists the OAuth clients; *oauth.Server implements it.
+type ClientLister interface {
+	ListClients(ctx context.Context) ([]oauth.Client, error)
+}
 
 // WithCredentials returns the tenants that hold a credential, each once,
 // vp.DefaultTenant first: the default tenant (the master token's, and
@@ -25,13 +35,12 @@ import (
 // Not listed: a tenant only the master token reaches (X-VP-Tenant), and
 // one whose only credentials are OAuth grants approved by tokens that are
 // gone; such a tenant is found again when it next gets a token.
-func WithCredentials(ctx context.Context, st store.Store) ([]string, error) {
-	toks := auth.New(auth.Options{Store: st}) // lists only: no master token
+func WithCredentials(ctx context.Context, toks TokenLister, oc ClientLister) ([]string, error) {
 	tokens, err := toks.List(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("tenants: listing the tokens: %w", err)
 	}
-	clients, err := oauth.New(oauth.Options{Store: st, Tokens: toks}).ListClients(ctx)
+	clients, err := oc.ListClients(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tenants: listing the OAuth clients: %w", err)
 	}

@@ -75,7 +75,7 @@ func TestWithCredentials(t *testing.T) {
 		}
 		want = append(want, "gamma")
 
-		got, err := tenants.WithCredentials(ctx, st)
+		got, err := tenants.WithCredentials(ctx, toks, srv)
 		if err != nil {
 			t.Fatal(err)
 		}
