@@ -14,6 +14,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -418,18 +419,19 @@ func (s *Server) revokeFamily(ctx context.Context, id string, a Actor, reason st
 	if id == "" {
 		return
 	}
-	for try := 0; try < 5; try++ {
+	// Five lost writes end it without a word, as the grant's other writers
+	// (a refresh, another revocation) kept winning.
+	err := table.Conflicts{Op: "oauth.token.revoke", Field: "familyId", ID: id, Max: 5, Unmapped: true, Exhausted: func() error { return nil }}.Retry(ctx, func() error {
 		it, err := s.st.Get(ctx, familyKey(id))
 		if errors.Is(err, store.ErrNotFound) {
-			return
+			return nil
 		}
 		if err != nil {
-			s.log.ErrorContext(ctx, "revoking a grant", "familyId", id, "err", err)
-			return
+			return err
 		}
 		var f family
 		if err := json.Unmarshal(it.Data, &f); err != nil || f.RevokedAt != 0 {
-			return
+			return nil
 		}
 		now := s.nowMS()
 		f.RevokedAt = now
@@ -444,16 +446,14 @@ func (s *Server) revokeFamily(ctx context.Context, id string, a Actor, reason st
 		}
 		ops = append(ops, s.auditOp(AuditRecord{Action: "oauth.token.revoke", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, ClientID: f.ClientID, Tenant: f.Tenant, FamilyID: id, Detail: reason,
 			Counts: map[string]int{"revokedTokens": revokedTokens, "revokedRefresh": 1}}))
-		err = s.st.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			s.log.ErrorContext(ctx, "revoking a grant", "familyId", id, "err", err)
-			return
+		if err := s.st.Write(ctx, ops...); err != nil {
+			return err
 		}
 		s.log.WarnContext(ctx, "oauth grant revoked", "familyId", id, "clientId", f.ClientID, "reason", reason)
-		return
+		return nil
+	})
+	if err != nil {
+		s.log.ErrorContext(ctx, "revoking a grant", "familyId", id, "err", err)
 	}
 }
 
