@@ -329,7 +329,7 @@ func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployme
 	page source.Page, final, release bool, scanned, lag int64) (Deployment, error) {
 	var done Deployment
 	var kicks []outbox.Pending
-	err := table.Conflicts{Op: op, Exhausted: func() error {
+	err := table.Conflicts{Op: op, Unmapped: true, Exhausted: func() error {
 		return vp.Errorf(op, vp.KindConflict, "name", "deployment %s kept changing during its scan", d.Name)
 	}}.Retry(ctx, func() error {
 		cur, dit, err := Deployments.Get(ctx, s.o.Store, op, "name", d.Name, deploymentKey(tenant, d.Name))

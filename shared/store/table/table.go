@@ -297,8 +297,9 @@ type Conflicts struct {
 	// place: its error ends Retry as it is.
 	Pause func(ctx context.Context, n int) error
 	// Unmapped returns attempt's errors other than a lost write as they
-	// are, for a caller whose errors are not the domain's kinds (the job
-	// queue's) or are only logged.
+	// are: for a caller whose errors are not the domain's kinds (the job
+	// queue's) or are only logged, and for an attempt that passes on the
+	// errors of another package as it always did.
 	Unmapped bool
 }
 
