@@ -13,30 +13,6 @@ import (
 	"testing"
 )
 
-// handLoopsLeft are the hand-written conflict loops not yet on
-// table.Conflicts, by file and function. The list may only shrink: a loop
-// converted must leave it (the test says so), and a new one fails.
-var handLoopsLeft = map[string]string{
-	"auth/tokens.go:Tokens.Revoke":              "unbounded loop",
-	"diary/diary.go:Service.WriteDiary":         "40 attempts: Conflicts.Max",
-	"errormon/scan.go:Service.commitBatch":      "8 attempts by literal",
-	"errormon/summary.go:Service.holdSummary":   "also waits for another job's lease",
-	"errormon/tplgroup.go:Service.groupPage":    "a lost write is ok=false",
-	"github/limiter.go:Limiter.update":          "jittered pause, answers Unavailable",
-	"iframe/iframe.go:Service.updateIframe":     "",
-	"message/message.go:Service.markOne":        "unbounded; rereads only the receipt",
-	"oauth/authorize.go:Server.authorizePost":   "5 attempts, retries only while settling",
-	"oauth/clients.go:Server.DeleteClient":      "5 attempts",
-	"oauth/clients.go:Server.Elevate":           "5 attempts",
-	"oauth/clients.go:Server.storeNewClient":    "answers Unavailable",
-	"oauth/profiles.go:Server.PutProfile":       "5 attempts",
-	"oauth/token.go:Server.revokeFamily":        "5 attempts, logs instead of returning",
-	"profile/profile.go:Service.upsert":         "",
-	"queue/storequeue/storequeue.go:Queue.Fail": "",
-	"ratelimit/ratelimit.go:Limiter.Allow":      "",
-	"recurring/fire.go:Service.fireOne":         "rereads the slot marker after a lost write",
-}
-
 // attemptsName is how a bound on attempts is spelled in a loop header.
 var attemptsName = regexp.MustCompile(`(?i)(attempts|retries)$`)
 
@@ -82,14 +58,7 @@ func TestNoHandWrittenConflictLoops(t *testing.T) {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(found)) {
-		if _, ok := handLoopsLeft[k]; !ok {
-			t.Errorf("%s: a hand-written retry of a conditional write (%s); use table.Conflicts{...}.Retry or table.Retry", found[k], k)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(handLoopsLeft)) {
-		if _, ok := found[k]; !ok {
-			t.Errorf("%s is no longer a hand-written loop: remove it from handLoopsLeft", k)
-		}
+		t.Errorf("%s: a hand-written retry of a conditional write (%s); use table.Conflicts{...}.Retry or table.Retry", found[k], k)
 	}
 }
 
