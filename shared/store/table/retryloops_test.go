@@ -63,7 +63,10 @@ func TestNoHandWrittenConflictLoops(t *testing.T) {
 }
 
 // TestHandLoopDetector: the detector finds the shapes the project used,
-// and leaves network retries and loops over collections alone.
+// and leaves network retries and loops over collections alone. A loop
+// that waits for another job's lease is no conflict loop when the lost
+// write is retried around it (l), and one when it retries the write itself
+// (m, holdSummary's old shape).
 func TestHandLoopDetector(t *testing.T) {
 	src := `package p
 func a() { for attempt := 0; attempt < table.MaxUpdateAttempts; attempt++ { x() } }
@@ -77,6 +80,8 @@ func h() { for attempt := 0; ; attempt++ { if retryable(err) { continue } } }
 func i() { for len(ops) > 0 { for _, op := range ops { if errors.Is(err, store.ErrConditionFailed) { log() } } } }
 func j() { for _, e := range entries { x(e) } }
 func k() { for try := 0; try < 8; try++ { if !errors.Is(err, store.ErrConditionFailed) { return err } } }
+func l() { _ = table.Retry(ctx, op, "id", id, func() error { for { if leased() { wait(); continue }; break }; return store.ErrConditionFailed }) }
+func m() { for { if leased() { wait(); continue }; if errors.Is(write(), store.ErrConditionFailed) { continue }; return } }
 `
 	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, parser.SkipObjectResolution)
 	if err != nil {
@@ -86,7 +91,7 @@ func k() { for try := 0; try < 8; try++ { if !errors.Is(err, store.ErrConditionF
 	for _, l := range handLoops(f) {
 		got = append(got, l.name)
 	}
-	if want := []string{"a", "b", "c", "d", "k"}; !slices.Equal(got, want) {
+	if want := []string{"a", "b", "c", "d", "k", "m"}; !slices.Equal(got, want) {
 		t.Fatalf("hand loops found in %v, want %v", got, want)
 	}
 }
