@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -189,18 +190,28 @@ func summaryComment(d Deployment, hour time.Time, rec summaryRecord, marker stri
 // record and its version.
 //
 // Waiting for a lease is not a conflict: the wait rereads inside one
-// attempt. A lost write is (another job took the lease or created the
-// record first), and the next attempt reads it again and waits for that
-// lease; losing every attempt answers Unavailable, as a lease lost later
-// does (putSummary): the job runs again.
+// attempt (awaitSummary). A lost write is another job taking the lease (or
+// creating the record) first, and the next attempt waits for that lease
+// like any other. Jobs of one hour queue on its lease, so a job may lose
+// to each of the many ahead of it: its attempts are bounded by time, not
+// by count, summaryWait in all as the wait's, which Pause checks after
+// each lost write.
 func (s *Service) holdSummary(ctx context.Context, op string, j outbox.Job, id, deployment string, hourMS int64) (summaryRecord, int64, error) {
 	key := summaries.KeyOf(j.Tenant, table.Values{"id": id})
 	until := time.Now().Add(summaryWait)
 	var rec summaryRecord
 	var ver int64
-	err := table.Conflicts{Op: op, Exhausted: func() error {
-		return vp.Unavailable(op, fmt.Errorf("the summary %s kept changing while this job took its lease", id))
-	}}.Retry(ctx, func() error {
+	err := table.Conflicts{Op: op, Field: "summary", ID: id, Max: math.MaxInt,
+		Pause: func(ctx context.Context, _ int) error {
+			if ctx.Err() != nil {
+				return vp.Unavailable(op, ctx.Err())
+			}
+			if time.Now().After(until) {
+				return vp.RateLimited(op, 0, fmt.Errorf("other jobs kept taking the lease of summary %s for %v", id, summaryWait))
+			}
+			return nil
+		},
+	}.Retry(ctx, func() error {
 		var it store.Item
 		var cond store.Cond
 		var err error
