@@ -87,10 +87,10 @@ type WriteResult struct {
 }
 
 // maxUpsertAttempts bounds the optimistic-concurrency loop of an upsert
-// that many writers may race on (write_diary on one day). It is not
-// table.Retry: the first write is a create (IfNotExists), not an update,
-// and fifty writers on one day must all succeed, which takes more attempts
-// than an update allows and a jittered pause between them.
+// that many writers may race on (write_diary on one day): the first write
+// is a create (IfNotExists), not an update, and fifty writers on one day
+// must all succeed, which takes more attempts than an update allows and a
+// jittered pause between them (table.Conflicts' Max and Pause).
 const maxUpsertAttempts = 40
 
 // WriteDiary creates or overwrites the entry of (orchestrator, date). An
@@ -126,10 +126,15 @@ func (s *Service) WriteDiary(ctx context.Context, p vp.Principal, in WriteInput)
 		return WriteResult{}, err
 	}
 	k := entries.KeyOf(tenant, table.Values{"orch": orch, "date": in.Date})
-	for attempt := 0; attempt < maxUpsertAttempts; attempt++ {
-		if err := pause(ctx, attempt); err != nil {
-			return WriteResult{}, vp.Wrap(op, vp.KindInternal, err)
-		}
+	var res WriteResult
+	err = table.Conflicts{Op: op, Max: maxUpsertAttempts,
+		Pause: func(ctx context.Context, attempt int) error {
+			return vp.Wrap(op, vp.KindInternal, pause(ctx, attempt))
+		},
+		Exhausted: func() error {
+			return vp.E(op, vp.KindConflict, "date", "this day's entry is being written by others at the same time; retry")
+		},
+	}.Retry(ctx, func() error {
 		now := s.now().UnixMilli()
 		e := vp.DiaryEntry{
 			Date: in.Date, Orchestrator: orch, InstanceID: in.InstanceID, Content: in.Content,
@@ -141,29 +146,31 @@ func (s *Service) WriteDiary(ctx context.Context, p vp.Principal, in WriteInput)
 		case errors.Is(err, store.ErrNotFound):
 			e.ID, e.CreationTime, e.CreatedAt = s.ids.New("dia"), now, now
 		case err != nil:
-			return WriteResult{}, records.Err(op, err)
+			return records.Err(op, err)
 		default:
 			old, err := records.Decode[vp.DiaryEntry](op, cur)
 			if err != nil {
-				return WriteResult{}, err
+				return err
 			}
 			e.ID, e.CreationTime, e.CreatedAt = old.ID, old.CreationTime, old.CreatedAt
 			cond = store.IfVersion(cur.Version)
 		}
 		it, err := entries.Item(op, tenant, e)
 		if err != nil {
-			return WriteResult{}, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(it, cond))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue // someone else wrote the day meanwhile: read again
+		// A lost write (someone else wrote the day meanwhile) stays a
+		// condition failure: the next attempt reads again.
+		if err := records.Err(op, s.st.Write(ctx, store.Put(it, cond))); err != nil {
+			return err
 		}
-		if err != nil {
-			return WriteResult{}, records.Err(op, err)
-		}
-		return WriteResult{DiaryID: e.ID, Created: cond == store.IfNotExists, Date: e.Date, Orchestrator: orch, UpdatedAt: now}, nil
+		res = WriteResult{DiaryID: e.ID, Created: cond == store.IfNotExists, Date: e.Date, Orchestrator: orch, UpdatedAt: now}
+		return nil
+	})
+	if err != nil {
+		return WriteResult{}, err
 	}
-	return WriteResult{}, vp.E(op, vp.KindConflict, "date", "this day's entry is being written by others at the same time; retry")
+	return res, nil
 }
 
 // GetDiary returns the entry of (orchestrator, date); the orchestrator
@@ -289,12 +296,9 @@ func readerOrchestrator(op, field string, p vp.Principal, arg string) (string, e
 	return p.ActAs(op, field, "")
 }
 
-// pause waits before retry attempt n of an optimistic write (none before
-// the first), with jitter so that racing writers spread out.
+// pause waits before retry attempt n (from 1) of an optimistic write,
+// with jitter so that racing writers spread out.
 func pause(ctx context.Context, attempt int) error {
-	if attempt == 0 {
-		return nil
-	}
 	d := time.Duration(rand.IntN(min(attempt, 10)*2+1)) * time.Millisecond
 	select {
 	case <-ctx.Done():

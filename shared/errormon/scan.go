@@ -18,6 +18,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/records"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -326,27 +327,31 @@ func (s *Service) apply(ctx context.Context, op, tenant string, d Deployment, pa
 // read; a lost race (a tool changed the deployment) is retried.
 func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployment, ids []string, aggs map[string]*aggregate,
 	page source.Page, final, release bool, scanned, lag int64) (Deployment, error) {
-	for attempt := 0; attempt < 8; attempt++ {
+	var done Deployment
+	var kicks []outbox.Pending
+	err := table.Conflicts{Op: op, Unmapped: true, Exhausted: func() error {
+		return vp.Errorf(op, vp.KindConflict, "name", "deployment %s kept changing during its scan", d.Name)
+	}}.Retry(ctx, func() error {
 		cur, dit, err := Deployments.Get(ctx, s.o.Store, op, "name", d.Name, deploymentKey(tenant, d.Name))
 		if err != nil {
-			return d, err
+			return err
 		}
 		// The page was read from d's cursor under d's lease: if either moved
 		// (another scan took over after the lease ran out), these counts are
 		// not ours to add.
 		if cur.Cursor != d.Cursor || cur.LeaseUntil != d.LeaseUntil {
-			return d, vp.Errorf(op, vp.KindConflict, "name", "deployment %s: the scan lost its lease; the next one reads on from the committed cursor", d.Name)
+			return vp.Errorf(op, vp.KindConflict, "name", "deployment %s: the scan lost its lease; the next one reads on from the committed cursor", d.Name)
 		}
 		now := s.nowMS()
 		if hour := now - now%3_600_000; cur.IssueHour != hour {
 			cur.IssueHour, cur.IssuesHour = hour, 0
 		}
 		var ops []store.Op
-		var kicks []outbox.Pending
+		kicks = kicks[:0]
 		for _, id := range ids {
 			gops, job, err := s.groupOps(ctx, op, tenant, &cur, pageKey(d.Cursor), id, aggs[id])
 			if err != nil {
-				return d, err
+				return err
 			}
 			ops = append(ops, gops...)
 			if job != nil {
@@ -365,20 +370,17 @@ func (s *Service) commitBatch(ctx context.Context, op, tenant string, d Deployme
 		cur.UpdatedAt = now
 		dnext, err := Deployments.Item(op, tenant, cur)
 		if err != nil {
-			return d, err
+			return err
 		}
 		ops = append(ops, store.Put(dnext, store.IfVersion(dit.Version)))
-		err = s.o.Store.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return d, records.Err(op, err)
-		}
-		s.o.Jobs.Kick(kicks...)
-		return cur, nil
+		done = cur
+		return records.Err(op, s.o.Store.Write(ctx, ops...))
+	})
+	if err != nil {
+		return d, err
 	}
-	return d, vp.Errorf(op, vp.KindConflict, "name", "deployment %s kept changing during its scan", d.Name)
+	s.o.Jobs.Kick(kicks...)
+	return done, nil
 }
 
 // groupOps returns the write of one group's new count and, for a new or

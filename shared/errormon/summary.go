@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -187,32 +188,37 @@ func summaryComment(d Deployment, hour time.Time, rec summaryRecord, marker stri
 // holdSummary takes the lease on summary id for job j (creating the
 // record), waiting up to summaryWait for another job's; it returns the
 // record and its version.
+//
+// Waiting for a lease is not a conflict: the wait rereads inside one
+// attempt (awaitSummary). A lost write is another job taking the lease (or
+// creating the record) first, and the next attempt waits for that lease
+// like any other. Jobs of one hour queue on its lease, so a job may lose
+// to each of the many ahead of it: its attempts are bounded by time, not
+// by count, summaryWait in all as the wait's, which Pause checks after
+// each lost write.
 func (s *Service) holdSummary(ctx context.Context, op string, j outbox.Job, id, deployment string, hourMS int64) (summaryRecord, int64, error) {
 	key := summaries.KeyOf(j.Tenant, table.Values{"id": id})
 	until := time.Now().Add(summaryWait)
-	for {
-		rec, it, err := summaries.Get(ctx, s.o.Store, op, "summary", id, key)
-		cond := store.IfVersion(it.Version)
-		switch {
-		case vp.IsKind(err, vp.KindNotFound):
-			rec, cond = summaryRecord{ID: id, Deployment: deployment, Hour: hourMS}, store.IfNotExists
-		case err != nil:
-			return rec, 0, err
+	var rec summaryRecord
+	var ver int64
+	err := table.Conflicts{Op: op, Field: "summary", ID: id, Max: math.MaxInt,
+		Pause: func(ctx context.Context, _ int) error {
+			if ctx.Err() != nil {
+				return vp.Unavailable(op, ctx.Err())
+			}
+			if time.Now().After(until) {
+				return vp.RateLimited(op, 0, fmt.Errorf("other jobs kept taking the lease of summary %s for %v", id, summaryWait))
+			}
+			return nil
+		},
+	}.Retry(ctx, func() error {
+		var it store.Item
+		var cond store.Cond
+		var err error
+		if rec, it, cond, err = s.awaitSummary(ctx, op, j, key, id, deployment, hourMS, until); err != nil {
+			return err
 		}
 		now := s.nowMS()
-		if rec.LeaseOwner != "" && rec.LeaseOwner != j.ID && rec.LeaseUntil > now {
-			if time.Now().After(until) {
-				return rec, 0, vp.RateLimited(op, time.Duration(rec.LeaseUntil-now)*time.Millisecond, nil)
-			}
-			t := time.NewTimer(25 * time.Millisecond)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return rec, 0, vp.Unavailable(op, ctx.Err())
-			case <-t.C:
-			}
-			continue
-		}
 		lease := time.Minute
 		if dl, ok := ctx.Deadline(); ok {
 			lease = time.Until(dl) + time.Second
@@ -220,16 +226,44 @@ func (s *Service) holdSummary(ctx context.Context, op string, j outbox.Job, id, 
 		rec.LeaseOwner, rec.LeaseUntil, rec.UpdatedAt = j.ID, now+lease.Milliseconds(), now
 		item, err := summaries.Item(op, j.Tenant, rec)
 		if err != nil {
-			return rec, 0, err
+			return err
 		}
-		err = s.o.Store.Write(ctx, store.Put(item, cond))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
+		ver = it.Version + 1
+		return records.Err(op, s.o.Store.Write(ctx, store.Put(item, cond)))
+	})
+	if err != nil {
+		return rec, 0, err
+	}
+	return rec, ver, nil
+}
+
+// awaitSummary reads summary id, waiting until summaryWait has passed
+// (until) while another job holds its lease; it returns the record (a new
+// one when missing), its item and the condition of writing it back.
+func (s *Service) awaitSummary(ctx context.Context, op string, j outbox.Job, key store.Key, id, deployment string, hourMS int64, until time.Time) (summaryRecord, store.Item, store.Cond, error) {
+	for {
+		rec, it, err := summaries.Get(ctx, s.o.Store, op, "summary", id, key)
+		cond := store.IfVersion(it.Version)
+		switch {
+		case vp.IsKind(err, vp.KindNotFound):
+			rec, cond = summaryRecord{ID: id, Deployment: deployment, Hour: hourMS}, store.IfNotExists
+		case err != nil:
+			return rec, it, cond, err
 		}
-		if err != nil {
-			return rec, 0, records.Err(op, err)
+		now := s.nowMS()
+		if rec.LeaseOwner == "" || rec.LeaseOwner == j.ID || rec.LeaseUntil <= now {
+			return rec, it, cond, nil
 		}
-		return rec, it.Version + 1, nil
+		if time.Now().After(until) {
+			return rec, it, cond, vp.RateLimited(op, time.Duration(rec.LeaseUntil-now)*time.Millisecond, nil)
+		}
+		t := time.NewTimer(25 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return rec, it, cond, vp.Unavailable(op, ctx.Err())
+		case <-t.C:
+		}
 	}
 }
 

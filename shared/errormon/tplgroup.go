@@ -102,7 +102,10 @@ func (s *Service) groupPage(ctx context.Context, op, tenant, dep string, events 
 		}
 		return a.length - b.length
 	})
-	for range table.MaxUpdateAttempts {
+	var fps []fingerprint.Fingerprint
+	err := table.Conflicts{Op: op, Exhausted: func() error {
+		return vp.Errorf(op, vp.KindConflict, "deployment", "deployment %s: its learned templates kept changing during the scan", dep)
+	}}.Retry(ctx, func() error {
 		l := templates.New(templates.Options{})
 		read := map[bucketRef]int64{}
 		for _, r := range refs {
@@ -111,7 +114,7 @@ func (s *Service) groupPage(ctx context.Context, op, tenant, dep string, events 
 				continue
 			}
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if err := l.Load(b.Bucket); err != nil {
 				// A damaged item must not stop the deployment's scans: its
@@ -135,14 +138,14 @@ func (s *Service) groupPage(ctx context.Context, op, tenant, dep string, events 
 		}
 		ok, err := s.saveTemplates(ctx, op, tenant, dep, l, read, merged, mergedIn)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !ok {
-			continue
+			return store.ErrConditionFailed // another scan learned first: learn again from what it stored
 		}
 		// Keys as the page ends: an event learned before a merge counts in
 		// the group that took its own in.
-		fps := make([]fingerprint.Fingerprint, len(events))
+		fps = make([]fingerprint.Fingerprint, len(events))
 		for i, r := range results {
 			if skip[i] {
 				continue
@@ -155,9 +158,12 @@ func (s *Service) groupPage(ctx context.Context, op, tenant, dep string, events 
 			fps[i] = fingerprint.Fingerprint{Hash: k, Version: templates.Version,
 				Function: r.Scope.Function, Type: r.Scope.Type, Frame: r.Scope.Frame, Message: tpl}
 		}
-		return fps, nil
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, vp.Errorf(op, vp.KindConflict, "deployment", "deployment %s: its learned templates kept changing during the scan", dep)
+	return fps, nil
 }
 
 // saveTemplates writes the buckets l changed, each conditional on the

@@ -216,7 +216,8 @@ func (l *Limiter) prune(p *pacing, nowMs int64, room int) {
 
 // update is the read-modify-write of a tenant's item: change edits it and
 // says whether to write; a lost conditional write starts again from the
-// read, after a short random pause that spreads the contenders.
+// read, after a short random pause that spreads the contenders (a lost
+// write stays store.ErrConditionFailed through storeErr).
 func (l *Limiter) update(ctx context.Context, op, tenant string, change func(p *pacing, nowMs int64) (bool, error)) error {
 	if !vp.ValidTenant(tenant) {
 		return vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a valid tenant id", clip(tenant))
@@ -224,7 +225,22 @@ func (l *Limiter) update(ctx context.Context, op, tenant string, change func(p *
 	if l.st == nil {
 		return vp.E(op, vp.KindInternal, "", "the limiter has no Store (github.LimiterOptions.Store)")
 	}
-	for attempt := range maxAttempts {
+	return table.Conflicts{Op: op, Max: maxAttempts,
+		Pause: func(ctx context.Context, attempt int) error {
+			pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt-1, 5)))
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				t.Stop()
+				return vp.Unavailable(op, ctx.Err())
+			}
+		},
+		Exhausted: func() error {
+			return vp.Errorf(op, vp.KindUnavailable, "tenant", "%s's GitHub pacing kept changing under this call (%d attempts); retry", tenant, maxAttempts)
+		},
+	}.Retry(ctx, func() error {
 		p, it, found, err := l.read(ctx, op, tenant)
 		if err != nil {
 			return err
@@ -241,20 +257,8 @@ func (l *Limiter) update(ctx context.Context, op, tenant string, change func(p *
 		if found {
 			cond = store.IfVersion(it.Version)
 		}
-		err = l.st.Write(ctx, store.Put(item, cond))
-		if !errors.Is(err, store.ErrConditionFailed) {
-			return storeErr(op, err)
-		}
-		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 5)))
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return vp.Unavailable(op, ctx.Err())
-		}
-	}
-	return vp.Errorf(op, vp.KindUnavailable, "tenant", "%s's GitHub pacing kept changing under this call (%d attempts); retry", tenant, maxAttempts)
+		return storeErr(op, l.st.Write(ctx, store.Put(item, cond)))
+	})
 }
 
 func (l *Limiter) read(ctx context.Context, op, tenant string) (p pacing, it store.Item, found bool, err error) {

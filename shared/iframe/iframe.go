@@ -253,32 +253,37 @@ func (s *Service) updateIframe(ctx context.Context, p vp.Principal, op, sessionI
 	if err != nil {
 		return false, err
 	}
-	for range maxUpdateAttempts {
+	changed := false
+	err = table.Conflicts{Op: op, Max: maxUpdateAttempts, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "sessionId", "the session kept changing underneath; retry")
+	}}.Retry(ctx, func() error {
+		changed = false
 		is, it, err := s.loadIframe(ctx, op, tenant, sessionID)
 		if err != nil || is == nil {
-			return false, err
+			return err
 		}
 		before := *is
 		if !change(is, s.nowMS()) {
-			return false, nil
+			return nil
 		}
 		if *is == before {
-			return true, nil
+			changed = true
+			return nil
 		}
 		next, err := item(tenant, *is)
 		if err != nil {
-			return false, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
+		if err := records.Err(op, s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))); err != nil {
+			return err
 		}
-		if err != nil {
-			return false, records.Err(op, err)
-		}
-		return true, nil
+		changed = true
+		return nil
+	})
+	if err != nil {
+		return false, err
 	}
-	return false, vp.E(op, vp.KindConflict, "sessionId", "the session kept changing underneath; retry")
+	return changed, nil
 }
 
 // CleanupReport is what one cleanup run did.

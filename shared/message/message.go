@@ -507,36 +507,45 @@ func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (i
 
 // markOne sets ReadAt with a conditional write; when another caller marks
 // the same receipt concurrently exactly one of them counts it.
+//
+// A receipt is written only when it is sent and when it is marked read,
+// and deleted with its message: a lost write is another caller's mark or
+// the deletion, which the reread answers. The bound of table.Conflicts is
+// therefore never reached in practice.
 func (s *Service) markOne(ctx context.Context, op, tenant string, r vp.Receipt, it store.Item) (bool, error) {
-	for {
+	marked, reread := false, false
+	err := table.Conflicts{Op: op, Field: "receiptIds", ID: r.ID}.Retry(ctx, func() error {
+		if reread {
+			// Only the receipt is read again: the batch read the rest.
+			cur, err := s.st.Get(ctx, it.Key)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil // deleted meanwhile
+			}
+			if err != nil {
+				return records.Err(op, err)
+			}
+			if r, err = records.Decode[vp.Receipt](op, cur); err != nil {
+				return err
+			}
+			if r.ReadAt != nil {
+				return nil
+			}
+			it = cur
+		}
+		reread = true
 		now := s.nowMS()
 		r.ReadAt = &now
 		next, err := receipts.Item(op, tenant, r) // read: out of the unread index
 		if err != nil {
-			return false, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))
-		if err == nil {
-			return true, nil
+		if err := records.Err(op, s.st.Write(ctx, store.Put(next, store.IfVersion(it.Version)))); err != nil {
+			return err
 		}
-		if !errors.Is(err, store.ErrConditionFailed) {
-			return false, records.Err(op, err)
-		}
-		cur, err := s.st.Get(ctx, it.Key)
-		if errors.Is(err, store.ErrNotFound) {
-			return false, nil // deleted meanwhile
-		}
-		if err != nil {
-			return false, records.Err(op, err)
-		}
-		if r, err = records.Decode[vp.Receipt](op, cur); err != nil {
-			return false, err
-		}
-		if r.ReadAt != nil {
-			return false, nil
-		}
-		it = cur
-	}
+		marked = true
+		return nil
+	})
+	return marked, err
 }
 
 // GetMessage returns one message of the tenant.

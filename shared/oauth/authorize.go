@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -175,17 +177,21 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 	it := itemOf(codes, secretRecord[authCode]{hash: auth.HashHex(code), v: ac})
 	// A person approved: the client is no longer pending (no TTL, off the
 	// cap), in the transaction that issues the code.
-	for try := 0; try < 5; try++ {
-		var settle []store.Op
-		if settle, err = s.settleOps(ctx, c.ClientID); err != nil {
-			break
+	// Only settling can lose to another writer (the client or its hour's
+	// counter changed): the code and its audit record are new rows, so a
+	// lost write without settling would lose again and is not retried.
+	err = table.Conflicts{Op: "oauth.authorize", Field: "client_id", ID: c.ClientID, Max: 5, Unmapped: true}.Retry(ctx, func() error {
+		settle, err := s.settleOps(ctx, c.ClientID)
+		if err != nil {
+			return err
 		}
 		err = s.st.Write(ctx, append(settle, store.Put(it, store.IfNotExists),
 			s.auditOp(AuditRecord{Action: "oauth.authorize", Actor: p.TokenID, ClientID: c.ClientID, Tenant: p.Tenant, Profile: c.ScopeProfile, Detail: "authorization code issued", IP: a.IP, UserAgent: a.UserAgent}))...)
-		if !errors.Is(err, store.ErrConditionFailed) || len(settle) == 0 {
-			break
+		if len(settle) == 0 && errors.Is(err, store.ErrConditionFailed) {
+			return fmt.Errorf("the authorization code or its audit record exists already: %v", err)
 		}
-	}
+		return err
+	})
 	if err != nil {
 		s.log.ErrorContext(ctx, "storing an authorization code", "err", err)
 		s.renderConsent(w, r, http.StatusServiceUnavailable, q, c, t, t.ServerError)

@@ -182,19 +182,18 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 // the cap, with its audit record.
 func (s *Server) storeNewClient(r *http.Request, c *Client) error {
 	const op = "oauth.register"
-	for try := 0; try < 8; try++ {
+	return table.Conflicts{Op: op, Unmapped: true, Exhausted: func() error {
+		return vp.E(op, vp.KindUnavailable, "", "too many concurrent registrations; retry")
+	}}.Retry(r.Context(), func() error {
 		count, err := s.admitPending(r.Context(), op, c)
 		if err != nil {
 			return err
 		}
-		err = s.st.Write(r.Context(), store.Put(s.clientItem(*c), store.IfNotExists), count,
+		// A lost write is another registration counted meanwhile: count
+		// again.
+		return s.st.Write(r.Context(), store.Put(s.clientItem(*c), store.IfNotExists), count,
 			s.auditOp(AuditRecord{Action: "oauth.client.register", ClientID: c.ClientID, Profile: c.ScopeProfile, Detail: c.Name, IP: s.clientIP(r), UserAgent: r.UserAgent()}))
-		if !errors.Is(err, store.ErrConditionFailed) {
-			return err
-		}
-		// Another registration counted meanwhile: count again.
-	}
-	return vp.E(op, vp.KindUnavailable, "", "too many concurrent registrations; retry")
+	})
 }
 
 // secondsToNextHour is when the count of pending clients next drops by a
@@ -484,10 +483,13 @@ func (s *Server) Elevate(ctx context.Context, a Actor, clientID, profile, tenant
 	if tenant != "" && !vp.ValidTenant(tenant) {
 		return Client{}, vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a tenant id", tenant)
 	}
-	for try := 0; try < 5; try++ {
+	var out Client
+	err := table.Conflicts{Op: op, Max: 5, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "client_id", "the client kept changing underneath; retry")
+	}}.Retry(ctx, func() error {
 		c, it, err := s.loadClient(ctx, clientID)
 		if err != nil {
-			return Client{}, err
+			return err
 		}
 		from := c.ScopeProfile
 		c.ScopeProfile = profile
@@ -497,21 +499,22 @@ func (s *Server) Elevate(ctx context.Context, a Actor, clientID, profile, tenant
 		c.UpdatedAt = s.nowMS()
 		settle, err := s.leavePending(ctx, &c) // an admin chose to keep it
 		if err != nil {
-			return Client{}, vp.Wrap(op, vp.KindInternal, err)
+			return vp.Wrap(op, vp.KindInternal, err)
 		}
 		err = s.st.Write(ctx, append(settle, store.Put(s.clientItem(c), store.IfVersion(it.Version)),
 			s.auditOp(AuditRecord{Action: "oauth.client.elevate", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, ClientID: clientID, Profile: profile, Tenant: c.Tenant, Detail: "from " + from}))...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
 		if err != nil {
-			return Client{}, vp.Wrap(op, vp.KindInternal, err)
+			return vp.Wrap(op, vp.KindInternal, err) // a lost write stays a condition failure: read again
 		}
-		s.log.InfoContext(ctx, "oauth client elevated", "clientId", clientID, "profile", profile, "tenant", c.Tenant)
-		c.SecretHash = ""
-		return c, nil
+		out = c
+		return nil
+	})
+	if err != nil {
+		return Client{}, err
 	}
-	return Client{}, vp.E(op, vp.KindConflict, "client_id", "the client kept changing underneath; retry")
+	s.log.InfoContext(ctx, "oauth client elevated", "clientId", clientID, "profile", profile, "tenant", out.Tenant)
+	out.SecretHash = ""
+	return out, nil
 }
 
 // DeleteResult is what DeleteClient revoked.
@@ -528,23 +531,27 @@ type DeleteResult struct {
 // batches otherwise. The client must register again to reconnect.
 func (s *Server) DeleteClient(ctx context.Context, a Actor, clientID string) (DeleteResult, error) {
 	const op = "oauth.client.delete"
-	for try := 0; try < 5; try++ {
+	var res DeleteResult
+	var later []store.Op // the revocations that did not fit in the transaction
+	err := table.Conflicts{Op: op, Max: 5, Unmapped: true, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "client_id", "the client's tokens kept changing underneath; retry")
+	}}.Retry(ctx, func() error {
 		c, it, err := s.loadClient(ctx, clientID)
 		if err != nil {
-			return DeleteResult{}, err
+			return err
 		}
 		now := s.nowMS()
 		tokOps, famOps, err := s.clientRevocations(ctx, clientID, now)
 		if err != nil {
-			return DeleteResult{}, err
+			return err
 		}
 		c.RevokedAt = now
 		settle, err := s.leavePending(ctx, &c)
 		if err != nil {
-			return DeleteResult{}, vp.Wrap(op, vp.KindInternal, err)
+			return vp.Wrap(op, vp.KindInternal, err)
 		}
 		tomb := itemOf(deletedClients, c)
-		res := DeleteResult{RevokedClient: true, RevokedTokens: len(tokOps), RevokedRefresh: len(famOps)}
+		res = DeleteResult{RevokedClient: true, RevokedTokens: len(tokOps), RevokedRefresh: len(famOps)}
 		ops := []store.Op{
 			store.Delete(it.Key, store.IfVersion(it.Version)),
 			store.Put(tomb, store.IfNotExists),
@@ -555,18 +562,17 @@ func (s *Server) DeleteClient(ctx context.Context, a Actor, clientID string) (De
 		rest := append(tokOps, famOps...)
 		n := min(len(rest), store.MaxTransactOps-len(ops))
 		ops = append(ops, rest[:n]...)
-		err = s.st.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return DeleteResult{}, vp.Wrap(op, vp.KindInternal, err)
-		}
-		s.writeBatches(ctx, rest[n:])
-		s.log.InfoContext(ctx, "oauth client deleted", "clientId", clientID, "revokedTokens", res.RevokedTokens, "revokedRefresh", res.RevokedRefresh)
-		return res, nil
+		later = rest[n:]
+		// A lost write stays a condition failure through the wrap: the
+		// next attempt reads the client and its tokens again.
+		return vp.Wrap(op, vp.KindInternal, s.st.Write(ctx, ops...))
+	})
+	if err != nil {
+		return DeleteResult{}, err
 	}
-	return DeleteResult{}, vp.E(op, vp.KindConflict, "client_id", "the client's tokens kept changing underneath; retry")
+	s.writeBatches(ctx, later)
+	s.log.InfoContext(ctx, "oauth client deleted", "clientId", clientID, "revokedTokens", res.RevokedTokens, "revokedRefresh", res.RevokedRefresh)
+	return res, nil
 }
 
 // clientRevocations returns the writes that mark the client's live access

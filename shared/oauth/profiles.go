@@ -126,7 +126,9 @@ func (s *Server) PutProfile(ctx context.Context, a Actor, p Profile) (Profile, e
 	if p.ID == ProfileMaster {
 		return Profile{}, vp.E(op, vp.KindForbidden, "profileId", "the master profile is fixed (full access); create a profile of your own instead")
 	}
-	for try := 0; try < 5; try++ {
+	err := table.Conflicts{Op: op, Max: 5, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "profileId", "the profile kept changing underneath; retry")
+	}}.Retry(ctx, func() error {
 		now := s.nowMS()
 		cond := store.IfNotExists
 		it, err := s.st.Get(ctx, profileKey(p.ID))
@@ -139,19 +141,17 @@ func (s *Server) PutProfile(ctx context.Context, a Actor, p Profile) (Profile, e
 		case errors.Is(err, store.ErrNotFound):
 			p.CreatedAt, p.UpdatedAt = now, 0
 		default:
-			return Profile{}, vp.Wrap(op, vp.KindInternal, err)
+			return vp.Wrap(op, vp.KindInternal, err)
 		}
-		err = s.st.Write(ctx, store.Put(itemOf(profiles, p), cond),
-			s.auditOp(AuditRecord{Action: "oauth.profile.put", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, Profile: p.ID}))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			return Profile{}, vp.Wrap(op, vp.KindInternal, err)
-		}
-		return p, nil
+		// A lost write stays a condition failure through the wrap: read
+		// again.
+		return vp.Wrap(op, vp.KindInternal, s.st.Write(ctx, store.Put(itemOf(profiles, p), cond),
+			s.auditOp(AuditRecord{Action: "oauth.profile.put", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, Profile: p.ID})))
+	})
+	if err != nil {
+		return Profile{}, err
 	}
-	return Profile{}, vp.E(op, vp.KindConflict, "profileId", "the profile kept changing underneath; retry")
+	return p, nil
 }
 
 // DeleteProfile removes a profile no client uses. The built-in master and

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -68,17 +69,17 @@ type refreshToken struct {
 var errClientDeleted = &tokenError{status: http.StatusUnauthorized, code: "invalid_client", desc: "the client was deleted"}
 
 // commitGrant writes the issuance of a code or refresh grant. A failed
-// condition is either a concurrent redemption (retry, and the loser then
-// finds the grant used) or a deleted client (refused).
-func (s *Server) commitGrant(ctx context.Context, clientID string, ops []store.Op) (retry bool, err error) {
-	err = s.st.Write(ctx, ops...)
+// condition is either a concurrent redemption (the lost write is returned:
+// the caller's table.Conflicts retries, and the loser then finds the grant
+// used) or a deleted client (refused).
+func (s *Server) commitGrant(ctx context.Context, clientID string, ops []store.Op) error {
+	err := s.st.Write(ctx, ops...)
 	if errors.Is(err, store.ErrConditionFailed) {
 		if _, _, cerr := s.loadClient(ctx, clientID); cerr != nil {
-			return false, errClientDeleted
+			return errClientDeleted
 		}
-		return true, nil
 	}
-	return false, err
+	return err
 }
 
 func (s *Server) familyItem(f family) store.Item { return itemOf(families, f) }
@@ -242,53 +243,58 @@ func (s *Server) redeemCode(r *http.Request, c Client) (tokenResponse, error) {
 		return tokenResponse{}, &tokenError{status: http.StatusBadRequest, code: "unauthorized_client", desc: "this client is not registered for authorization_code"}
 	}
 	key := codeKey(auth.HashHex(code))
-	for try := 0; try < 5; try++ {
+	var resp tokenResponse
+	err := table.Conflicts{Op: "oauth.token", Field: "code", Max: 5, Unmapped: true, Exhausted: func() error {
+		return invalidGrant("the authorization code is being redeemed concurrently")
+	}}.Retry(ctx, func() error {
 		ac, it, err := getJSON[authCode](ctx, s.st, key)
 		if errors.Is(err, store.ErrNotFound) {
-			return tokenResponse{}, invalidGrant("the authorization code is unknown or expired")
+			return invalidGrant("the authorization code is unknown or expired")
 		}
 		if err != nil {
-			return tokenResponse{}, err
+			return err
 		}
 		now := s.nowMS()
 		switch {
 		case ac.ClientID != c.ClientID:
-			return tokenResponse{}, invalidGrant("the authorization code was issued to another client")
+			return invalidGrant("the authorization code was issued to another client")
 		case ac.UsedAt != 0:
 			s.revokeFamily(ctx, ac.FamilyID, Actor{ID: c.ClientID, IP: s.clientIP(r), UserAgent: r.UserAgent()}, "authorization code replayed")
-			return tokenResponse{}, invalidGrant("the authorization code was already used; the tokens issued for it are revoked")
+			return invalidGrant("the authorization code was already used; the tokens issued for it are revoked")
 		case ac.ExpiresAt <= now:
-			return tokenResponse{}, invalidGrant("the authorization code has expired; authorize again")
+			return invalidGrant("the authorization code has expired; authorize again")
 		case redirect != ac.RedirectURI:
-			return tokenResponse{}, invalidGrant("redirect_uri does not match the one of the authorization request")
+			return invalidGrant("redirect_uri does not match the one of the authorization request")
 		case !pkceOK(verifier, ac.Challenge):
-			return tokenResponse{}, invalidGrant("code_verifier does not match the code_challenge (PKCE S256)")
+			return invalidGrant("code_verifier does not match the code_challenge (PKCE S256)")
 		case r.PostForm.Get("resource") != "" && ac.Resource != "" && r.PostForm.Get("resource") != ac.Resource:
-			return tokenResponse{}, &tokenError{status: http.StatusBadRequest, code: "invalid_target", desc: "resource does not match the authorization request"}
+			return &tokenError{status: http.StatusBadRequest, code: "invalid_target", desc: "resource does not match the authorization request"}
 		}
 		pr, err := s.profileOrDefault(ctx, c.ScopeProfile)
 		if err != nil {
-			return tokenResponse{}, err
+			return err
 		}
 		g := grantFor(pr, ac.Tenant, &ac.Approver)
 		f := family{ID: s.ids.New("fam"), ClientID: c.ClientID, Tenant: ac.Tenant, Approver: &ac.Approver, CreatedAt: now, ExpiresAt: now + s.ttl.refresh.Milliseconds()}
-		resp, ops, err := s.issue(c, g, &f)
+		r1, ops, err := s.issue(c, g, &f)
 		if err != nil {
-			return tokenResponse{}, err
+			return err
 		}
 		ac.UsedAt, ac.FamilyID = now, f.ID
 		it.Data = mustJSON(ac)
 		ops = append(ops, store.Put(it, store.IfVersion(it.Version)), store.Put(s.familyItem(f), store.IfNotExists),
 			s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: ac.Approver.TokenID, ClientID: c.ClientID, Tenant: g.Tenant, FamilyID: f.ID, Profile: g.Profile, Detail: grantCode, IP: s.clientIP(r), UserAgent: r.UserAgent()}))
-		if retry, err := s.commitGrant(ctx, c.ClientID, ops); err != nil {
-			return tokenResponse{}, err
-		} else if retry {
-			continue
+		if err := s.commitGrant(ctx, c.ClientID, ops); err != nil {
+			return err
 		}
+		resp = r1
 		s.log.InfoContext(ctx, "oauth tokens issued", "grantType", grantCode, "clientId", c.ClientID, "tenant", g.Tenant, "profile", g.Profile, "familyId", f.ID)
-		return resp, nil
+		return nil
+	})
+	if err != nil {
+		return tokenResponse{}, err
 	}
-	return tokenResponse{}, invalidGrant("the authorization code is being redeemed concurrently")
+	return resp, nil
 }
 
 // issue prepares an access token (and, with a family, a refresh token) and
@@ -327,64 +333,69 @@ func (s *Server) refresh(r *http.Request, c Client) (tokenResponse, error) {
 		return tokenResponse{}, &tokenError{status: http.StatusBadRequest, code: "invalid_request", desc: "refresh_token is required"}
 	}
 	hash := auth.HashHex(presented)
-	for try := 0; try < 5; try++ {
+	var resp tokenResponse
+	err := table.Conflicts{Op: "oauth.token", Field: "refresh_token", Max: 5, Unmapped: true, Exhausted: func() error {
+		return invalidGrant("the refresh token is being used concurrently")
+	}}.Retry(ctx, func() error {
 		rt, _, err := getJSON[refreshToken](ctx, s.st, refreshKey(hash))
 		if errors.Is(err, store.ErrNotFound) {
-			return tokenResponse{}, invalidGrant("the refresh token is unknown or expired")
+			return invalidGrant("the refresh token is unknown or expired")
 		}
 		if err != nil {
-			return tokenResponse{}, err
+			return err
 		}
 		if rt.ClientID != c.ClientID {
-			return tokenResponse{}, invalidGrant("the refresh token was issued to another client")
+			return invalidGrant("the refresh token was issued to another client")
 		}
 		f, famIt, err := getJSON[family](ctx, s.st, familyKey(rt.FamilyID))
 		if errors.Is(err, store.ErrNotFound) {
-			return tokenResponse{}, invalidGrant("the grant has expired; authorize again")
+			return invalidGrant("the grant has expired; authorize again")
 		}
 		if err != nil {
-			return tokenResponse{}, err
+			return err
 		}
 		now := s.nowMS()
 		switch {
 		case f.RevokedAt != 0:
-			return tokenResponse{}, invalidGrant("the grant was revoked; authorize again")
+			return invalidGrant("the grant was revoked; authorize again")
 		case f.RefreshHash != hash:
 			s.revokeFamily(ctx, f.ID, Actor{ID: c.ClientID, IP: s.clientIP(r), UserAgent: r.UserAgent()}, "rotated refresh token reused")
-			return tokenResponse{}, invalidGrant("the refresh token was already used; the whole grant is revoked — authorize again")
+			return invalidGrant("the refresh token was already used; the whole grant is revoked — authorize again")
 		case rt.ExpiresAt <= now:
-			return tokenResponse{}, invalidGrant("the refresh token has expired; authorize again")
+			return invalidGrant("the refresh token has expired; authorize again")
 		}
 		pr, err := s.profileOrDefault(ctx, c.ScopeProfile)
 		if err != nil {
-			return tokenResponse{}, err
+			return err
 		}
 		g := grantFor(pr, f.Tenant, f.Approver)
 		oldAccess := f.AccessHash
-		resp, ops, err := s.issue(c, g, &f)
+		r1, ops, err := s.issue(c, g, &f)
 		if err != nil {
-			return tokenResponse{}, err
+			return err
 		}
 		if atIt, err := s.st.Get(ctx, auth.TokenKey(oldAccess)); err == nil {
 			if op, ok, err := auth.RevokeOp(atIt, now); err == nil && ok {
 				ops = append(ops, op)
 			}
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return tokenResponse{}, err
+			return err
 		}
 		f.Rotations++
 		f.UpdatedAt, f.ExpiresAt = now, now+s.ttl.refresh.Milliseconds()
 		ops = append(ops, store.Put(s.familyItem(f), store.IfVersion(famIt.Version)),
 			s.auditOp(AuditRecord{Action: "oauth.token.issue", Actor: c.ClientID, ClientID: c.ClientID, Tenant: g.Tenant, FamilyID: f.ID, Profile: g.Profile, Detail: grantRefresh, IP: s.clientIP(r), UserAgent: r.UserAgent()}))
-		if retry, err := s.commitGrant(ctx, c.ClientID, ops); err != nil {
-			return tokenResponse{}, err
-		} else if retry {
-			continue
+		if err := s.commitGrant(ctx, c.ClientID, ops); err != nil {
+			return err
 		}
+		resp = r1
 		s.log.InfoContext(ctx, "oauth tokens issued", "grantType", grantRefresh, "clientId", c.ClientID, "tenant", g.Tenant, "profile", g.Profile, "familyId", f.ID)
-		return resp, nil
+		return nil
+	})
+	if err != nil {
+		return tokenResponse{}, err
 	}
-	return tokenResponse{}, invalidGrant("the refresh token is being used concurrently")
+	return resp, nil
 }
 
 // clientCredentials is the client_credentials grant: the client's profile
@@ -418,18 +429,19 @@ func (s *Server) revokeFamily(ctx context.Context, id string, a Actor, reason st
 	if id == "" {
 		return
 	}
-	for try := 0; try < 5; try++ {
+	// Five lost writes end it without a word, as the grant's other writers
+	// (a refresh, another revocation) kept winning.
+	err := table.Conflicts{Op: "oauth.token.revoke", Field: "familyId", ID: id, Max: 5, Unmapped: true, Exhausted: func() error { return nil }}.Retry(ctx, func() error {
 		it, err := s.st.Get(ctx, familyKey(id))
 		if errors.Is(err, store.ErrNotFound) {
-			return
+			return nil
 		}
 		if err != nil {
-			s.log.ErrorContext(ctx, "revoking a grant", "familyId", id, "err", err)
-			return
+			return err
 		}
 		var f family
 		if err := json.Unmarshal(it.Data, &f); err != nil || f.RevokedAt != 0 {
-			return
+			return nil
 		}
 		now := s.nowMS()
 		f.RevokedAt = now
@@ -444,16 +456,14 @@ func (s *Server) revokeFamily(ctx context.Context, id string, a Actor, reason st
 		}
 		ops = append(ops, s.auditOp(AuditRecord{Action: "oauth.token.revoke", Actor: a.ID, IP: a.IP, UserAgent: a.UserAgent, ClientID: f.ClientID, Tenant: f.Tenant, FamilyID: id, Detail: reason,
 			Counts: map[string]int{"revokedTokens": revokedTokens, "revokedRefresh": 1}}))
-		err = s.st.Write(ctx, ops...)
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
-		if err != nil {
-			s.log.ErrorContext(ctx, "revoking a grant", "familyId", id, "err", err)
-			return
+		if err := s.st.Write(ctx, ops...); err != nil {
+			return err
 		}
 		s.log.WarnContext(ctx, "oauth grant revoked", "familyId", id, "clientId", f.ClientID, "reason", reason)
-		return
+		return nil
+	})
+	if err != nil {
+		s.log.ErrorContext(ctx, "revoking a grant", "familyId", id, "err", err)
 	}
 }
 

@@ -189,7 +189,7 @@ const maxUpsertAttempts = 8
 // upsert applies change to the row (orch, instance) with optimistic
 // concurrency, retrying when another writer got there first. It is not
 // table.Update: the row is created when missing, and running out of
-// attempts keeps its own message.
+// attempts keeps its own message (table.Conflicts' Exhausted).
 func (s *Service) upsert(ctx context.Context, op string, p vp.Principal, orchArg, instance string, change func(*vp.Profile)) (vp.Profile, error) {
 	tenant, err := vp.TenantOf(op, p)
 	if err != nil {
@@ -206,7 +206,10 @@ func (s *Service) upsert(ctx context.Context, op string, p vp.Principal, orchArg
 	instance = vp.NormalizeOrchestrator(instance)
 	tbl := tableOf(instance)
 	k := tbl.KeyOf(tenant, table.Values{"orch": orch, "instance": instance})
-	for range maxUpsertAttempts {
+	var res vp.Profile
+	err = table.Conflicts{Op: op, Max: maxUpsertAttempts, Exhausted: func() error {
+		return vp.E(op, vp.KindConflict, "orchestratorId", "the profile is being updated by others; retry")
+	}}.Retry(ctx, func() error {
 		cur, err := s.st.Get(ctx, k)
 		var pr vp.Profile
 		cond := store.IfNotExists
@@ -215,10 +218,10 @@ func (s *Service) upsert(ctx context.Context, op string, p vp.Principal, orchArg
 			now := s.nowMS()
 			pr = vp.Profile{ID: s.ids.New("prf"), CreationTime: now, Orchestrator: orch, InstanceID: instance}
 		case err != nil:
-			return vp.Profile{}, records.Err(op, err)
+			return records.Err(op, err)
 		default:
 			if pr, err = records.Decode[vp.Profile](op, cur); err != nil {
-				return vp.Profile{}, err
+				return err
 			}
 			cond = store.IfVersion(cur.Version)
 		}
@@ -226,15 +229,15 @@ func (s *Service) upsert(ctx context.Context, op string, p vp.Principal, orchArg
 		pr.UpdatedAt = s.nowMS()
 		it, err := tbl.Item(op, tenant, pr)
 		if err != nil {
-			return vp.Profile{}, err
+			return err
 		}
-		err = s.st.Write(ctx, store.Put(it, cond))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
+		err = records.Err(op, s.st.Write(ctx, store.Put(it, cond)))
+		if !errors.Is(err, store.ErrConditionFailed) {
+			res = pr // as written, or as it failed to be
 		}
-		return pr, records.Err(op, err)
-	}
-	return vp.Profile{}, vp.E(op, vp.KindConflict, "orchestratorId", "the profile is being updated by others; retry")
+		return err
+	})
+	return res, err
 }
 
 // View is a profile with the presence rows of its instances.

@@ -15,7 +15,6 @@ package ratelimit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -181,23 +180,36 @@ func (l *Limiter) Allow(ctx context.Context, rule Rule, addr string) (Decision, 
 	shards := max(1, rule.Shards)
 	pk := counters.PK("", store.Primary, table.Values{"rule": rule.Name, "addr": addr})
 	minute := strconv.FormatInt(start.Unix(), 10)
-	for try := 0; try < maxAttempts; try++ {
+	err := table.Conflicts{Op: "ratelimit", Max: maxAttempts,
+		// Another request of the same address counted meanwhile: wait a
+		// little, longer each time, at random so that the losers spread.
+		Pause: func(ctx context.Context, try int) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(1+rand.IntN(2<<min(try-1, 5))) * time.Millisecond):
+				return nil
+			}
+		},
+		// A counter this contended is a flood from one address.
+		Exhausted: func() error { d.Allowed = false; return nil },
+	}.Retry(ctx, func() error {
 		rows, err := l.st.Query(ctx, store.Query{PK: pk, SKPrefix: minute + "#", Limit: shards + 1})
 		if err != nil {
-			return d, vp.Wrap("ratelimit", vp.KindUnavailable, err)
+			return vp.Wrap("ratelimit", vp.KindUnavailable, err)
 		}
 		total, held := 0, make(map[string]store.Item, len(rows))
 		for _, it := range rows {
 			var n int
 			if err := json.Unmarshal(it.Data, &n); err != nil {
-				return d, vp.Wrap("ratelimit", vp.KindInternal, err)
+				return vp.Wrap("ratelimit", vp.KindInternal, err)
 			}
 			total += n
 			held[it.Key.SK] = it
 		}
 		if total >= d.Limit {
 			d.Allowed = false
-			return d, nil
+			return nil
 		}
 		c := counter{Rule: rule.Name, Addr: addr, Minute: start.Unix(), Shard: rand.IntN(shards), expires: start.Add(2 * window).Unix()}
 		cond := store.IfNotExists
@@ -208,26 +220,12 @@ func (l *Limiter) Allow(ctx context.Context, rule Rule, addr string) (Decision, 
 		c.N++
 		item, err := counters.Item("ratelimit", "", c)
 		if err != nil {
-			return d, err
+			return err
 		}
-		err = l.st.Write(ctx, store.Put(item, cond))
-		if err == nil {
-			return d, nil
-		}
-		if !errors.Is(err, store.ErrConditionFailed) {
-			return d, vp.Wrap("ratelimit", vp.KindUnavailable, err)
-		}
-		// Another request of the same address counted meanwhile: wait a
-		// little, longer each time, at random so that the losers spread.
-		select {
-		case <-ctx.Done():
-			return d, ctx.Err()
-		case <-time.After(time.Duration(1+rand.IntN(2<<min(try, 5))) * time.Millisecond):
-		}
-	}
-	// A counter this contended is a flood from one address.
-	d.Allowed = false
-	return d, nil
+		// A lost write stays a condition failure through the wrap.
+		return vp.Wrap("ratelimit", vp.KindUnavailable, l.st.Write(ctx, store.Put(item, cond)))
+	})
+	return d, err
 }
 
 // Exhausted reports, without counting, whether addr has used up rule in

@@ -116,20 +116,23 @@ func (s *Service) fireOne(ctx context.Context, tenant, id string, now time.Time)
 	const op = "recurring.fire"
 	nowMS := now.UnixMilli()
 	alreadyFired := int64(-1) // a slot whose marker exists though the template still points at it
-	for attempt := 0; attempt < maxRecurringRetries; attempt++ {
+	var out fireOutcome
+	err := table.Conflicts{Op: op, Max: maxRecurringRetries, Unmapped: true, Exhausted: func() error {
+		return vp.Errorf(op, vp.KindConflict, "recurringTaskId", "recurring task %s/%s kept changing while firing; the next run retries", tenant, id)
+	}}.Retry(ctx, func() error {
 		r, it, err := s.get(ctx, op, tenant, id)
 		if vp.IsKind(err, vp.KindNotFound) {
-			return fireOutcome{}, nil // deleted meanwhile
+			return nil // deleted meanwhile
 		}
 		if err != nil {
-			return fireOutcome{}, err
+			return err
 		}
 		if r.Paused || r.NextRunAt == 0 || r.NextRunAt > nowMS {
-			return fireOutcome{}, nil // not due (any more): the index entry was stale
+			return nil // not due (any more): the index entry was stale
 		}
 		sched, loc, _, next, err := schedule(op, r.CronExpression, r.Timezone, now)
 		if err != nil {
-			return fireOutcome{}, err
+			return err
 		}
 		slot, missed := latestSlot(sched, loc, r.NextRunAt, now)
 		r.NextRunAt = 0 // never fires again
@@ -142,17 +145,13 @@ func (s *Service) fireOne(ctx context.Context, tenant, id string, now time.Time)
 			// The slot's task exists; only the template lags behind.
 			w, err := put(op, tenant, r, store.IfVersion(it.Version))
 			if err != nil {
-				return fireOutcome{}, err
+				return err
 			}
-			err = s.st.Write(ctx, w)
-			if errors.Is(err, store.ErrConditionFailed) {
-				continue
-			}
-			return fireOutcome{}, records.Err(op, err)
+			return records.Err(op, s.st.Write(ctx, w))
 		}
 		taskItem, t, err := s.recurringInstance(op, tenant, r, slot, nowMS)
 		if err != nil {
-			return fireOutcome{}, err
+			return err
 		}
 		taskID := t.ID
 		r.LastTriggered, r.LastSlot, r.LastTaskID = nowMS, slot, taskID
@@ -160,34 +159,39 @@ func (s *Service) fireOne(ctx context.Context, tenant, id string, now time.Time)
 		r.MissedSlots += int64(missed)
 		w, err := put(op, tenant, r, store.IfVersion(it.Version))
 		if err != nil {
-			return fireOutcome{}, err
+			return err
 		}
 		fired, err := Fired.Item(op, tenant, firedSlot{RecurringTaskID: id, TaskID: taskID, Slot: slot})
 		if err != nil {
-			return fireOutcome{}, err
+			return err
 		}
 		fired.ExpiresAt = now.Add(recurringFiredTTL).Unix()
 		ix, err := s.tasks.Creating(ctx, tenant, t)
 		if err != nil {
-			return fireOutcome{}, err
+			return err
 		}
 		err = s.st.Write(ctx, append([]store.Op{w, store.Put(fired, store.IfNotExists), store.Put(taskItem, store.IfNotExists)}, ix.Ops()...)...)
 		if err == nil {
 			s.tasks.Created(ctx, op, tenant, ix, t)
-			return fireOutcome{taskID: taskID, slot: slot, missed: missed}, nil
+			out = fireOutcome{taskID: taskID, slot: slot, missed: missed}
+			return nil
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {
-			return fireOutcome{}, records.Err(op, err)
+			return records.Err(op, err)
 		}
 		// Another run got there first, or the template changed. Read again;
 		// if this slot's marker exists, never create its task again.
 		if _, gerr := s.st.Get(ctx, marker); gerr == nil {
 			alreadyFired = slot
 		} else if !errors.Is(gerr, store.ErrNotFound) {
-			return fireOutcome{}, records.Err(op, gerr)
+			return records.Err(op, gerr)
 		}
+		return err
+	})
+	if err != nil {
+		return fireOutcome{}, err
 	}
-	return fireOutcome{}, vp.Errorf(op, vp.KindConflict, "recurringTaskId", "recurring task %s/%s kept changing while firing; the next run retries", tenant, id)
+	return out, nil
 }
 
 // latestSlot returns the most recent scheduled time at or before now,

@@ -370,7 +370,9 @@ func (q *Queue) Fail(ctx context.Context, job queue.Job, cause error) error {
 	if len(msg) > 2000 {
 		msg = msg[:2000]
 	}
-	for try := 0; try < 8; try++ {
+	return table.Conflicts{Op: "storequeue.fail", Field: "jobId", ID: job.ID, Unmapped: true, Exhausted: func() error {
+		return fmt.Errorf("storequeue: fail %s: the job kept changing", job.ID)
+	}}.Retry(ctx, func() error {
 		it, err := q.st.Get(ctx, q.key(job.Tenant, job.ID))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -393,15 +395,12 @@ func (q *Queue) Fail(ctx context.Context, job queue.Job, cause error) error {
 			r.AvailableAt = now + q.delay(r.Attempts).Milliseconds()
 		}
 		err = q.st.Write(ctx, store.Put(q.item(r), store.IfVersion(it.Version)))
-		if errors.Is(err, store.ErrConditionFailed) {
-			continue
-		}
 		if err != nil {
+			// A lost write stays a condition failure: read again.
 			return fmt.Errorf("storequeue: fail %s: %w", job.ID, err)
 		}
 		return nil
-	}
-	return fmt.Errorf("storequeue: fail %s: the job kept changing", job.ID)
+	})
 }
 
 // delay is the backoff after the given number of failed deliveries.

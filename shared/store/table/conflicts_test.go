@@ -145,3 +145,53 @@ func TestConflictsStopsAndMaps(t *testing.T) {
 		t.Fatalf("cancelled: %v after %d attempts, want an internal error wrapping context.Canceled after 1", err, n)
 	}
 }
+
+// TestConflictsPause: Pause runs between attempts only (never before the
+// first nor after the last), with the number of the attempt it precedes,
+// and its error (the context ended) ends Retry as it is.
+func TestConflictsPause(t *testing.T) {
+	ctx := context.Background()
+	var paused []int
+	n := 0
+	c := table.Conflicts{Op: "op", Field: "widgetId", ID: "w1", Max: 4, Pause: func(_ context.Context, i int) error {
+		paused = append(paused, i)
+		return nil
+	}}
+	err := c.Retry(ctx, func() error { n++; return store.ErrConditionFailed })
+	if !vp.IsKind(err, vp.KindConflict) || n != 4 || fmt.Sprint(paused) != "[1 2 3]" {
+		t.Fatalf("4 lost attempts: %v after %d, paused before %v; want a conflict after 4, paused before [1 2 3]", err, n, paused)
+	}
+	stop := vp.Unavailable("op", context.Canceled)
+	n = 0
+	c.Pause = func(context.Context, int) error { return stop }
+	if err := c.Retry(ctx, func() error { n++; return store.ErrConditionFailed }); err != stop || n != 1 {
+		t.Fatalf("a pause that fails: %v after %d attempts, want %v after 1", err, n, stop)
+	}
+	// With a Pause, a cancelled context is the pause's to answer: a pause
+	// that ignores it lets the attempts run to their bound.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	n = 0
+	c.Pause = func(context.Context, int) error { return nil }
+	if err := c.Retry(cctx, func() error { n++; return store.ErrConditionFailed }); !vp.IsKind(err, vp.KindConflict) || n != 4 {
+		t.Fatalf("cancelled with a pause that ignores it: %v after %d attempts, want a conflict after 4", err, n)
+	}
+}
+
+// TestConflictsUnmapped: an Unmapped policy returns a foreign error as it
+// is, where the default one maps it onto a domain kind.
+func TestConflictsUnmapped(t *testing.T) {
+	foreign := fmt.Errorf("queue: job j1: %w", store.ErrNotFound)
+	c := table.Conflicts{Op: "op", Field: "jobId", ID: "j1"}
+	if err := c.Retry(context.Background(), func() error { return foreign }); err == foreign || !vp.IsKind(err, vp.KindNotFound) {
+		t.Fatalf("mapped: %v, want a NotFound wrapping it", err)
+	}
+	c.Unmapped = true
+	if err := c.Retry(context.Background(), func() error { return foreign }); err != foreign {
+		t.Fatalf("unmapped: %v, want %v unchanged", err, foreign)
+	}
+	n := 0
+	if err := c.Retry(context.Background(), func() error { n++; return store.ErrConditionFailed }); !vp.IsKind(err, vp.KindConflict) || n != table.MaxUpdateAttempts {
+		t.Fatalf("unmapped, always lost: %v after %d, want the conflict after %d", err, n, table.MaxUpdateAttempts)
+	}
+}

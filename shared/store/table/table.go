@@ -291,29 +291,46 @@ type Conflicts struct {
 	// caller's own message, another kind, or nil when the caller answers
 	// without an error (it then sets its result in Exhausted).
 	Exhausted func() error
+	// Pause, when set, runs after a lost write that another attempt
+	// follows (n is that attempt, from 1): a jittered wait spreads writers
+	// racing on one row. It then answers a cancelled context in Retry's
+	// place: its error ends Retry as it is.
+	Pause func(ctx context.Context, n int) error
+	// Unmapped returns attempt's errors other than a lost write as they
+	// are: for a caller whose errors are not the domain's kinds (the job
+	// queue's) or are only logged, and for an attempt that passes on the
+	// errors of another package as it always did.
+	Unmapped bool
 }
 
 // Retry runs attempt until it returns anything but store.ErrConditionFailed
 // (wrapped or not). Each attempt must read again what it writes
 // conditionally: state kept across attempts (an id chosen once) lives in
 // the caller's closure. A *vp.Error from attempt is returned unchanged;
-// another error is mapped onto a domain kind.
+// another error is mapped onto a domain kind (unless Unmapped).
 func (c Conflicts) Retry(ctx context.Context, attempt func() error) error {
 	n := c.Max
 	if n <= 0 {
 		n = MaxUpdateAttempts
 	}
-	for range n {
+	for i := range n {
 		err := attempt()
 		if !errors.Is(err, store.ErrConditionFailed) {
 			var ve *vp.Error
-			if err == nil || errors.As(err, &ve) {
+			if err == nil || c.Unmapped || errors.As(err, &ve) {
 				return err
 			}
 			return records.Err(c.Op, err)
 		}
-		if ctx.Err() != nil {
-			return vp.Wrap(c.Op, vp.KindInternal, ctx.Err())
+		switch {
+		case c.Pause == nil:
+			if ctx.Err() != nil {
+				return vp.Wrap(c.Op, vp.KindInternal, ctx.Err())
+			}
+		case i+1 < n:
+			if err := c.Pause(ctx, i+1); err != nil {
+				return err
+			}
 		}
 	}
 	if c.Exhausted != nil {
