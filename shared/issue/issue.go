@@ -114,6 +114,10 @@ type Issue struct {
 	PRStatus string `json:"prStatus,omitempty"`
 	PRETag   string `json:"prEtag,omitempty"`
 	Watcher  string `json:"watcher,omitempty"`
+	// RelayedComments are the ids of the last comments told to the
+	// mission's pilot (live issue context), so that a second hook's
+	// delivery of one is not told twice.
+	RelayedComments []int64 `json:"relayedComments,omitempty"`
 	// TransferredTo is "owner/repo#N" once GitHub moved the issue.
 	TransferredTo string `json:"transferredTo,omitempty"`
 	UpdatedAt     int64  `json:"updatedAt"`
