@@ -5,7 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +22,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
+	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"
 )
 
@@ -369,4 +374,136 @@ func (s *failingStore) Write(ctx context.Context, ops ...store.Op) error {
 
 func eachBackendRaw(t *testing.T, fn func(t *testing.T, st store.Store)) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) { fn(t, b.Open(t, nil)) })
+}
+
+// TestConcurrentHooksTellOnce: the same comment delivered at once by 8
+// hooks (8 delivery ids) reaches the pilot once.
+func TestConcurrentHooksTellOnce(t *testing.T) {
+	eachBackendRaw(t, func(t *testing.T, st store.Store) {
+		e, _, _ := liveEnv(t, st)
+		body := encode(t, realPayload(t, "issue_comment", "created"))
+		var wg sync.WaitGroup
+		outcomes := make([]string, 8)
+		for k := range outcomes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out, err := e.issues.HandleEvent(ctx(), event(t, "issue_comment", fmt.Sprintf("hook-%d", k), body))
+				if err != nil {
+					t.Errorf("hook %d: %v", k, err)
+				}
+				outcomes[k] = out
+			}()
+		}
+		wg.Wait()
+		if n := len(e.inbox(t, "sigma")); n != 1 {
+			t.Fatalf("%d messages from 8 hooks delivering one comment (outcomes %v), want 1", n, outcomes)
+		}
+		if got := slices.Index(outcomes, issue.Accepted); got < 0 || slices.Index(outcomes[got+1:], issue.Accepted) >= 0 {
+			t.Errorf("outcomes %v: want exactly one accepted", outcomes)
+		}
+	})
+}
+
+// TestRelayFailsClosedWhenTheBotIsUnknown: while the bot's login cannot
+// be learnt, a trusted comment is not told (the bot's account may be a
+// user's, with OWNER) and the delivery fails; redelivered once GitHub
+// answers, it is told once.
+func TestRelayFailsClosedWhenTheBotIsUnknown(t *testing.T) {
+	e, _, _ := liveEnv(t, openSQLite(t))
+	e.gh.mu.Lock()
+	e.gh.loginErr = vp.E("github.user", vp.KindUnavailable, "login", "GitHub is down")
+	e.gh.mu.Unlock()
+	body := encode(t, realPayload(t, "issue_comment", "created"))
+	if err := e.deliverErr(t, "issue_comment", "c-1", body); !vp.IsKind(err, vp.KindUnavailable) {
+		t.Fatalf("delivery while the bot is unknown: %v, want unavailable", err)
+	}
+	if n := len(e.inbox(t, "sigma")); n != 0 {
+		t.Fatalf("%d messages while the bot is unknown", n)
+	}
+	e.gh.mu.Lock()
+	e.gh.loginErr = nil
+	e.gh.mu.Unlock()
+	if got := e.deliver(t, "issue_comment", "c-1", body); got != issue.Accepted {
+		t.Fatalf("redelivery: %s", got)
+	}
+	if n := len(e.inbox(t, "sigma")); n != 1 {
+		t.Fatalf("%d messages, want 1", n)
+	}
+}
+
+// TestEditByAnotherNeedsEveryRepositoryRoleTrusted: GitHub's payload does
+// not say the editor's association; an edit by someone other than the
+// author (who has access to the repository) is told only when the tenant
+// trusts every role such access gives.
+func TestEditByAnotherNeedsEveryRepositoryRoleTrusted(t *testing.T) {
+	for _, tc := range []struct {
+		trusted []string
+		told    int
+	}{{nil, 1}, {[]string{"OWNER"}, 0}, {[]string{"OWNER", "MEMBER"}, 0}} {
+		logs := &logBuffer{}
+		e := newEnv(t, openSQLite(t), nil, func(o *issue.Options) {
+			o.Trusted = tc.trusted
+			o.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		})
+		e.mapRepo(t, "Codertocat/Hello-World", "sigma", "hello")
+		e.deliver(t, "issues", "open-1", encode(t, realPayload(t, "issues", "opened")))
+		e.drain(t)
+		e.markAllRead(t, "sigma")
+		p := realPayload(t, "issues", "edited")
+		set(p, map[string]any{"body": map[string]any{"from": "x"}}, "changes")
+		set(p, "clarified by a maintainer", "issue", "body")
+		set(p, "maintainer", "sender", "login")
+		if got := e.deliver(t, "issues", "e-1", encode(t, p)); got != issue.Accepted {
+			t.Fatalf("trusted %v: outcome %s, want accepted (the body is recorded)", tc.trusted, got)
+		}
+		if n := len(e.inbox(t, "sigma")); n != tc.told {
+			t.Errorf("trusted %v: %d messages, want %d", tc.trusted, n, tc.told)
+		}
+		if tc.told == 0 && !strings.Contains(logs.String(), `"reason":"untrusted author (none given)"`) {
+			t.Errorf("trusted %v: the log does not say why:\n%s", tc.trusted, logs)
+		}
+	}
+}
+
+// TestCommentThroughTheWebhookHandler: signed deliveries of GitHub's real
+// payloads through the webhook handler as main wires it: the comment is
+// accepted and told, its redelivery answered duplicate, and an untrusted
+// author's comment answered without telling anyone.
+func TestCommentThroughTheWebhookHandler(t *testing.T) {
+	e, _, _ := liveEnv(t, openSQLite(t))
+	srv := httptest.NewServer(webhooks.New(webhooks.Options{Secrets: secret("s3cret"), Dispatcher: e.issues, DefaultTenant: tenant}))
+	t.Cleanup(srv.Close)
+	post := func(id string, body []byte) string {
+		t.Helper()
+		resp, err := http.DefaultClient.Do(webhookstest.Request(srv.URL+"/webhooks/github", "s3cret", "issue_comment", id, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Outcome string `json:"outcome"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode/100 != 2 {
+			t.Fatalf("%s: %d %v", id, resp.StatusCode, err)
+		}
+		return out.Outcome
+	}
+	body := encode(t, realPayload(t, "issue_comment", "created"))
+	if got := post("6c1f0a10-0000-4000-8000-000000000001", body); got != issue.Accepted {
+		t.Errorf("comment: %s, want accepted", got)
+	}
+	if got := post("6c1f0a10-0000-4000-8000-000000000001", body); got != issue.Duplicate {
+		t.Errorf("redelivery: %s, want duplicate", got)
+	}
+	p := realPayload(t, "issue_comment", "created")
+	set(p, "NONE", "comment", "author_association")
+	set(p, "mallory", "comment", "user", "login")
+	set(p, 7, "comment", "id")
+	if got := post("6c1f0a10-0000-4000-8000-000000000002", encode(t, p)); got != issue.Accepted {
+		t.Errorf("untrusted comment: %s, want accepted (its first response is recorded)", got)
+	}
+	if n := len(e.inbox(t, "sigma")); n != 1 {
+		t.Fatalf("%d messages, want 1", n)
+	}
 }
