@@ -4,7 +4,9 @@
 // Protocol (an opened issue becomes a mission of the template
 // issue-resolution-v2 and GitHub hears back at T0, T6, T8 and T11),
 // auto-linking of completed tasks to the issues their titles name, the
-// PR monitor of external issues and the daily resolution statistics.
+// PR monitor of external issues, the daily resolution statistics, and
+// live issue context (live.go: what trusted people add to an issue after
+// its mission started reaches the mission's pilot as a message).
 //
 // Everything GitHub must see goes through the outbox, committed in the
 // transaction of its cause and posted later by CommentJob, which looks

@@ -279,6 +279,7 @@ func TestHugeCommentIsBounded(t *testing.T) {
 	if n := len(msgs[0].Content); n > issue.MaxRelayedBytes+1024 {
 		t.Errorf("message of %d bytes, want at most %d + its header", n, issue.MaxRelayedBytes)
 	}
+	t.Logf("a comment of %d bytes arrives as a message of %d bytes", 65536*4, len(msgs[0].Content))
 	if !strings.Contains(msgs[0].Content, "cut") {
 		t.Errorf("a cut comment does not say so: %q", msgs[0].Content[len(msgs[0].Content)-200:])
 	}
