@@ -123,3 +123,52 @@ func envOr(k, def string) string {
 	}
 	return def
 }
+
+// BenchmarkCommentRelayAck measures the acknowledgement of signed
+// issue_comment deliveries, one after the other, on an issue under its
+// mission, each told to the pilot: verification, dedup, the bot check,
+// the mission read and the one transaction of the issue, the message and
+// its index job. It reports p50 and p99 in milliseconds.
+func BenchmarkCommentRelayAck(b *testing.B) {
+	e, closeEnv := benchEnv(b)
+	defer closeEnv()
+	e.mapRepo(b, "acme/api", "sigma", "api")
+	g := ghIssue{Repo: "acme/api", Number: 1, Title: "Crash"}
+	if out := e.deliver(b, "issues", "open", issuesPayload(b, "opened", g, nil)); out != issue.Accepted {
+		b.Fatal(out)
+	}
+	e.drain(b)
+	srv := httptest.NewServer(webhooks.New(webhooks.Options{Secrets: secret("s3cret"), Dispatcher: e.issues, DefaultTenant: tenant}))
+	defer srv.Close()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for n := 1; n <= b.N; n++ {
+		body := issuesPayload(b, "created", g, map[string]any{"comment": map[string]any{"id": n, "body": fmt.Sprintf("more detail %d", n),
+			"author_association": "OWNER", "user": map[string]any{"login": "octocat", "type": "User"}, "created_at": time.Now().Format(time.RFC3339),
+			"html_url": fmt.Sprintf("https://github.com/acme/api/issues/1#issuecomment-%d", n)}})
+		req := webhookstest.Request(srv.URL+"/webhooks/github", "s3cret", "issue_comment", fmt.Sprintf("c-%d", n), body)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		lat = append(lat, time.Since(start))
+		if resp.StatusCode != http.StatusAccepted {
+			b.Fatalf("delivery %d: %d", n, resp.StatusCode)
+		}
+	}
+	b.StopTimer()
+	in, err := e.messages.Check(ctx(), domaintest.As(tenant, "sigma"), message.CheckInput{Limit: 500})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if want := min(b.N+1, 500); in.Count != want { // +1: the mission's own notice
+		b.Errorf("sigma has %d messages, want %d", in.Count, want)
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(0, "ns/op")
+}

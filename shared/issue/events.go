@@ -44,6 +44,7 @@ type payload struct {
 	PullRequest *ghPull    `json:"pull_request"`
 	Repository  *ghRepo    `json:"repository"`
 	Changes     *ghChanges `json:"changes"`
+	Sender      *ghUser    `json:"sender"`
 }
 
 type ghRepo struct {
@@ -72,9 +73,12 @@ type ghIssue struct {
 }
 
 type ghComment struct {
-	Body      string    `json:"body"`
-	User      ghUser    `json:"user"`
-	CreatedAt time.Time `json:"created_at"`
+	ID                int64     `json:"id"`
+	Body              string    `json:"body"`
+	HTMLURL           string    `json:"html_url"`
+	User              ghUser    `json:"user"`
+	AuthorAssociation string    `json:"author_association"`
+	CreatedAt         time.Time `json:"created_at"`
 }
 
 type ghPull struct {
@@ -90,6 +94,10 @@ type ghChanges struct {
 	OldRepository *ghRepo  `json:"old_repository"`
 	NewIssue      *ghIssue `json:"new_issue"`
 	NewRepository *ghRepo  `json:"new_repository"`
+	// Body is there, with the old text, when an edit changed the body.
+	Body *struct {
+		From string `json:"from"`
+	} `json:"body"`
 }
 
 // HandleEvent applies a webhook event. Events and actions it does not
@@ -156,6 +164,9 @@ func (s *Service) issueEvent(ctx context.Context, op string, e Event, repo strin
 		}
 		return s.transfer(ctx, op, e, repo, n, nm, p.Changes.NewIssue)
 	case "edited", "labeled", "unlabeled":
+		if p.Action == "edited" && p.Changes != nil && p.Changes.Body != nil {
+			return s.bodyEdited(ctx, op, e, repo, p)
+		}
 		return s.apply(ctx, op, e, repo, n, func(i *Issue, _ int64) error {
 			before := fmt.Sprint(i.Title, i.Body, i.Labels)
 			i.Title, i.Body, i.Labels = text(p.Issue)
@@ -203,15 +214,24 @@ func text(gi *ghIssue) (title, body string, labels []string) {
 // apply changes a known issue with the delivery's dedup record; an
 // unknown issue (opened before its repository was mapped) is ignored.
 func (s *Service) apply(ctx context.Context, op string, e Event, repo string, n int, change func(*Issue, int64) error) (string, error) {
+	return s.applyWith(ctx, op, e, repo, n, func(i *Issue, now int64) ([]store.Op, error) {
+		return []store.Op{e.Seen}, change(i, now)
+	})
+}
+
+// applyWith is apply for a change that brings its own ops, which must
+// hold the delivery's dedup record (e.Seen).
+func (s *Service) applyWith(ctx context.Context, op string, e Event, repo string, n int, change func(*Issue, int64) ([]store.Op, error)) (string, error) {
 	outcome := Accepted
-	_, err := s.update(ctx, op, e.Tenant, repo, n, func(i *Issue, now int64) error {
-		err := change(i, now)
+	_, err := s.updateWith(ctx, op, e.Tenant, repo, n, func(i *Issue, now int64) ([]store.Op, error) {
+		outcome = Accepted
+		ops, err := change(i, now)
 		if err == errUnchanged || vp.IsKind(err, vp.KindConflict) {
 			outcome = Ignored
-			return errUnchanged
+			return nil, errUnchanged
 		}
-		return err
-	}, e.Seen)
+		return ops, err
+	})
 	switch {
 	case vp.IsKind(err, vp.KindNotFound):
 		return Ignored, nil
@@ -344,36 +364,6 @@ func (s *Service) transfer(ctx context.Context, op string, e Event, fromRepo str
 		return "", records.Err(op, err)
 	}
 	return Accepted, nil
-}
-
-// commented records an issue's first response: the first comment by
-// someone other than its author and bots (ours included, or our own
-// "Investigating" comment would make every first response instant). A
-// marker says "the bot's" only as the last line of a comment by the
-// bot's own login: anyone can type one, and an outsider's must not keep
-// an issue unanswered in the statistics.
-func (s *Service) commented(ctx context.Context, op string, e Event, repo string, p payload) (string, error) {
-	c := p.Comment
-	if c.User.Type == "Bot" || strings.HasSuffix(c.User.Login, "[bot]") || strings.EqualFold(c.User.Login, p.Issue.User.Login) {
-		return Ignored, nil
-	}
-	if endsWithMarker(c.Body) {
-		ours, err := s.byBot(ctx, e.Tenant, c.User.Login)
-		if err != nil {
-			return "", err
-		}
-		if ours {
-			return Ignored, nil
-		}
-	}
-	at := c.CreatedAt.UnixMilli()
-	return s.apply(ctx, op, e, repo, p.Issue.Number, func(i *Issue, _ int64) error {
-		if i.FirstResponseAt != nil && *i.FirstResponseAt <= at {
-			return errUnchanged
-		}
-		i.FirstResponseAt = &at
-		return nil
-	})
 }
 
 // BotLogins tells the login a tenant's bot posts as; the GitHub adapter

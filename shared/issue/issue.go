@@ -4,7 +4,9 @@
 // Protocol (an opened issue becomes a mission of the template
 // issue-resolution-v2 and GitHub hears back at T0, T6, T8 and T11),
 // auto-linking of completed tasks to the issues their titles name, the
-// PR monitor of external issues and the daily resolution statistics.
+// PR monitor of external issues, the daily resolution statistics, and
+// live issue context (live.go: what trusted people add to an issue after
+// its mission started reaches the mission's pilot as a message).
 //
 // Everything GitHub must see goes through the outbox, committed in the
 // transaction of its cause and posted later by CommentJob, which looks
@@ -114,6 +116,10 @@ type Issue struct {
 	PRStatus string `json:"prStatus,omitempty"`
 	PRETag   string `json:"prEtag,omitempty"`
 	Watcher  string `json:"watcher,omitempty"`
+	// RelayedComments are the ids of the last comments told to the
+	// mission's pilot (live issue context), so that a second hook's
+	// delivery of one is not told twice.
+	RelayedComments []int64 `json:"relayedComments,omitempty"`
 	// TransferredTo is "owner/repo#N" once GitHub moved the issue.
 	TransferredTo string `json:"transferredTo,omitempty"`
 	UpdatedAt     int64  `json:"updatedAt"`
