@@ -14,6 +14,9 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/app/apptest"
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
+	"github.com/vantagepeers/vantagepeers/shared/issue"
+	"github.com/vantagepeers/vantagepeers/shared/message"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
 	"github.com/vantagepeers/vantagepeers/webhooks"
 	"github.com/vantagepeers/vantagepeers/webhooks/webhookstest"

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/ghmd/ghmdtest"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
 	"github.com/vantagepeers/vantagepeers/shared/message"
@@ -88,8 +89,8 @@ func (l *logBuffer) String() string {
 func liveEnv(t *testing.T, st store.Store) (*env, *logBuffer, issue.Issue) {
 	t.Helper()
 	logs := &logBuffer{}
-	e := newEnv(t, st, nil, func(o *issue.Options) {
-		o.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	e := newEnv(t, st, nil, func(p *app.Ports) {
+		p.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	})
 	e.mapRepo(t, "Codertocat/Hello-World", "sigma", "hello")
 	if got := e.deliver(t, "issues", "open-1", encode(t, realPayload(t, "issues", "opened"))); got != issue.Accepted {
@@ -443,9 +444,9 @@ func TestEditByAnotherNeedsEveryRepositoryRoleTrusted(t *testing.T) {
 		told    int
 	}{{nil, 1}, {[]string{"OWNER"}, 0}, {[]string{"OWNER", "MEMBER"}, 0}} {
 		logs := &logBuffer{}
-		e := newEnv(t, openSQLite(t), nil, func(o *issue.Options) {
-			o.Trusted = tc.trusted
-			o.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		e := newEnv(t, openSQLite(t), nil, func(p *app.Ports) {
+			p.GitHubTrusted = tc.trusted
+			p.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 		})
 		e.mapRepo(t, "Codertocat/Hello-World", "sigma", "hello")
 		e.deliver(t, "issues", "open-1", encode(t, realPayload(t, "issues", "opened")))
