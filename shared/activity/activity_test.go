@@ -179,7 +179,9 @@ func TestHoldIsTakenOnlyToWait(t *testing.T) {
 	if held.Load() != 1 {
 		t.Fatal("an answer at once took a waiting slot")
 	}
-	refuse := func() (func(), error) { return nil, vp.E("wait_for_activity", vp.KindRateLimited, "timeoutMs", "budget spent") }
+	refuse := func() (func(), error) {
+		return nil, vp.E("wait_for_activity", vp.KindRateLimited, "timeoutMs", "budget spent")
+	}
 	_, err := s.Activity.Wait(ctx, bob, activity.Input{TimeoutMs: ms(100), Since: ms(time.Now().UnixMilli()), Hold: refuse})
 	domaintest.WantKind(t, err, vp.KindRateLimited, "timeoutMs")
 }
