@@ -124,6 +124,9 @@ type Service struct {
 	mu       sync.Mutex
 	waiters  int
 	stopPoll chan struct{}
+
+	closing   chan struct{} // closed by Close: every waiter answers
+	closeOnce sync.Once
 }
 
 // New returns a Service.
@@ -149,7 +152,7 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{o: o, sources: map[string]Source{}}
+	s := &Service{o: o, sources: map[string]Source{}, closing: make(chan struct{})}
 	for _, src := range o.Sources {
 		s.Add(src)
 	}
@@ -158,6 +161,10 @@ func New(o Options) *Service {
 
 // Add plugs a source in; call it before serving.
 func (s *Service) Add(src Source) { s.sources[src.Kind()] = src }
+
+// Close makes every waiter answer now, with what it has: a server shutting
+// down gracefully waits for its requests, and a wait may last 25 s.
+func (s *Service) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // MaxWait is the longest wait this service grants.
 func (s *Service) MaxWait() time.Duration { return s.o.MaxWait }
@@ -318,7 +325,7 @@ func (s *Service) until(ctx context.Context, op string, q Query, srcs []Source, 
 			return res, nil
 		}
 		left := time.Until(deadline)
-		if left <= 0 || ctx.Err() != nil {
+		if left <= 0 || ctx.Err() != nil || s.closed() {
 			res.TimedOut = true
 			res.Since = max(q.Since, looked.Add(-cursorSlack).UnixMilli())
 			return res, nil
@@ -348,8 +355,18 @@ func (s *Service) until(ctx context.Context, op string, q Query, srcs []Source, 
 		case <-s.o.Hub.Changed(v):
 		case <-t.C:
 		case <-ctx.Done():
+		case <-s.closing:
 		}
 		t.Stop()
+	}
+}
+
+func (s *Service) closed() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
 	}
 }
 

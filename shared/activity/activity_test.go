@@ -254,3 +254,21 @@ func TestNewlyUnblocked(t *testing.T) {
 		t.Fatalf("got %v, err %v; want bob's task unblocked", kinds(a.res), a.err)
 	}
 }
+
+// A server shutting down gracefully waits for its requests: Close has
+// every waiter answer now rather than at its timeout.
+func TestCloseAnswersEveryWaiter(t *testing.T) {
+	s := build(t, teststores.All[0].Open(t, nil), activity.Options{})
+	got := waitThen(s, bob, activity.Input{TimeoutMs: ms(20_000)})
+	time.Sleep(100 * time.Millisecond)
+	s.Activity.Close()
+	closed := time.Now()
+	select {
+	case a := <-got:
+		if a.err != nil || !a.res.TimedOut || a.at.Sub(closed) > 500*time.Millisecond {
+			t.Fatalf("after Close: err %v, timedOut %v, %v later", a.err, a.res.TimedOut, a.at.Sub(closed))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter still waits 5 s after Close")
+	}
+}
