@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,5 +211,106 @@ func TestWaitForActivityWokenOverHTTPAndStdio(t *testing.T) {
 	}
 	if err := call(bob, "check_messages", nil, &inbox); err != nil || inbox.Count != 3 {
 		t.Fatalf("check_messages: %d unread, %v; want the 3 messages still unread", inbox.Count, err)
+	}
+}
+
+// 200 agents each hold a wait over HTTP while each makes another call: no
+// call is refused or slowed behind the waits (the same 200 calls with no
+// wait are the baseline). One agent holding the 4 waits its token may
+// still calls; a 5th wait is refused with an error naming the limit
+// (httpapi's TestWaitsDoNotTakeTheTokensRequestSlots shows the slots).
+// Then three sends wake all 200.
+func TestTwoHundredWaitersDoNotStarveOtherCalls(t *testing.T) {
+	const n = 200
+	agents := make([]string, n)
+	for i := range agents {
+		agents[i] = fmt.Sprintf("agent%03d", i)
+	}
+	w := startWaitServer(t, append(agents, "alice")...)
+	sessions := make([]*mcp.ClientSession, n)
+	for i, a := range agents {
+		sessions[i] = w.client(t, a)
+	}
+	beside := func() []time.Duration {
+		lats := make([]time.Duration, n)
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		for i, cs := range sessions {
+			wg.Go(func() {
+				start := time.Now()
+				errs <- call(cs, "check_messages", nil, nil)
+				lats[i] = time.Since(start)
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("a call failed: %v", err)
+			}
+		}
+		slices.Sort(lats)
+		return lats
+	}
+	base := beside()
+	t.Logf("%d concurrent check_messages, no wait: p50 %v, p99 %v", n, base[n/2], base[n*99/100])
+
+	since := time.Now().UnixMilli()
+	answers := make([]<-chan waited, n)
+	for i, cs := range sessions {
+		answers[i] = waitOn(cs, map[string]any{"timeoutMs": 20_000, "since": since})
+	}
+	time.Sleep(2 * time.Second) // every wait is in
+	lats := beside()
+	t.Logf("check_messages beside %d waits: p50 %v, p99 %v", n, lats[n/2], lats[n*99/100])
+	if p99 := lats[n*99/100]; p99 > 2*base[n*99/100]+200*time.Millisecond {
+		t.Fatalf("check_messages p99 %v beside %d waits, %v without; want no slower than twice", p99, n, base[n*99/100])
+	}
+	for i, ch := range answers {
+		select {
+		case a := <-ch:
+			t.Fatalf("agent %d's wait answered before anything arrived: %+v, %v", i, a.res, a.err)
+		default:
+		}
+	}
+
+	// One token at its waiting budget.
+	first := sessions[0]
+	more := make([]<-chan waited, 3)
+	for i := range more {
+		more[i] = waitOn(first, map[string]any{"timeoutMs": 20_000, "since": since})
+	}
+	time.Sleep(500 * time.Millisecond)
+	over := <-waitOn(first, map[string]any{"timeoutMs": 20_000, "since": since})
+	if over.err == nil || !strings.Contains(over.err.Error(), "4 calls of wait_for_activity waiting") {
+		t.Fatalf("a 5th wait of one token: %+v, %v; want refused naming the limit of 4", over.res, over.err)
+	}
+	if err := call(first, "check_messages", nil, nil); err != nil {
+		t.Fatalf("a call of the token holding 4 waits: %v", err)
+	}
+
+	// Wake them all: three sends of at most 99 recipients each.
+	alice := w.client(t, "alice")
+	wakes := make([]time.Duration, 0, n)
+	for lo := 0; lo < n; lo += 99 {
+		hi := min(lo+99, n)
+		sent := sendTo(t, alice, map[string]any{"channel": strings.Join(agents[lo:hi], ","), "content": "wake"})
+		for i := lo; i < hi; i++ {
+			a := <-answers[i]
+			if a.err != nil || a.res.Count != 1 {
+				t.Fatalf("agent %d: %+v, %v", i, a.res, a.err)
+			}
+			wakes = append(wakes, max(a.at.Sub(sent), 0))
+		}
+	}
+	for _, ch := range more {
+		if a := <-ch; a.err != nil || a.res.Count != 1 {
+			t.Fatalf("the first agent's other waits: %+v, %v", a.res, a.err)
+		}
+	}
+	slices.Sort(wakes)
+	t.Logf("%d waiters woken by 3 sends: p50 %v, p99 %v after the send", n, wakes[n/2], wakes[n*99/100])
+	if p99 := wakes[n*99/100]; p99 > time.Second {
+		t.Fatalf("wake p99 %v with %d waiters; want under 1 s", p99, n)
 	}
 }
