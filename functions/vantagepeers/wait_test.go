@@ -314,3 +314,30 @@ func TestTwoHundredWaitersDoNotStarveOtherCalls(t *testing.T) {
 		t.Fatalf("wake p99 %v with %d waiters; want under 1 s", p99, n)
 	}
 }
+
+// BenchmarkWakeLatencyHTTP: from alice's HTTP client calling send_message
+// to bob's wait_for_activity answering his, through serve (bob's answer
+// often comes before alice's: the waiter wakes at the commit).
+// go test -run '^$' -bench WakeLatencyHTTP -benchtime 100x ./functions/vantagepeers
+func BenchmarkWakeLatencyHTTP(b *testing.B) {
+	w := startWaitServer(b, "alice", "bob")
+	alice, bob := w.client(b, "alice"), w.client(b, "bob")
+	lats := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		got := waitOn(bob, map[string]any{"timeoutMs": 10_000, "since": time.Now().UnixMilli()})
+		time.Sleep(20 * time.Millisecond) // bob is waiting
+		sent := time.Now()
+		sendTo(b, alice, map[string]any{"channel": "bob", "content": "ping"})
+		if a := <-got; a.err != nil || a.res.Count == 0 {
+			b.Fatalf("%+v, %v", a.res, a.err)
+		} else {
+			lats = append(lats, max(a.at.Sub(sent), 0))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	slices.Sort(lats)
+	q := func(f float64) float64 { return float64(lats[int(f*float64(len(lats)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(q(0.5), "p50-ms")
+	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(0, "ns/op")
+}
