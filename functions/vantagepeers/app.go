@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vantagepeers/vantagepeers/shared/activity"
 	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
@@ -114,6 +115,9 @@ func (a *app) open(ctx context.Context, dataDir string, log *slog.Logger) error 
 		GitHub: gh, GitHubTrusted: awsenv.SplitList(os.Getenv(awsenv.EnvGitHubTrusted)),
 		ErrorSources: errorSources(ctx, eg, log), DeployKeys: deployKeys(dataDir), LogGroups: logGroups(dataDir),
 		OutboxRemovalBatch: removalBatch, Version: version, Logger: log,
+		// Waiters learn of other processes' commits on this data dir from
+		// SQLite's data_version, polled while someone waits.
+		Activity: activity.Options{Changes: a.store},
 	})
 	return err
 }

@@ -87,6 +87,8 @@ func serve(ctx context.Context, e *env, addr string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	// Shutdown waits for the requests in flight: waits answer at once.
+	srv.RegisterOnShutdown(a.Activity.Close)
 	log.Info("serving", "url", url, "dataDir", e.dataDir, "version", version)
 	stopJobs := a.startJobs(ctx, log)
 	defer stopJobs()

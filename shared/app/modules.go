@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/activity"
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
@@ -139,6 +140,10 @@ type Ports struct {
 	IssuesGitHub issue.GitHub
 	ErrorsGitHub errormon.GitHub
 	TuneErrors   func(*errormon.Options)
+	// Activity configures wait_for_activity: Changes, the store's commit
+	// counter across processes (nil: the sources are polled with
+	// backoff), and MaxWait, the longest wait (AWS: its configuration).
+	Activity activity.Options
 
 	Version string
 	Logger  *slog.Logger
@@ -181,6 +186,7 @@ type Services struct {
 	// result: set by the server, which knows its public URL, before Routes.
 	OKFLinks *okfsvc.Links
 	Relay    *relay.Relay
+	Activity *activity.Service
 
 	groups Group // the groups Build built
 }
@@ -232,6 +238,7 @@ func Modules() []Module {
 				}
 				return nil
 			}},
+		activityModule(),
 		memoryModule(),
 		{Name: "briefing", Tables: briefing.Tables,
 			Build: func(_ context.Context, p *Ports, s *Services) error {
@@ -311,6 +318,32 @@ func perTenant(name, schedule, summary string, run func() func(context.Context, 
 	j := cron(name, schedule, summary, func(d jobs.Deps) (jobs.Func, error) { return jobs.PerTenant(name, d, run()) })
 	j.PerTenant = true
 	return j
+}
+
+// activityModule is wait_for_activity. It is built before the modules
+// whose writes wake its waiters: they write through a store that tells
+// its hub of every commit (activity.Notifying); its sources read the
+// messages and tasks built after it, plugged in by its Wire.
+func activityModule() Module {
+	return Module{Name: "activity",
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			o := p.Activity
+			o.Hub, o.Logger = activity.NewHub(), p.Logger
+			p.Store = activity.Notifying(p.Store, o.Hub)
+			s.Activity = activity.New(o)
+			return nil
+		},
+		Wire: func(s *Services) error {
+			if s.Messages != nil {
+				s.Activity.Add(activity.Messages(s.Messages))
+			}
+			if s.Tasks != nil {
+				s.Activity.Add(activity.Tasks(s.Store))
+				s.Activity.Add(activity.Unblocked(s.Store))
+			}
+			return nil
+		},
+		Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.ActivityTools(s.Activity)} }}
 }
 
 func memoryModule() Module {

@@ -18,6 +18,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/egress"
@@ -76,6 +77,8 @@ type Config struct {
 	TrustedProxies    []netip.Prefix
 	RegisterPerMinute int
 	MaxPendingClients int
+	// WaitMax bounds a wait_for_activity call (EnvWaitMaxMs).
+	WaitMax time.Duration
 }
 
 // ConfigFromEnv reads the configuration; getenv is os.Getenv in the
@@ -146,6 +149,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			}
 			*n.to = i
 		}
+	}
+	c.WaitMax = awsenv.DefaultWaitMaxMs * time.Millisecond
+	if v := get(awsenv.EnvWaitMaxMs); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms < 100 || ms > 25_000 {
+			bad(awsenv.EnvWaitMaxMs, fmt.Sprintf("%q is not a number of milliseconds from 100 to 25000", v))
+		}
+		c.WaitMax = time.Duration(ms) * time.Millisecond
 	}
 	c.SearchReplicas = 1
 	if v := get(awsenv.EnvSearchReplicas); v != "" {

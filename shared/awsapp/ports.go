@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/activity"
 	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/github"
@@ -21,7 +22,10 @@ func (a *App) ports(ctx context.Context, nd needs, o Options, idx *opensearch.In
 		FlushStarts: true, Version: o.Version, Logger: a.Log, Now: o.Now,
 		// A frozen container writes them at its next invocation; one that
 		// dies leaves jobs that run again after their lease.
-		OutboxRemovalBatch: 20 * time.Millisecond}
+		OutboxRemovalBatch: 20 * time.Millisecond,
+		// No change counter across Lambdas: a waiter polls the table with
+		// backoff, for at most the configured wait (it is billed).
+		Activity: activity.Options{MaxWait: c.WaitMax}}
 	if idx != nil { // a nil *opensearch.Index in the interface would not read as "no index"
 		p.Index = idx
 	}

@@ -93,6 +93,14 @@ const (
 	EnvOAuthMaxPendingClients = "VP_OAUTH_MAX_PENDING_CLIENTS"
 )
 
+// EnvWaitMaxMs bounds a wait_for_activity call on AWS, in milliseconds
+// (default DefaultWaitMaxMs, 100 to 25000): a Lambda that waits is billed
+// for the wait, and polls the table while it does.
+const (
+	EnvWaitMaxMs     = "VP_WAIT_MAX_MS"
+	DefaultWaitMaxMs = 10_000
+)
+
 // EnvSecretsManagerEndpoint points the functions' Secrets Manager client
 // elsewhere (tests: a fake of its JSON 1.1 protocol), like
 // EnvDynamoDBEndpoint. The SDK's own AWS_ENDPOINT_URL_SECRETS_MANAGER is

@@ -26,7 +26,7 @@ import (
 // with the principal in it. The SDK's own refusals (plain text) are
 // discarded and answered as before; the per-token flight limit is counted
 // after authentication, apart from it.
-func bearer(o Options, lim *ratelimit.Limiter, refusals *refusalLog, flight *inFlight, next http.Handler) http.Handler {
+func bearer(o Options, lim *ratelimit.Limiter, refusals *refusalLog, flight flights, next http.Handler) http.Handler {
 	opts := &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true} // the verifier has judged the expiry (auth.Tokens.Verify)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &check{tokens: o.Tokens}
@@ -61,7 +61,7 @@ func bearer(o Options, lim *ratelimit.Limiter, refusals *refusalLog, flight *inF
 
 // admit serves an authenticated request: the tool profile it asks for, one
 // of its token's request slots, its body bound.
-func admit(w http.ResponseWriter, r *http.Request, flightKey string, flight *inFlight, next http.Handler) {
+func admit(w http.ResponseWriter, r *http.Request, flightKey string, flight flights, next http.Handler) {
 	if profile := r.URL.Query().Get("profile"); profile != "" {
 		r.Header.Set(mcpserver.ToolProfileHeader, profile)
 	}
@@ -69,16 +69,17 @@ func admit(w http.ResponseWriter, r *http.Request, flightKey string, flight *inF
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": err.Error()})
 		return
 	}
-	release, ok := flight.acquire(flightKey)
+	release, ok := flight.calls.acquire(flightKey)
 	if !ok {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "too_many_requests",
-			"error_description": "this token already has " + itoa(flight.max) + " requests in flight, the limit of concurrent requests per token: wait for one to finish, retry after 1 second"})
+			"error_description": "this token already has " + itoa(flight.calls.max) + " requests in flight, the limit of concurrent requests per token: wait for one to finish, retry after 1 second"})
 		return
 	}
-	defer release()
+	slot := &waitSlot{key: flightKey, waits: flight.waits, release: release}
+	defer slot.done()
 	r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
-	next.ServeHTTP(w, r)
+	next.ServeHTTP(w, r.WithContext(mcpserver.WithWaitSlot(r.Context(), slot)))
 }
 
 // check is one request's verification, as the SDK's RequireBearerToken

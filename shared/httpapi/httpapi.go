@@ -34,6 +34,11 @@ const (
 	// flight at once in this process; more are refused 429 with
 	// Retry-After.
 	DefaultMaxConcurrentPerToken = 16
+	// DefaultMaxWaitsPerToken bounds one token's wait_for_activity calls
+	// holding at once, counted apart from the requests in flight: a
+	// waiting call hands its request slot back, so that an agent's waits
+	// never starve its other calls.
+	DefaultMaxWaitsPerToken = 4
 	// DefaultMaxDrainBytes is four times the request limit: a body up to
 	// that size gets its 413 read by the client; a larger one may see the
 	// connection reset instead.
@@ -69,6 +74,9 @@ type Options struct {
 	// MaxConcurrentPerToken bounds one token's requests in flight
 	// (DefaultMaxConcurrentPerToken when zero).
 	MaxConcurrentPerToken int
+	// MaxWaitsPerToken bounds one token's waiting calls
+	// (DefaultMaxWaitsPerToken when zero).
+	MaxWaitsPerToken int
 	// Limiter bounds the requests of one source address to the routes
 	// open to all that this package serves (/health, the OKF download);
 	// the OAuth server limits its own routes. Nil: counted in this
@@ -95,6 +103,9 @@ func New(o Options) http.Handler {
 	if o.MaxConcurrentPerToken <= 0 {
 		o.MaxConcurrentPerToken = DefaultMaxConcurrentPerToken
 	}
+	if o.MaxWaitsPerToken <= 0 {
+		o.MaxWaitsPerToken = DefaultMaxWaitsPerToken
+	}
 	if o.MaxDrainBytes <= 0 {
 		o.MaxDrainBytes = DefaultMaxDrainBytes
 	}
@@ -104,7 +115,7 @@ func New(o Options) http.Handler {
 	if lim == nil {
 		lim = ratelimit.New(ratelimit.Options{Logger: o.Logger})
 	}
-	authed := privateNoStore(bearer(o, lim, newRefusalLog(o.Logger, time.Now), newInFlight(o.MaxConcurrentPerToken), jsonrpcErrors(mcpHandler)))
+	authed := privateNoStore(bearer(o, lim, newRefusalLog(o.Logger, time.Now), newFlights(o), jsonrpcErrors(mcpHandler)))
 	mux := http.NewServeMux()
 	for _, r := range append(Routes(), o.Routes...) {
 		h := r.Handler

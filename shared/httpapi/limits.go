@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // bodyDeadline gives every request with a body d to deliver it: a read
@@ -81,4 +83,47 @@ func (f *inFlight) acquire(key string) (release func(), ok bool) {
 			delete(f.n, key)
 		}
 	}, true
+}
+
+// flights are the per-token budgets of requests: calls in flight, and
+// calls waiting (wait_for_activity), counted apart.
+type flights struct {
+	calls, waits *inFlight
+}
+
+func newFlights(o Options) flights {
+	return flights{calls: newInFlight(o.MaxConcurrentPerToken), waits: newInFlight(o.MaxWaitsPerToken)}
+}
+
+// waitSlot is one request's mcpserver.WaitSlot: Hold takes a waiting slot
+// of its token and gives its request slot back, so that a call that holds
+// for seconds does not count among the requests in flight.
+type waitSlot struct {
+	key     string
+	waits   *inFlight
+	mu      sync.Mutex
+	release func() // the request slot, until handed back
+}
+
+func (w *waitSlot) Hold() (func(), error) {
+	rel, ok := w.waits.acquire(w.key)
+	if !ok {
+		e := vp.Errorf("wait_for_activity", vp.KindRateLimited, "timeoutMs",
+			"this token already has %d calls of wait_for_activity waiting, the limit of waiting calls per token: one waiter per agent is enough "+
+				"(pass since from its answer); retry when one returns, or call with timeoutMs 0 to look without waiting", w.waits.max)
+		e.RetryAfter = time.Second
+		return nil, e
+	}
+	w.done()
+	return rel, nil
+}
+
+// done gives the request slot back, once.
+func (w *waitSlot) done() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.release != nil {
+		w.release()
+		w.release = nil
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/vantagepeers/vantagepeers/shared/activity"
 	"github.com/vantagepeers/vantagepeers/shared/briefing"
 	"github.com/vantagepeers/vantagepeers/shared/businessunit"
 	"github.com/vantagepeers/vantagepeers/shared/component"
@@ -65,6 +66,6 @@ func EveryToolset() []Toolset {
 		MandateTools(&mandate.Service{}), MemoryTools(&memory.Service{}), IframeTools(&iframe.Service{}),
 		TaskTools(&task.Service{}), MissionTools(&mission.Service{}), RecurringTools(&recurring.Service{}),
 		KeywordTools(&keyword.Service{}), DigestTools(&digest.Service{}), IssueTools(&issue.Service{}, &memory.Service{}),
-		ErrorTools(&errormon.Service{}), OKFTools(&okfsvc.Service{}, nil),
+		ErrorTools(&errormon.Service{}), OKFTools(&okfsvc.Service{}, nil), ActivityTools(&activity.Service{}),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vantagepeers/vantagepeers/shared/activity"
 	"github.com/vantagepeers/vantagepeers/shared/digest"
 	"github.com/vantagepeers/vantagepeers/shared/errormon"
 	"github.com/vantagepeers/vantagepeers/shared/issue"
@@ -65,7 +66,8 @@ func withTasks(o mcpserver.Options, st store.Store, signer *listing.Signer, idx 
 		mcpserver.RecurringTools(recurring.New(recurring.Options{Store: st, Cursors: signer, Tasks: o.Views.Tasks})),
 		mcpserver.IssueTools(issues, o.Views.Memory),
 		mcpserver.ErrorTools(errormon.New(errormon.Options{Store: st, Cursors: signer, Issues: issues})),
-		mcpserver.DigestTools(digest.New(digest.Options{Store: st})))
+		mcpserver.DigestTools(digest.New(digest.Options{Store: st})),
+		mcpserver.ActivityTools(activity.New(activity.Options{Sources: []activity.Source{activity.Tasks(st), activity.Unblocked(st)}})))
 	return o
 }
 

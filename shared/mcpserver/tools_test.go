@@ -20,7 +20,7 @@ var coreProfile = []string{
 	"create_task", "get_task", "list_tasks", "update_task", "checkout_task", "start_task", "complete_task",
 	"get_mission", "list_missions",
 	"store_memory", "recall", "hybrid_search",
-	"write_diary",
+	"write_diary", "wait_for_activity",
 }
 
 // listTools returns tools/list of a fully wired server in profile and its
@@ -47,7 +47,7 @@ func names(tools []*mcp.Tool) []string {
 }
 
 // TestCoreProfile: the core profile is derived from the tool definitions;
-// it has exactly the everyday 20 tools, each registered, and both profiles
+// it has exactly the everyday 21 tools, each registered, and both profiles
 // stay within the DESIGN budgets (full < 20,000 tokens, core < 8,000).
 func TestCoreProfile(t *testing.T) {
 	full, fullTokens := listTools(t, mcpserver.ToolProfileFull)

@@ -76,6 +76,9 @@ type Store struct {
 	// The writer's three statements, prepared once: parsing them on every
 	// op of every Write was a third of a small Write's CPU.
 	selectVer, put, del *sql.Stmt
+
+	path    string
+	version dataVersion // DataVersion's connection (dataversion.go)
 }
 
 const (
@@ -119,7 +122,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	st := &Store{file: f, w: w, r: f.R, now: now, stmts: map[string]*sql.Stmt{}}
+	st := &Store{file: f, w: w, r: f.R, now: now, stmts: map[string]*sql.Stmt{}, path: opts.Path}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -145,6 +148,7 @@ func (s *Store) Close() error {
 			_ = st.Close()
 		}
 	}
+	s.version.close()
 	return s.file.Close()
 }
 
