@@ -196,7 +196,7 @@ exec "$vp" guard check --staged --project %s --url %s --fail-open=%t
 		shQuote(o.Project), shQuote(o.URL), o.FailOpen)
 }
 
-// shQuote is s as one word of sh: single quotes, a quote inside as '\”.
+// shQuote is s as one word of sh: in single quotes, each quote inside closed, escaped and reopened.
 func shQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
