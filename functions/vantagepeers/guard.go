@@ -396,7 +396,7 @@ func checkPaths(ctx context.Context, o guardCheckOptions, paths []string) ([]pat
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	rt := &guardTransport{token: o.Token, base: base}
+	rt := &guardTransport{token: o.Token, base: base, ctx: ctx}
 	// Redirects are not followed: the token goes to the URL given and no
 	// other (Go keeps the header on a same-host redirect).
 	hc := &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -445,29 +445,53 @@ func toolText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, " ")
 }
 
-// guardTransport puts the agent's token on every request and remembers
-// the last status and transport error: the SDK's errors do not say
-// whether the server refused the token or could not answer.
+// guardTransport puts the agent's token on every request, ends every
+// request at the check's deadline (ctx), and remembers the last status and
+// transport error: the SDK's errors do not say whether the server refused
+// the token or could not answer.
 type guardTransport struct {
 	token  string
 	base   http.RoundTripper
+	ctx    context.Context
 	mu     sync.Mutex
 	status int
 	err    error
 }
 
 func (g *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
+	// The SDK sends some requests (the cancellation of a call that timed
+	// out, on close) under contexts of its own: against a server that
+	// hangs they would hold the commit past --timeout.
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(g.ctx, cancel)
+	done := func() { stop(); cancel() }
+	r = r.Clone(ctx)
 	r.Header.Set("Authorization", "Bearer "+g.token)
 	res, err := g.base.RoundTrip(r)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err != nil {
 		g.err = err
-	} else if res.StatusCode >= 300 {
+		done()
+		return nil, err
+	}
+	if res.StatusCode >= 300 {
 		g.status = res.StatusCode
 	}
-	return res, err
+	res.Body = &closeFunc{ReadCloser: res.Body, done: done}
+	return res, nil
+}
+
+// closeFunc runs done once its body is closed.
+type closeFunc struct {
+	io.ReadCloser
+	done func()
+}
+
+func (c *closeFunc) Close() error {
+	err := c.ReadCloser.Close()
+	c.done()
+	return err
 }
 
 // classify turns a failed call into the error the committer reads: a
