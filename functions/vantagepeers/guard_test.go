@@ -381,3 +381,26 @@ func TestGuardConflictWording(t *testing.T) {
 		t.Errorf("a 400-rune text is %d runes; want it cut at 300 + …", len([]rune(got)))
 	}
 }
+
+// `git commit -a` and `git commit PATH` stage into an index of their own
+// and name it in GIT_INDEX_FILE for the hook: the check reads that index.
+func TestStagedPathsReadTheHooksIndex(t *testing.T) {
+	dir := newRepo(t)
+	writeFile(t, filepath.Join(dir, "only-in-commit.txt"), "x\n")
+	tmp := filepath.Join(t.TempDir(), "index")
+	b, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, tmp, string(b))
+	if out, err := gitRun(t, dir, []string{"GIT_INDEX_FILE=" + tmp}, "add", "only-in-commit.txt"); err != nil {
+		t.Fatalf("git add: %v %s", err, out)
+	}
+	if got, err := stagedPaths(context.Background(), dir); err != nil || len(got) != 0 {
+		t.Fatalf("the default index: %q, %v; want nothing staged", got, err)
+	}
+	t.Setenv("GIT_INDEX_FILE", tmp)
+	if got, err := stagedPaths(context.Background(), dir); err != nil || !slices.Equal(got, []string{"only-in-commit.txt"}) {
+		t.Fatalf("GIT_INDEX_FILE: %q, %v; want the path staged there", got, err)
+	}
+}
