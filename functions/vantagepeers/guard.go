@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -232,6 +233,34 @@ func stagedPaths(ctx context.Context, dir string) ([]string, error) {
 	return slices.Compact(paths), nil
 }
 
+// queryGlob is the glob check_paths is asked about for a staged path. The
+// reservation glob language ('*', '**' as a whole segment, '?', literal
+// characters) has no escape and refuses '[', ']', '{', '}', '\', control
+// characters and invalid UTF-8, all of which a file name may hold
+// (src/[id].tsx): each such character, and each '*' of a name, becomes
+// '?', which matches it and any other one character. The question is
+// then about a few more paths than the staged one, never fewer: a
+// conflict can be reported too much, never missed.
+func queryGlob(p string) string {
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if seg == "**" {
+			continue // matches everything under it: more, never fewer
+		}
+		var b strings.Builder
+		for j := 0; j < len(seg); {
+			r, n := utf8.DecodeRuneInString(seg[j:])
+			if (r == utf8.RuneError && n == 1) || unicode.IsControl(r) || strings.ContainsRune("[]{}\\*", r) {
+				r = '?'
+			}
+			b.WriteRune(r)
+			j += n
+		}
+		segs[i] = b.String()
+	}
+	return strings.Join(segs, "/")
+}
+
 // pathConflict is one reservation check_paths reports.
 type pathConflict struct {
 	ReservationID string   `json:"reservationId"`
@@ -408,7 +437,11 @@ func checkPaths(ctx context.Context, o guardCheckOptions, paths []string) ([]pat
 	defer func() { _ = cs.Close() }()
 	var out []pathConflict
 	seen := map[string]bool{}
-	for batch := range slices.Chunk(paths, checkBatch) {
+	globs := make([]string, len(paths))
+	for i, p := range paths {
+		globs[i] = queryGlob(p)
+	}
+	for batch := range slices.Chunk(globs, checkBatch) {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "check_paths", Arguments: map[string]any{"project": o.Project, "paths": batch}})
 		if err != nil {
 			return nil, rt.classify(ctx, o, err)

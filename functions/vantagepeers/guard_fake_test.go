@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,6 +68,13 @@ func (f *fakeReservations) serve(t *testing.T) string {
 		}
 		if in.Project == "" || len(in.Paths) == 0 || len(in.Paths) > checkBatch {
 			return nil, checkPathsResult{}, fmt.Errorf("invalid_argument: paths: 1 to %d paths (got %d)", checkBatch, len(in.Paths))
+		}
+		for _, p := range in.Paths {
+			// The server parses each path as a reservation glob, which
+			// has no escapes.
+			if strings.ContainsAny(p, "[]{}\\") || strings.ContainsFunc(p, unicode.IsControl) || !utf8.ValidString(p) {
+				return nil, checkPathsResult{}, fmt.Errorf("invalid_argument: paths: %q: not a glob of the reservation language", p)
+			}
 		}
 		out := checkPathsResult{Conflicts: []pathConflict{}}
 		for _, r := range f.held {
@@ -322,5 +331,27 @@ func TestGuardCommandLineAgainstFakeMCPServer(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused install wrote a hook: %v", err)
+	}
+}
+
+// Names the glob language cannot write (a Next.js route, a newline)
+// reach the fake server, which parses globs as the real one does, as
+// valid globs: the commit is checked, and refused for alice's paths.
+func TestGuardCheckOddNamesAgainstFakeMCPServer(t *testing.T) {
+	dir := newRepo(t)
+	f := &fakeReservations{tokens: map[string]string{"tok-bob": "bob"}, held: []fakeReservation{
+		{project: "web", pathConflict: pathConflict{ReservationID: "r1", Holder: "alice", Paths: []string{"app/**"}, Exclusive: true,
+			ExpiresAt: time.Now().Add(time.Hour).UnixMilli()}}}}
+	u := f.serve(t)
+	check := func() error {
+		return guardCheck(context.Background(), guardCheckOptions{Dir: dir, Project: "web", URL: u, Token: "tok-bob"}, io.Discard)
+	}
+	stage(t, dir, "pages/[id].tsx", "pages/{a,b}\\n.md", "new\nline.txt")
+	if err := check(); err != nil {
+		t.Fatalf("odd names outside any reservation: %v", err)
+	}
+	stage(t, dir, "app/[slug]/page.tsx")
+	if err := check(); err == nil || !strings.Contains(err.Error(), "commit refused") {
+		t.Fatalf("app/[slug]/page.tsx under alice's app/**: %v; want the commit refused", err)
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // gitEnv isolates git from the machine's configuration: no global or
@@ -402,5 +404,40 @@ func TestStagedPathsReadTheHooksIndex(t *testing.T) {
 	t.Setenv("GIT_INDEX_FILE", tmp)
 	if got, err := stagedPaths(context.Background(), dir); err != nil || !slices.Equal(got, []string{"only-in-commit.txt"}) {
 		t.Fatalf("GIT_INDEX_FILE: %q, %v; want the path staged there", got, err)
+	}
+}
+
+// A staged name the reservation glob language cannot write (no escapes;
+// '[', '{', '\', control characters, invalid UTF-8 refused) is asked about
+// as a glob that matches it and is valid: check_paths would refuse the
+// whole commit's question otherwise (src/[id].tsx is a Next.js route).
+func TestQueryGlobMatchesTheStagedName(t *testing.T) {
+	for name, want := range map[string]string{
+		"src/[id].tsx":     "src/?id?.tsx",
+		"a/{b,c}.go":       "a/?b,c?.go",
+		`back\slash`:       "back?slash",
+		"new\nline\x7f":    "new?line?",
+		"star*name":        "star?name",
+		"a**b/x":           "a??b/x",
+		"**/x":             "**/x",
+		"caf\xe9/\xff\xfe": "caf?/??",
+		"été/plain.go":     "été/plain.go",
+		"what?.md":         "what?.md",
+	} {
+		got := queryGlob(name)
+		if got != want {
+			t.Errorf("queryGlob(%q) = %q, want %q", name, got, want)
+		}
+		if strings.ContainsAny(got, "[]{}\\") || strings.ContainsFunc(got, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(got) {
+			t.Errorf("queryGlob(%q) = %q: not in the glob language", name, got)
+		}
+		// Without '[' and '\', path.Match reads '*' and '?' as the
+		// glob language does within a segment.
+		gs, ns := strings.Split(got, "/"), strings.Split(name, "/")
+		for i := range gs {
+			if ok, _ := path.Match(gs[i], ns[i]); gs[i] != "**" && !ok {
+				t.Errorf("queryGlob(%q) = %q does not match the name (segment %q)", name, got, ns[i])
+			}
+		}
 	}
 }
