@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -163,9 +164,20 @@ func guardInstall(ctx context.Context, o guardInstallOptions, stdout io.Writer) 
 	if err := os.Rename(tmp, hook); err != nil {
 		return fmt.Errorf("guard install: %w", err)
 	}
+	if u, _ := url.Parse(o.URL); u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		fmt.Fprintf(stdout, "warning: %s is plain http: every commit sends the agent's token (VP_TOKEN) across the network unencrypted; use https unless the network is yours\n", o.URL)
+	}
 	fmt.Fprintf(stdout, "installed %s: commits are checked against project %s's reservations at %s (VP_TOKEN: the agent's token)\n",
 		hook, o.Project, o.URL)
 	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // hookScript is the pre-commit hook. It runs the hook it replaced first;

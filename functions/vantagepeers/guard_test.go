@@ -441,3 +441,19 @@ func TestQueryGlobMatchesTheStagedName(t *testing.T) {
 		}
 	}
 }
+
+// A plain-http URL off this machine would carry the agent's token in
+// clear on every commit: install says so; loopback and https do not.
+func TestGuardInstallWarnsOfACleartextToken(t *testing.T) {
+	dir := newRepo(t)
+	bin := fakeGuardBin(t, filepath.Join(t.TempDir(), "log"))
+	for u, warn := range map[string]bool{
+		"http://10.0.0.7:8787/mcp": true, "http://vp.example.com/mcp": true, "http://127.0.0.1:8787/mcp": false,
+		"http://localhost:8787/mcp": false, "http://[::1]:8787/mcp": false, "https://vp.example.com/mcp": false,
+	} {
+		out := install(t, dir, guardInstallOptions{Bin: bin, Project: "p", URL: u, FailOpen: true})
+		if strings.Contains(out, "unencrypted") != warn {
+			t.Errorf("install --url %s: %q; want a cleartext warning: %v", u, out, warn)
+		}
+	}
+}
