@@ -53,10 +53,15 @@ Skip the hook for one commit with git commit --no-verify.
 // pre-commit hook says it is ours: installing again rewrites it instead of
 // chaining to it.
 const (
-	hookName     = "pre-commit"
-	chainedName  = "pre-commit.vantagepeers-chained"
-	guardMarker  = "# vantagepeers guard hook"
-	checkBatch   = 100 // paths per check_paths call: a commit of thousands of files makes several
+	hookName    = "pre-commit"
+	chainedName = "pre-commit.vantagepeers-chained"
+	guardMarker = "# vantagepeers guard hook"
+	// checkBatch and maxGlobBytes are check_paths' limits
+	// (reservation.MaxPaths, MaxGlobBytes): a commit of thousands of
+	// files makes several calls, and a longer path is asked about as a
+	// glob of its directory.
+	checkBatch   = 32
+	maxGlobBytes = 512
 	guardTimeout = 5 * time.Second
 )
 
@@ -270,7 +275,39 @@ func queryGlob(p string) string {
 		}
 		segs[i] = b.String()
 	}
-	return strings.Join(segs, "/")
+	return boundGlob(segs)
+}
+
+// boundGlob joins segs, a glob of at most maxGlobBytes: when longer, the
+// deepest directory that fits with "/**", or the first name's beginning
+// followed by '*'. Either matches the path and more.
+func boundGlob(segs []string) string {
+	if g := strings.Join(segs, "/"); len(g) <= maxGlobBytes {
+		return g
+	}
+	dir := ""
+	for _, seg := range segs[:len(segs)-1] {
+		next := seg
+		if dir != "" {
+			next = dir + "/" + seg
+		}
+		if len(next)+len("/**") > maxGlobBytes {
+			break
+		}
+		dir = next
+	}
+	if dir != "" {
+		return dir + "/**"
+	}
+	tail := "*"
+	if len(segs) > 1 {
+		tail = "*/**"
+	}
+	cut := segs[0][:maxGlobBytes-len(tail)]
+	for !utf8.ValidString(cut) { // not inside a rune: queryGlob made the segment valid UTF-8
+		cut = cut[:len(cut)-1]
+	}
+	return cut + tail
 }
 
 // pathConflict is one reservation check_paths reports.
@@ -334,22 +371,13 @@ func guardCheck(ctx context.Context, o guardCheckOptions, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("guard check: %w", err)
 	}
-	var exclusive, shared []pathConflict
-	for _, c := range conflicts {
-		if c.Exclusive {
-			exclusive = append(exclusive, c)
-		} else {
-			shared = append(shared, c)
-		}
-	}
-	now := o.Now()
-	for _, c := range shared {
-		fmt.Fprintf(stderr, "vantagepeers guard: note: %s\n", describeConflict(c, "shares", now))
-	}
+	// The call asks for exclusive reservations only; a server that
+	// answered shared ones too does not refuse the commit with them.
+	exclusive := slices.DeleteFunc(conflicts, func(c pathConflict) bool { return !c.Exclusive })
 	if len(exclusive) == 0 {
 		return nil
 	}
-	_, err = io.WriteString(stderr, refusal(exclusive, now))
+	_, err = io.WriteString(stderr, refusal(exclusive, o.Now()))
 	if err != nil {
 		return err
 	}
@@ -454,7 +482,10 @@ func checkPaths(ctx context.Context, o guardCheckOptions, paths []string) ([]pat
 		globs[i] = queryGlob(p)
 	}
 	for batch := range slices.Chunk(globs, checkBatch) {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "check_paths", Arguments: map[string]any{"project": o.Project, "paths": batch}})
+		// exclusive: false asks as a shared reservation would: only others'
+		// exclusive reservations conflict with a commit.
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "check_paths",
+			Arguments: map[string]any{"project": o.Project, "paths": batch, "exclusive": false}})
 		if err != nil {
 			return nil, rt.classify(ctx, o, err)
 		}

@@ -51,8 +51,9 @@ type fakeCall struct {
 }
 
 type checkPathsArgs struct {
-	Project string   `json:"project"`
-	Paths   []string `json:"paths"`
+	Project   string   `json:"project"`
+	Paths     []string `json:"paths"`
+	Exclusive *bool    `json:"exclusive,omitempty"` // as the server: default true; false, only exclusive ones conflict
 }
 
 func (f *fakeReservations) serve(t *testing.T) string {
@@ -66,19 +67,20 @@ func (f *fakeReservations) serve(t *testing.T) string {
 		if f.refuse != "" {
 			return nil, checkPathsResult{}, errors.New(f.refuse)
 		}
-		if in.Project == "" || len(in.Paths) == 0 || len(in.Paths) > checkBatch {
-			return nil, checkPathsResult{}, fmt.Errorf("invalid_argument: paths: 1 to %d paths (got %d)", checkBatch, len(in.Paths))
+		if in.Project == "" || len(in.Paths) == 0 || len(in.Paths) > 32 {
+			return nil, checkPathsResult{}, fmt.Errorf("invalid_argument: paths: 1 to 32 paths (got %d)", len(in.Paths))
 		}
 		for _, p := range in.Paths {
 			// The server parses each path as a reservation glob, which
 			// has no escapes.
-			if strings.ContainsAny(p, "[]{}\\") || strings.ContainsFunc(p, unicode.IsControl) || !utf8.ValidString(p) {
+			if len(p) > 512 || strings.ContainsAny(p, "[]{}\\") || strings.ContainsFunc(p, unicode.IsControl) || !utf8.ValidString(p) {
 				return nil, checkPathsResult{}, fmt.Errorf("invalid_argument: paths: %q: not a glob of the reservation language", p)
 			}
 		}
 		out := checkPathsResult{Conflicts: []pathConflict{}}
 		for _, r := range f.held {
-			if r.project == in.Project && r.Holder != agent && slices.ContainsFunc(in.Paths, func(p string) bool { return globsMatch(r.Paths, p) }) {
+			onlyExclusive := in.Exclusive != nil && !*in.Exclusive
+			if r.project == in.Project && r.Holder != agent && (r.Exclusive || !onlyExclusive) && slices.ContainsFunc(in.Paths, func(p string) bool { return globsMatch(r.Paths, p) }) {
 				out.Conflicts = append(out.Conflicts, r.pathConflict)
 			}
 		}
@@ -199,8 +201,8 @@ func TestGuardCheckAgainstFakeMCPServer(t *testing.T) {
 
 	stage(t, dir, "docs/guide.md", "cmd/main.go")
 	err, out = check("tok-bob")
-	if err != nil || !strings.Contains(out, "note: carol shares docs/*.md") || strings.Contains(out, "refused") {
-		t.Fatalf("a shared reservation and bob's own: %v, %q; want the commit through with a note on carol's", err, out)
+	if err != nil || out != "" {
+		t.Fatalf("a shared reservation and bob's own: %v, %q; want the commit through", err, out)
 	}
 	gitOK(t, dir, "reset", "-q", "--hard")
 
@@ -218,8 +220,8 @@ func TestGuardCheckAgainstFakeMCPServer(t *testing.T) {
 		sent = append(sent, c.paths...)
 	}
 	slices.Sort(many)
-	if err == nil || strings.Count(out, "alice holds") != 1 || len(calls) != 3 || !slices.Equal(sent, many) {
-		t.Fatalf("251 paths: %v, %d calls, %d paths sent, %d refusal lines; want a refusal naming alice once, 3 calls, every path once",
+	if err == nil || strings.Count(out, "alice holds") != 1 || len(calls) != 8 || !slices.Equal(sent, many) {
+		t.Fatalf("251 paths: %v, %d calls, %d paths sent, %d refusal lines; want a refusal naming alice once, 8 calls of at most 32, every path once",
 			err, len(calls), len(sent), strings.Count(out, "alice holds"))
 	}
 }

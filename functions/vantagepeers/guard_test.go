@@ -457,3 +457,49 @@ func TestGuardInstallWarnsOfACleartextToken(t *testing.T) {
 		}
 	}
 }
+
+// matchGlob is the reservation glob language over a path: "**" a whole
+// segment for any number of segments, '*' and '?' within one.
+func matchGlob(g, p string) bool {
+	var match func(gs, ps []string) bool
+	match = func(gs, ps []string) bool {
+		switch {
+		case len(gs) == 0:
+			return len(ps) == 0
+		case gs[0] == "**":
+			for i := 0; i <= len(ps); i++ {
+				if match(gs[1:], ps[i:]) {
+					return true
+				}
+			}
+			return false
+		case len(ps) == 0:
+			return false
+		}
+		ok, _ := path.Match(gs[0], ps[0])
+		return ok && match(gs[1:], ps[1:])
+	}
+	return match(strings.Split(g, "/"), strings.Split(p, "/"))
+}
+
+// A staged path longer than check_paths takes (512 bytes a glob) is asked
+// about as a shorter glob that still matches it.
+func TestQueryGlobBoundsLongPaths(t *testing.T) {
+	long := strings.Repeat("d", 200)
+	for _, p := range []string{
+		long + "/" + long + "/" + long + "/f.go",
+		long + "/" + long + "/" + strings.Repeat("é", 300),
+		strings.Repeat("é", 300) + "/f.go",
+		strings.Repeat("x", 700),
+		strings.Repeat("[", 600) + "/a",
+		"short/path.go",
+	} {
+		g := queryGlob(p)
+		if len(g) > maxGlobBytes || !utf8.ValidString(g) || !matchGlob(g, p) {
+			t.Errorf("queryGlob(%d bytes) = %q (%d bytes): want at most %d bytes, valid, matching the path", len(p), g, len(g), maxGlobBytes)
+		}
+		if len(p) <= maxGlobBytes && g != p {
+			t.Errorf("a short plain path changed: %q → %q", p, g)
+		}
+	}
+}
