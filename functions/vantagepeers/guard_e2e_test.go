@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vantagepeers/vantagepeers/shared/reservation"
 	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
 
@@ -151,6 +152,9 @@ func TestGuardEndToEndWithTheEmbeddedServer(t *testing.T) {
 
 	res := s.call(t, alice, "reserve_paths", map[string]any{"project": "web", "paths": []string{"src/api/**"},
 		"exclusive": true, "ttlMinutes": 30, "reason": "refactoring the API"})
+	// bob's shared reservation elsewhere, and carol's shared one on the same
+	// paths, refuse nothing: only others' exclusive reservations do.
+	s.call(t, s.token(t, "carol"), "reserve_paths", map[string]any{"project": "web", "paths": []string{"docs/**"}, "exclusive": false})
 	id := reservationID(res)
 	if id == "" {
 		t.Fatalf("reserve_paths answered %v: no reservation id", res)
@@ -161,34 +165,52 @@ func TestGuardEndToEndWithTheEmbeddedServer(t *testing.T) {
 	if ok {
 		t.Fatalf("bob's commit into alice's exclusive paths was made:\n%s", out)
 	}
+	t.Logf("git commit, refused:\n%s", out)
 	for _, want := range []string{"alice holds src/api/** exclusively until 20", "(in 30 min)", "refactoring the API"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the refusal does not say %q:\n%s", want, out)
 		}
 	}
+	start := time.Now()
 	if ok, out := commitFile(t, dir, "docs/readme.md", bobEnv...); !ok {
 		t.Fatalf("bob's commit outside alice's paths was refused:\n%s", out)
+	}
+	t.Logf("a checked commit took %v (git add, commit, the hook and one check_paths over HTTP)", time.Since(start))
+	// Names the glob language cannot write reach the real parser as globs.
+	if ok, out := commitFile(t, dir, "pages/[id] {x}.tsx", bobEnv...); !ok {
+		t.Fatalf("bob's commit of pages/[id] {x}.tsx was refused:\n%s", out)
+	}
+	if ok, out := commitFile(t, dir, "src/api/[id].go", bobEnv...); ok || !strings.Contains(out, "alice holds") {
+		t.Fatalf("bob's commit of src/api/[id].go: made %v:\n%s", ok, out)
 	}
 
 	s.call(t, alice, "release_paths", map[string]any{"project": "web", "reservationIds": []string{id}})
 	if ok, out := commitFile(t, dir, "src/api/users.go", bobEnv...); !ok {
 		t.Fatalf("bob's commit after alice released was refused:\n%s", out)
 	}
-	if runs := readLog(t, marker); len(runs) != 3 {
-		t.Fatalf("the repository's own hook ran %d times for 3 commits", len(runs))
+	if res := s.call(t, alice, "list_reservations", map[string]any{"project": "web", "holder": "alice"}); len(res["items"].([]any)) != 0 {
+		t.Fatalf("alice still holds %v", res["items"])
+	}
+	if runs := readLog(t, marker); len(runs) != 5 {
+		t.Fatalf("the repository's own hook ran %d times for 5 commits", len(runs))
 	}
 }
 
-// reservationID finds the id in reserve_paths' answer: {reservation: {id}}
-// or {id}.
+// reservationID is the id in reserve_paths' answer {reserved, reservation: {_id}}.
 func reservationID(res map[string]any) string {
-	if r, ok := res["reservation"].(map[string]any); ok {
-		res = r
+	if res["reserved"] != true {
+		return ""
 	}
-	for _, k := range []string{"id", "reservationId"} {
-		if id, ok := res[k].(string); ok {
-			return id
-		}
+	r, _ := res["reservation"].(map[string]any)
+	id, _ := r["_id"].(string)
+	return id
+}
+
+// The guard asks check_paths within its limits, written here as
+// constants so that the binary's command does not link the capability.
+func TestGuardStaysWithinCheckPathsLimits(t *testing.T) {
+	if checkBatch > reservation.MaxPaths || maxGlobBytes != reservation.MaxGlobBytes {
+		t.Fatalf("guard: %d paths a call, globs of %d bytes; check_paths takes %d paths, %d bytes",
+			checkBatch, maxGlobBytes, reservation.MaxPaths, reservation.MaxGlobBytes)
 	}
-	return ""
 }
