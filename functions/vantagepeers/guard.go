@@ -199,7 +199,8 @@ func hookScript(o guardInstallOptions) string {
 # here before, if any, is %s and runs first.
 chained="$(dirname "$0")/%s"
 if [ -x "$chained" ]; then
-	"$chained" "$@" || exit $?
+	# Without the agent's token: that hook (and the linters it starts) has no use for it.
+	(unset VP_TOKEN; exec "$chained" "$@") || exit $?
 fi
 vp=%s
 if [ ! -x "$vp" ]; then

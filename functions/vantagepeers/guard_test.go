@@ -150,12 +150,13 @@ func TestGuardInstallFreshHookRunsTheCheck(t *testing.T) {
 }
 
 // A pre-commit hook already there is kept, runs first with the hook's
-// arguments, and its failure refuses the commit before the check runs.
+// arguments but not the agent's token, and its failure refuses the commit
+// before the check runs.
 func TestGuardInstallChainsAnExistingHook(t *testing.T) {
 	dir := newRepo(t)
 	log := filepath.Join(t.TempDir(), "log")
 	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
-	existing := "#!/bin/sh\necho \"theirs: $(git diff --cached --name-only)\" >> '" + log + "'\nexit ${THEIRS_STATUS:-0}\n"
+	existing := "#!/bin/sh\necho \"theirs: $(git diff --cached --name-only) $# ${VP_TOKEN:-no token}\" >> '" + log + "'\nexit ${THEIRS_STATUS:-0}\n"
 	writeFile(t, hook, existing)
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
@@ -168,13 +169,13 @@ func TestGuardInstallChainsAnExistingHook(t *testing.T) {
 		t.Fatalf("commit refused: %s", out)
 	}
 	got := readLog(t, log)
-	if len(got) != 2 || got[0] != "theirs: a.txt" || !strings.HasPrefix(got[1], "guard: guard check --staged") {
-		t.Fatalf("the hooks ran %q; want theirs, then the guard", got)
+	if len(got) != 2 || got[0] != "theirs: a.txt 0 no token" || !strings.HasPrefix(got[1], "guard: guard check --staged") || !strings.HasSuffix(got[1], "token=t") {
+		t.Fatalf("the hooks ran %q; want theirs (without the agent's token), then the guard (with it)", got)
 	}
 	if ok, out := commitFile(t, dir, "b.txt", "VP_TOKEN=t", "THEIRS_STATUS=3"); ok {
 		t.Fatalf("the chained hook failed and the commit was made: %s", out)
 	}
-	if got := readLog(t, log); len(got) != 3 || got[2] != "theirs: b.txt" {
+	if got := readLog(t, log); len(got) != 3 || got[2] != "theirs: b.txt 0 no token" {
 		t.Fatalf("after the chained hook failed the hooks ran %q; want theirs alone", got[2:])
 	}
 }
