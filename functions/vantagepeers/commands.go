@@ -48,7 +48,7 @@ type command struct {
 func commands() []*command {
 	return []*command{
 		serveCommand(), stdioCommand(), connectCommand(), tokenCommand(), adminCommand(), jobsCommand(), outboxCommand(),
-		githubCommand(), deploykeyCommand(), loggroupsCommand(), okfCommand(), pacerelleCommand(), errorsCommand(), versionCommand(),
+		githubCommand(), deploykeyCommand(), loggroupsCommand(), okfCommand(), pacerelleCommand(), errorsCommand(), guardCommand(), versionCommand(),
 	}
 }
 

@@ -77,6 +77,7 @@ func TestCatalogue(t *testing.T) {
 		"pr-monitor":             "0 * * * *",   // §11.6: hourly
 		"issue-stats":            "0 6 * * *",   // §11.4: daily at 06:00 UTC
 		"error-monitor":          "*/5 * * * *", // §12: every 5 minutes
+		"reservation-expiry":     "* * * * *",   // issue 23: the holder hears of an expiry within a minute
 	}
 	for name, sched := range want {
 		j, ok := app.Catalogue(nil).Lookup(name)

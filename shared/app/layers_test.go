@@ -33,7 +33,7 @@ var layers = []struct {
 	{"capabilities: the domain services", []string{
 		"shared/briefing", "shared/businessunit", "shared/component", "shared/diary", "shared/digest", "shared/iframe", "shared/issue",
 		"shared/keyword", "shared/mandate", "shared/memory", "shared/message", "shared/mission", "shared/profile", "shared/recurring",
-		"shared/task", "shared/errormon", "shared/okfsvc", "shared/oauth", "shared/pacerelle", "shared/tenants", "shared/github", "webhooks",
+		"shared/task", "shared/reservation", "shared/errormon", "shared/okfsvc", "shared/oauth", "shared/pacerelle", "shared/tenants", "shared/github", "webhooks",
 		"shared/activity"}},
 	{"drivers: MCP tools, HTTP routes, jobs", []string{"shared/mcpserver", "shared/httpapi", "shared/jobs"}},
 	{"the composition root", []string{"shared/app"}},

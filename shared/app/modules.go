@@ -40,6 +40,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/queue/storequeue"
 	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/reservation"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -187,6 +188,8 @@ type Services struct {
 	OKFLinks *okfsvc.Links
 	Relay    *relay.Relay
 	Activity *activity.Service
+	// Reservations are the path reservations.
+	Reservations *reservation.Service
 
 	groups Group // the groups Build built
 }
@@ -291,6 +294,7 @@ func Modules() []Module {
 			Tools: func(s *Services) []mcpserver.Toolset { return []mcpserver.Toolset{mcpserver.MandateTools(s.Mandates)} }},
 		iframeModule(),
 		taskModule(),
+		reservationModule(),
 		recurringModule(),
 		keywordModule(),
 		{Name: "digest",
@@ -401,6 +405,49 @@ func taskModule() Module {
 		},
 		Tools: func(s *Services) []mcpserver.Toolset {
 			return []mcpserver.Toolset{mcpserver.TaskTools(s.Tasks), mcpserver.MissionTools(s.Missions)}
+		}}
+}
+
+// reservationModule is path reservations: a linked task's end releases
+// them (task.TopicFinished, watched for tasks outside missions too), and a
+// job tells holders of the ones that expired unrenewed.
+func reservationModule() Module {
+	const name = "reservation-expiry"
+	return Module{Name: "reservation", Tables: reservation.Tables,
+		Build: func(_ context.Context, p *Ports, s *Services) error {
+			s.Reservations = reservation.New(reservation.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger,
+				Tasks: s.Tasks, Notices: s.Messages})
+			// Any task may hold reservations; the subscriber's read is one
+			// sparse index query.
+			s.Tasks.WatchFinished(func(vp.Task) bool { return true })
+			return nil
+		},
+		Wire: func(s *Services) error {
+			return s.Outbox.Subscribe(task.TopicFinished, "reservation.release", func(ctx context.Context, j outbox.Job) error {
+				f, err := task.DecodeFinished(j)
+				if err != nil {
+					return err
+				}
+				return s.Reservations.OnTaskFinished(ctx, f.Tenant, f.TaskID, f.NewStatus)
+			})
+		},
+		Jobs: func(s *Services) []jobs.Job {
+			return []jobs.Job{cron(name, "* * * * *", "tells each holder of a path reservation that expired unrenewed, once",
+				func(d jobs.Deps) (jobs.Func, error) {
+					if s.Reservations == nil {
+						return nil, jobs.NotWired(name, "the reservation service")
+					}
+					return func(ctx context.Context, now time.Time) error {
+						rep, err := s.Reservations.NotifyExpired(ctx, now)
+						if rep.Notified > 0 || err != nil {
+							s.Log.InfoContext(ctx, name, "expired", rep.Expired, "notified", rep.Notified, "more", rep.More, "err", err)
+						}
+						return err
+					}, nil
+				})}
+		},
+		Tools: func(s *Services) []mcpserver.Toolset {
+			return []mcpserver.Toolset{mcpserver.ReservationTools(s.Reservations)}
 		}}
 }
 

@@ -24,6 +24,7 @@ func Schedules() []Schedule {
 	return []Schedule{
 		{Job: "outbox", Cron: "* * * * *", EventBridge: "cron(* * * * ? *)", Function: "scheduler"},
 		{Job: "iframe-session-cleanup", Cron: "0 * * * *", EventBridge: "cron(0 * * * ? *)", Function: "scheduler"},
+		{Job: "reservation-expiry", Cron: "* * * * *", EventBridge: "cron(* * * * ? *)", Function: "scheduler"},
 		{Job: "recurring-tasks", Cron: "* * * * *", EventBridge: "cron(* * * * ? *)", Function: "scheduler"},
 		{Job: "search-backfill", Cron: "*/10 * * * *", EventBridge: "cron(0/10 * * * ? *)", Function: "scheduler"},
 		{Job: "pr-monitor", Cron: "0 * * * *", EventBridge: "cron(0 * * * ? *)", Function: "scheduler"},

@@ -22,6 +22,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/okfsvc"
 	"github.com/vantagepeers/vantagepeers/shared/profile"
 	"github.com/vantagepeers/vantagepeers/shared/recurring"
+	"github.com/vantagepeers/vantagepeers/shared/reservation"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 )
 
@@ -67,5 +68,6 @@ func EveryToolset() []Toolset {
 		TaskTools(&task.Service{}), MissionTools(&mission.Service{}), RecurringTools(&recurring.Service{}),
 		KeywordTools(&keyword.Service{}), DigestTools(&digest.Service{}), IssueTools(&issue.Service{}, &memory.Service{}),
 		ErrorTools(&errormon.Service{}), OKFTools(&okfsvc.Service{}, nil), ActivityTools(&activity.Service{}),
+		ReservationTools(&reservation.Service{}),
 	}
 }

@@ -21,8 +21,8 @@ import (
 // (moved to another, or deleted): the moments its mission may have become
 // complete. One event names one mission; a change that touches two (a
 // done task moved between missions) publishes two. A task outside any
-// mission publishes one when it reaches done and a watcher registered
-// with WatchFinished wants it (MissionID is then "").
+// mission publishes one when it closes or is deleted open and a watcher
+// registered with WatchFinished wants it (MissionID is then "").
 const TopicFinished = "task.finished"
 
 // Finished is the payload of TopicFinished.
@@ -75,10 +75,18 @@ type Events interface {
 func (s *Service) UseEvents(e Events) { s.events = e }
 
 // WatchFinished also publishes TopicFinished when a task outside any
-// mission reaches done and watch(task) holds — a completion another
-// capability reacts to (a title naming a GitHub issue). Call it before
-// serving; the predicate must be cheap: it runs on every completion.
-func (s *Service) WatchFinished(watch func(vp.Task) bool) { s.watch = watch }
+// mission closes (reaches done or cancelled) or is deleted open, and
+// watch(task) holds — a change another capability reacts to (a title
+// naming a GitHub issue, a task holding path reservations). Watchers add
+// up: the event is published when any holds. Call it before serving; the
+// predicate must be cheap: it runs on every such change.
+func (s *Service) WatchFinished(watch func(vp.Task) bool) {
+	if prev := s.watch; prev != nil {
+		s.watch = func(t vp.Task) bool { return prev(t) || watch(t) }
+		return
+	}
+	s.watch = watch
+}
 
 func closed(t *vp.Task) bool {
 	return t != nil && (t.Status == vp.TaskDone || t.Status == vp.TaskCancelled)
@@ -100,8 +108,11 @@ func (s *Service) finishedEvents(tenant string, old, t *vp.Task) []Finished {
 		}
 		out = append(out, f)
 	}
-	if t != nil && t.MissionID == "" && t.Status == vp.TaskDone && (old == nil || old.Status != vp.TaskDone) &&
+	if t != nil && t.MissionID == "" && closed(t) && (old == nil || old.Status != t.Status) &&
 		s.watch != nil && s.watch(*t) {
+		ev("")
+	}
+	if t == nil && old != nil && old.MissionID == "" && !closed(old) && s.watch != nil && s.watch(*old) {
 		ev("")
 	}
 	if old != nil && old.MissionID != "" && (t == nil || t.MissionID != old.MissionID || (closed(t) && !closed(old))) {
