@@ -77,7 +77,7 @@ func (s *server) addMessageTools(m *mcp.Server, c *message.Service) {
 	add(s, m, tool{Name: "check_messages", Core: true, Annotations: readOnly,
 		Limits: message.CheckInput{}.Limits(),
 		Description: "Read your unread messages, oldest first, with receiptIds; they stay unread until mark_as_read. Call it at session start and between steps. " +
-			"Also lists your in_progress tasks with no update for stuckAfterHours (stuckInProgress) and others' tasks waiting on yours (peersStuckOnYou), 10 each at most. " +
+			"Also your in_progress tasks idle for stuckAfterHours (stuckInProgress) and others' tasks waiting on yours (peersStuckOnYou), 10 each at most. " +
 			"Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
 		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (message.Inbox, error) {
 			return c.Check(ctx, p, message.CheckInput{Recipient: in.Recipient, InstanceID: in.RecipientInstanceID,

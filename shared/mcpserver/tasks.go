@@ -83,8 +83,8 @@ func (s *server) addTaskTools(m *mcp.Server, c *task.Service) {
 
 	add(s, m, tool{Name: "fail_task", Annotations: write,
 		Limits: task.FailTaskInput{}.Limits(),
-		Description: "Give up on a task that cannot be done (creator or assignee): failed, final, with the reason; its mission then does not complete by itself. " +
-			"From todo, in_progress, review or blocked. Example: {\"taskId\":\"tsk_01jd...\",\"reason\":\"the vendor API was removed; tried v1 and v2\"}"},
+		Description: "Give up on a task that cannot be done (creator or assignee), from todo, in_progress, review or blocked: failed (final) with the reason; " +
+			"its mission will not complete by itself. Example: {\"taskId\":\"tsk_01jd...\",\"reason\":\"the vendor API was removed; tried v1 and v2\"}"},
 		c.FailTask)
 
 	add(s, m, tool{Name: "add_task_dependency", Annotations: idempotent,

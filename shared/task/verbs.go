@@ -131,12 +131,18 @@ type BlockTaskInput struct {
 	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
-// Limits are block_task's limits.
-func (BlockTaskInput) Limits() vp.Limit { return vp.MaxBytes("reason", vp.MaxReasonBytes) }
+// BlockLimits bound block_task's arguments.
+type BlockLimits struct{ Reason, BlockedCause vp.Limit }
+
+// Limits are block_task's limits: blockedCause is one of vp.BlockedCauses,
+// none longer than a name.
+func (BlockTaskInput) Limits() BlockLimits {
+	return BlockLimits{Reason: vp.MaxBytes("reason", vp.MaxReasonBytes), BlockedCause: vp.MaxBytes("blockedCause", vp.MaxNameBytes)}
+}
 
 func (in BlockTaskInput) check(op string, p vp.Principal) vp.Errs {
 	errs := TaskRef{in.TaskID, in.CallerOrchestrator}.check(op, p)
-	errs.Add(in.Limits().Text(op, in.Reason, true))
+	errs.Add(in.Limits().Reason.Text(op, in.Reason, true))
 	errs.Add(vp.CheckEnum(op, "blockedCause", in.BlockedCause, vp.BlockedCauses, false))
 	return errs
 }
