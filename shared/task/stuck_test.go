@@ -2,13 +2,16 @@ package task_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
@@ -317,4 +320,36 @@ func TestPeersStuckOnYou(t *testing.T) {
 			t.Fatalf("nothing waits on a done task: %+v", w.PeersStuckOnYou)
 		}
 	})
+}
+
+// BenchmarkStuckWork is what check_messages adds per call on SQLite: for
+// an agent with no task, and for one with 20 open tasks, 5 of them
+// waited on by another agent's task.
+func BenchmarkStuckWork(b *testing.B) {
+	for _, n := range []int{0, 20} {
+		b.Run(fmt.Sprintf("own=%d", n), func(b *testing.B) {
+			st := teststores.All[0].Open(b, nil)
+			svc := newServices(st, domaintest.Signer(b), nil)
+			alice := as("acme", "alice")
+			for i := range n {
+				tk, err := svc.CreateTask(ctx(), alice, newTaskIn(fmt.Sprint("own ", i), "alice"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i%4 == 0 {
+					in := newTaskIn("waits", "bob")
+					in.DependsOn = []string{tk.ID}
+					if _, err := svc.CreateTask(ctx(), alice, in); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := svc.StuckWork(ctx(), "acme", "alice", 4*time.Hour); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
