@@ -398,6 +398,9 @@ func taskModule() Module {
 			s.Missions = mission.New(mission.Options{Store: p.Store, Cursors: p.Cursors, Now: p.Now, Logger: p.Logger, Tasks: s.Tasks})
 			s.Tasks.UseMissions(s.Missions)
 			s.Tasks.UseEvents(s.Outbox)
+			if s.Messages != nil { // check_messages reports the recipient's stuck work
+				s.Messages.UseWork(s.Tasks)
+			}
 			return nil
 		},
 		Wire: func(s *Services) error {

@@ -27,6 +27,7 @@ type checkMessagesIn struct {
 	Since               *int64 `json:"since,omitempty" jsonschema:"Unix ms: only newer ones (polling)"`
 	TenantID            string `json:"tenantId,omitempty" jsonschema:"workspace label"`
 	Limit               int    `json:"limit,omitempty" jsonschema:"default 100, max 500"`
+	StuckAfterHours     *int   `json:"stuckAfterHours,omitempty" jsonschema:"your in_progress tasks idle this long are listed in stuckInProgress (default 4)"`
 }
 
 type markAsReadIn struct {
@@ -74,11 +75,13 @@ func (s *server) addMessageTools(m *mcp.Server, c *message.Service) {
 		})
 
 	add(s, m, tool{Name: "check_messages", Core: true, Annotations: readOnly,
+		Limits: message.CheckInput{}.Limits(),
 		Description: "Read your unread messages, oldest first, with receiptIds; they stay unread until mark_as_read. Call it at session start and between steps. " +
+			"Also your in_progress tasks idle for stuckAfterHours (stuckInProgress) and others' tasks waiting on yours (peersStuckOnYou), 10 each at most. " +
 			"Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
 		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (message.Inbox, error) {
 			return c.Check(ctx, p, message.CheckInput{Recipient: in.Recipient, InstanceID: in.RecipientInstanceID,
-				Since: in.Since, TenantLabel: in.TenantID, Limit: in.Limit})
+				Since: in.Since, TenantLabel: in.TenantID, Limit: in.Limit, StuckAfterHours: in.StuckAfterHours})
 		})
 
 	add(s, m, tool{Name: "mark_as_read", Core: true, Annotations: idempotent,

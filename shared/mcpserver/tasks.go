@@ -76,9 +76,16 @@ func (s *server) addTaskTools(m *mcp.Server, c *task.Service) {
 		c.CompleteTask)
 
 	add(s, m, tool{Name: "block_task", Annotations: write,
-		Limits:      task.BlockTaskInput{}.Limits(),
-		Description: "Mark a task blocked; start_task unblocks it. Example: {\"taskId\":\"tsk_01jd...\",\"reason\":\"bob's review, since 2026-07-01\"}"},
+		Limits: task.BlockTaskInput{}.Limits(),
+		Description: "Mark a task blocked, saying why (reason) and on what kind of wait (blockedCause); start_task unblocks it. " +
+			"Example: {\"taskId\":\"tsk_01jd...\",\"reason\":\"bob's review, since 2026-07-01\",\"blockedCause\":\"review\"}"},
 		c.BlockTask)
+
+	add(s, m, tool{Name: "fail_task", Annotations: write,
+		Limits: task.FailTaskInput{}.Limits(),
+		Description: "Give up on a task that cannot be done (creator or assignee), from todo, in_progress, review or blocked: failed (final) with the reason; " +
+			"its mission will not complete by itself. Example: {\"taskId\":\"tsk_01jd...\",\"reason\":\"the vendor API was removed; tried v1 and v2\"}"},
+		c.FailTask)
 
 	add(s, m, tool{Name: "add_task_dependency", Annotations: idempotent,
 		Description: "Make taskId wait until dependsOn is done; a cycle is refused. Example: {\"taskId\":\"tsk_01jd...\",\"dependsOn\":\"tsk_01je...\"}"},

@@ -23,7 +23,7 @@ import (
 
 var taskMissionTools = []string{
 	"create_task", "get_task", "list_tasks", "list_tasks_by_mission", "update_task", "start_task", "pause_task", "resume_task",
-	"complete_task", "block_task", "add_task_dependency", "checkout_task", "delete_task", "bulk_complete_tasks", "validate_task_payload",
+	"complete_task", "block_task", "fail_task", "add_task_dependency", "checkout_task", "delete_task", "bulk_complete_tasks", "validate_task_payload",
 	"create_mission", "get_mission", "list_missions", "update_mission", "update_mission_status", "update_mission_progress",
 	"get_mission_template", "update_mission_template", "instantiate_template_into_mission",
 }
@@ -61,6 +61,9 @@ func withTasks(o mcpserver.Options, st store.Store, signer *listing.Signer, idx 
 	o.Views.Tasks = task.New(task.Options{Store: st, Cursors: signer, Search: w})
 	o.Views.Missions = mission.New(mission.Options{Store: st, Cursors: signer, Tasks: o.Views.Tasks})
 	o.Views.Tasks.UseMissions(o.Views.Missions)
+	if o.Views.Messages != nil {
+		o.Views.Messages.UseWork(o.Views.Tasks)
+	}
 	issues := issue.New(issue.Options{Store: st, Cursors: signer, Missions: o.Views.Missions, Notices: o.Views.Messages})
 	o.Toolsets = append(o.Toolsets, mcpserver.TaskTools(o.Views.Tasks), mcpserver.MissionTools(o.Views.Missions),
 		mcpserver.RecurringTools(recurring.New(recurring.Options{Store: st, Cursors: signer, Tasks: o.Views.Tasks})),

@@ -52,7 +52,18 @@ type Service struct {
 	ids     *vp.IDs
 	dir     Directory
 	search  *search.Writer
+	work    Work
 }
+
+// Work is what check_messages reads of the recipient's tasks: its stuck
+// work (*task.Service implements it).
+type Work interface {
+	StuckWork(ctx context.Context, tenant, caller string, after time.Duration) (vp.StuckWork, error)
+}
+
+// UseWork wires the tasks that check_messages reports on; call it once,
+// before serving. Without it, check_messages reports messages only.
+func (s *Service) UseWork(w Work) { s.work = w }
 
 // New returns a Service.
 func New(o Options) *Service {
@@ -357,19 +368,34 @@ type CheckInput struct {
 	Since       *int64 // Unix ms: only receipts created after it
 	TenantLabel string
 	Limit       int
+	// StuckAfterHours: a task in progress with no update for this long is
+	// reported stuck (nil: DefaultStuckAfterHours).
+	StuckAfterHours *int
 }
 
-// Inbox is check_messages' result: unread receipts in the order they arrived.
+// Limits are check_messages' limits.
+func (CheckInput) Limits() vp.Limit {
+	return vp.Between("stuckAfterHours", 1, MaxStuckAfterHours)
+}
+
+// Inbox is check_messages' result: unread receipts in the order they
+// arrived, and the recipient's stuck work (vp.StuckWork: at most
+// task.MaxStuckListed entries per list; absent when there is none).
 type Inbox struct {
 	Messages []vp.Receipt `json:"messages"`
 	Count    int          `json:"count"`
 	// HasMore is true when more unread messages wait beyond Limit.
 	HasMore bool `json:"hasMore"`
+	vp.StuckWork
 }
 
 const (
 	defaultInboxLimit = 100
 	maxInboxLimit     = 500
+	// DefaultStuckAfterHours and MaxStuckAfterHours bound stuckAfterHours:
+	// a working day's half by default, a week at most.
+	DefaultStuckAfterHours = 4
+	MaxStuckAfterHours     = 168
 )
 
 // Check returns unread messages for a recipient without marking them.
@@ -384,6 +410,10 @@ func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inb
 	}
 	if err := vp.CheckName(op, "recipientInstanceId", in.InstanceID, false); err != nil {
 		return Inbox{}, err
+	}
+	if h := in.StuckAfterHours; h != nil && (*h < 1 || *h > MaxStuckAfterHours) {
+		lim := in.Limits()
+		return Inbox{}, vp.Errorf(op, vp.KindInvalid, lim.Field, "must be a whole number of hours from %v to %v, got %d", lim.Min, lim.Max, *h)
 	}
 	recipient, err := p.ActAs(op, "recipient", in.Recipient)
 	if err != nil {
@@ -426,6 +456,15 @@ func (s *Service) Check(ctx context.Context, p vp.Principal, in CheckInput) (Inb
 		return Inbox{}, records.Err(op, err)
 	}
 	inbox.Count = len(inbox.Messages)
+	if s.work != nil {
+		hours := DefaultStuckAfterHours
+		if in.StuckAfterHours != nil {
+			hours = *in.StuckAfterHours
+		}
+		if inbox.StuckWork, err = s.work.StuckWork(ctx, tenant, recipient, time.Duration(hours)*time.Hour); err != nil {
+			return Inbox{}, err
+		}
+	}
 	return inbox, nil
 }
 

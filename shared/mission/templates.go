@@ -361,10 +361,20 @@ func (s *Service) newTaskIDs(n int) []string {
 func (s *Service) stepTasks(op, tenant string, m vp.Mission, tpl vp.MissionTemplate, fill func(string) string,
 	prefix, caller string, ids []string, tasks []vp.Task, now int64) ([]store.Op, error) {
 	ops := make([]store.Op, 0, 2*len(tpl.Steps))
+	// Who waits on each step (vp.Task.WaitedOnBy), as create_task records
+	// it on a prerequisite: check_messages tells a step's assignee which
+	// later steps of others wait on it.
+	waiters := make([][]string, len(tpl.Steps))
+	for i, st := range tpl.Steps {
+		for _, d := range st.DependsOn {
+			waiters[d] = append(waiters[d], ids[i])
+		}
+	}
 	for i, st := range tpl.Steps {
 		draft := vp.Task{
 			ID: ids[i], Title: fill(st.Title), Description: fill(st.Description), Tags: slices.Clone(st.Tags),
 			AssignedTo: fill(st.AssignedTo), Priority: m.Priority, Project: m.Project, MissionID: m.ID, CreatedBy: caller,
+			WaitedOnBy: waiters[i],
 		}
 		if prefix != "" {
 			draft.Title = prefix + " " + draft.Title

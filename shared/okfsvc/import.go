@@ -354,6 +354,16 @@ func (s *Service) plan(ctx context.Context, op, tenant string, p vp.Principal, s
 			if t.DependsOn, err = remap(okf.KindTask, u.srcID, "dependsOn", t.DependsOn); err != nil {
 				return nil, err
 			}
+			// Who waits on a task is derived from the dependents' dependsOn:
+			// keep the bundle's own tasks, renamed; another entry would be
+			// a claim about tasks this import does not write.
+			var waiters []string
+			for _, w := range t.WaitedOnBy {
+				if n, ok := idMap[w]; ok {
+					waiters = append(waiters, n)
+				}
+			}
+			t.WaitedOnBy = waiters
 			if t.MissionID != "" {
 				warn("task %s: missionId %q is not carried by bundles; cleared", u.srcID, t.MissionID)
 				t.MissionID = ""

@@ -358,6 +358,11 @@ func assertSame(t *testing.T, src, dst *okf.Bundle, ids map[string]string) {
 		for i := range want.DependsOn {
 			want.DependsOn[i] = ids[want.DependsOn[i]]
 		}
+		// Who waits on a task is renamed with the tasks of the bundle.
+		want.WaitedOnBy = slices.Clone(tk.WaitedOnBy)
+		for i := range want.WaitedOnBy {
+			want.WaitedOnBy[i] = ids[want.WaitedOnBy[i]]
+		}
 		if !reflect.DeepEqual(want, got) {
 			t.Fatalf("task %s:\n got %+v\nwant %+v", tk.ID, got, want)
 		}

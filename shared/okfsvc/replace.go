@@ -61,7 +61,7 @@ func (s *Service) replace(ctx context.Context, op, tenant, ns, orig string, unit
 		return nil, err
 	}
 	for _, t := range ts {
-		if t.MissionID != "" && t.Status != vp.TaskDone && t.Status != vp.TaskCancelled {
+		if t.MissionID != "" && t.Status != vp.TaskDone && t.Status != vp.TaskCancelled && t.Status != vp.TaskFailed {
 			return nil, vp.Errorf(op, vp.KindConflict, "namespace", "task %q of %q belongs to mission %q: replace would leave the mission's link dangling; complete or detach it first, or use merge", t.ID, ns, t.MissionID)
 		}
 	}

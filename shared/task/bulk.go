@@ -268,7 +268,7 @@ func (s *Service) bulkRefusal(ctx context.Context, op, tenant string, t vp.Task,
 		return "does not match the filter: not auto-generated"
 	case assignee != "" && t.AssignedTo != assignee:
 		return fmt.Sprintf("does not match the filter: assigned to %s", t.AssignedTo)
-	case t.Status == vp.TaskDone || t.Status == vp.TaskCancelled:
+	case final(t.Status):
 		return fmt.Sprintf("is %s already: only open tasks are closed", t.Status)
 	case caller != "" && caller != vp.SystemCaller && caller != t.CreatedBy && caller != t.AssignedTo:
 		return fmt.Sprintf("RBAC_DENIED: created by %s and assigned to %s, not %s", t.CreatedBy, t.AssignedTo, caller)

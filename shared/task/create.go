@@ -84,7 +84,11 @@ func (s *Service) CreateTask(ctx context.Context, p vp.Principal, in CreateTaskI
 			return err
 		}
 		for _, d := range deps {
-			ops = append(ops, store.Check(Key(tenant, d.task.ID), store.IfVersion(d.version)))
+			w, err := waitOp(op, tenant, t.ID, d.task, d.version)
+			if err != nil {
+				return err
+			}
+			ops = append(ops, w)
 		}
 		if in.Status == vp.TaskInProgress {
 			if err := depsDone(op, t, deps); err != nil {

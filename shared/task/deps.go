@@ -59,7 +59,9 @@ func (s *Service) AddTaskDependency(ctx context.Context, p vp.Principal, in Depe
 // dependencyChecks verifies that task id may depend on deps: each exists,
 // and none leads back to id. It walks the graph by primary-key reads and
 // returns a Check (IfVersion) for every task read, so that the write only
-// commits if the graph it checked is still the graph.
+// commits if the graph it checked is still the graph; a direct
+// prerequisite not yet waited on by id is rewritten instead (waitOp), on
+// the same version.
 func (s *Service) dependencyChecks(ctx context.Context, op, tenant, id string, deps []string) ([]store.Op, error) {
 	type node struct {
 		id, via string
@@ -93,7 +95,13 @@ func (s *Service) dependencyChecks(ctx context.Context, op, tenant, id string, d
 		if err != nil {
 			return nil, err
 		}
-		checks = append(checks, store.Check(Key(tenant, n.id), store.IfVersion(it.Version)))
+		check := store.Check(Key(tenant, n.id), store.IfVersion(it.Version))
+		if n.via == "" {
+			if check, err = waitOp(op, tenant, id, t, it.Version); err != nil {
+				return nil, err
+			}
+		}
+		checks = append(checks, check)
 		for _, next := range t.DependsOn {
 			if next == id {
 				path := []string{id, n.id}

@@ -17,7 +17,9 @@ import (
 // step completion later). This package does not know who listens.
 
 // TopicFinished is the topic of the event published when a task that
-// belongs to a mission reaches done or cancelled, or leaves the mission
+// belongs to a mission reaches done, cancelled or failed (NewStatus says
+// which: a failed task keeps its mission from completing by itself, and
+// the issue protocol reacts to done only), or leaves the mission
 // (moved to another, or deleted): the moments its mission may have become
 // complete. One event names one mission; a change that touches two (a
 // done task moved between missions) publishes two. A task outside any
@@ -89,7 +91,7 @@ func (s *Service) WatchFinished(watch func(vp.Task) bool) {
 }
 
 func closed(t *vp.Task) bool {
-	return t != nil && (t.Status == vp.TaskDone || t.Status == vp.TaskCancelled)
+	return t != nil && final(t.Status)
 }
 
 // finishedEvents returns the events of a change from old to t (old nil for

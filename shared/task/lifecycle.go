@@ -51,7 +51,7 @@ func moveTask(op string, t *vp.Task, to string, now int64, keepMinutes bool) err
 		t.WorkSegments[i].End = &end
 	}
 	t.Paused = false
-	t.BlockedBy = ""
+	t.BlockedBy, t.BlockedCause = "", ""
 	switch to {
 	case vp.TaskInProgress:
 		t.WorkSegments = append(t.WorkSegments, vp.WorkSegment{Start: now})
@@ -65,6 +65,12 @@ func moveTask(op string, t *vp.Task, to string, now int64, keepMinutes bool) err
 				return err
 			}
 		}
+	case vp.TaskFailed:
+		t.FailedAt = &now
+		// The time spent is worth keeping, but a failing task is often
+		// one whose clock ran through a break: settle what can be
+		// settled rather than refuse to let the task go.
+		_ = settleMinutes(op, t, now)
 	}
 	t.Status = to
 	return nil

@@ -56,6 +56,7 @@ var taskPayloads = map[string]struct {
 		return in.(*CompleteTaskInput).check(op, p)
 	}},
 	"block_task": {func() any { return new(BlockTaskInput) }, func(in any, op string, p vp.Principal) vp.Errs { return in.(*BlockTaskInput).check(op, p) }},
+	"fail_task":  {func() any { return new(FailTaskInput) }, func(in any, op string, p vp.Principal) vp.Errs { return in.(*FailTaskInput).check(op, p) }},
 	"add_task_dependency": {func() any { return new(DependencyInput) }, func(in any, op string, p vp.Principal) vp.Errs {
 		return in.(*DependencyInput).check(op, p)
 	}},

@@ -105,7 +105,7 @@ var Table = table.Declare(table.Schema[vp.Task]{
 			Pattern: "tasks of an assignee in a status, newest-updated first",
 			Note:    "key moves on status/assignee change; several statuses = one partition each, merged by sort key"},
 		{Index: store.GSI2, PK: "TSTAT#{status}", SK: "{updatedAt 13 digits}#{taskId}",
-			Pattern: "tasks in a status, tenant-wide", Note: "list_tasks without assignee/project/creator (all = 6 partitions merged)"},
+			Pattern: "tasks in a status, tenant-wide", Note: "list_tasks without assignee/project/creator (all = 7 partitions merged)"},
 		{Index: store.GSI3, PK: "TBY#{createdBy}", SK: "{updatedAt 13 digits}#{taskId}", Pattern: "tasks by creator", Note: "status filtered on read"},
 		{Index: store.GSI4, PK: "TPROJ#{project}", SK: "{updatedAt 13 digits}#{taskId}", Pattern: "tasks by project", Note: "sparse; status filtered on read"},
 	},
@@ -173,7 +173,8 @@ const (
 	maxDependencyWalk = 90
 )
 
-// statusAliases of list_tasks. Cancelled tasks are never open or active.
+// statusAliases of list_tasks. Cancelled and failed tasks are never open
+// or active.
 var statusAliases = map[string][]string{
 	"open":   {vp.TaskTodo, vp.TaskInProgress, vp.TaskReview, vp.TaskBlocked},
 	"active": {vp.TaskTodo, vp.TaskInProgress},
@@ -185,15 +186,22 @@ func StatusAliases() map[string][]string { return statusAliases }
 
 // lifecycle is the task lifecycle: the statuses each status may move to. Verbs
 // narrow it (pause_task only from in_progress, and so on); none widens it.
-// done and cancelled are final.
+// done, cancelled and failed are final. failed is reached only through
+// fail_task (update_task refuses it), from every open status: a task can
+// turn out impossible before it is started (todo, paused), while it is
+// worked on, in review, or while it waits (blocked).
 var lifecycle = map[string][]string{
-	vp.TaskTodo:       {vp.TaskInProgress, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled},
-	vp.TaskInProgress: {vp.TaskTodo, vp.TaskReview, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled},
-	vp.TaskReview:     {vp.TaskInProgress, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled},
-	vp.TaskBlocked:    {vp.TaskTodo, vp.TaskInProgress, vp.TaskCancelled},
+	vp.TaskTodo:       {vp.TaskInProgress, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled, vp.TaskFailed},
+	vp.TaskInProgress: {vp.TaskTodo, vp.TaskReview, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled, vp.TaskFailed},
+	vp.TaskReview:     {vp.TaskInProgress, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled, vp.TaskFailed},
+	vp.TaskBlocked:    {vp.TaskTodo, vp.TaskInProgress, vp.TaskCancelled, vp.TaskFailed},
 	vp.TaskDone:       {},
 	vp.TaskCancelled:  {},
+	vp.TaskFailed:     {},
 }
+
+// final reports a status nothing moves out of.
+func final(status string) bool { return len(lifecycle[status]) == 0 }
 
 // Transitions returns a copy of the task lifecycle table.
 func Transitions() map[string][]string {
@@ -286,5 +294,6 @@ func cloneTask(t vp.Task) vp.Task {
 	t.Tags = slices.Clone(t.Tags)
 	t.DependsOn = slices.Clone(t.DependsOn)
 	t.WorkSegments = slices.Clone(t.WorkSegments)
+	t.WaitedOnBy = slices.Clone(t.WaitedOnBy)
 	return t
 }

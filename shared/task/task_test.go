@@ -103,6 +103,10 @@ func taskIn(t *testing.T, svc *services, state string) vp.Task {
 		step(func() (vp.Task, error) {
 			return svc.UpdateTask(ctx(), alice, task.UpdateTaskInput{TaskID: tk.ID, Status: tkStr(vp.TaskCancelled), CancelReason: tkStr("duplicate")})
 		})
+	case vp.TaskFailed:
+		step(func() (vp.Task, error) {
+			return svc.FailTask(ctx(), alice, task.FailTaskInput{TaskID: tk.ID, Reason: "the endpoint it needs was removed"})
+		})
 	default:
 		t.Fatalf("unknown state %q", state)
 	}
@@ -119,7 +123,7 @@ func taskIn(t *testing.T, svc *services, state string) vp.Task {
 	return tk
 }
 
-var taskStates = []string{vp.TaskTodo, "paused", vp.TaskInProgress, vp.TaskReview, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled}
+var taskStates = []string{vp.TaskTodo, "paused", vp.TaskInProgress, vp.TaskReview, vp.TaskBlocked, vp.TaskDone, vp.TaskCancelled, vp.TaskFailed}
 
 // TestTaskStatusTransitions tries update_task status=<to> from every state:
 // exactly the moves of the lifecycle table are allowed, and a refusal
@@ -134,8 +138,8 @@ func TestTaskStatusTransitions(t *testing.T) {
 				if from == "paused" {
 					base = vp.TaskTodo
 				}
-				if to == base {
-					continue // not a transition: update_task leaves the status alone
+				if to == base || to == vp.TaskFailed {
+					continue // not a transition: update_task leaves the status alone; failed is fail_task's (TestFailTask)
 				}
 				allowed := slices.Contains(table[base], to) && !(from == "paused" && to == vp.TaskInProgress)
 				t.Run(from+"->"+to, func(t *testing.T) {

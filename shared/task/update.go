@@ -22,7 +22,7 @@ type UpdateTaskInput struct {
 	AssignedTo         *string  `json:"assignedTo,omitempty"`
 	AssignedToInstance *string  `json:"assignedToInstance,omitempty"`
 	Priority           *string  `json:"priority,omitempty"`
-	Status             *string  `json:"status,omitempty" jsonschema:"todo|in_progress|review|blocked|done|cancelled"`
+	Status             *string  `json:"status,omitempty" jsonschema:"todo|in_progress|review|blocked|done|cancelled (failed: use fail_task)"`
 	CancelReason       *string  `json:"cancelReason,omitempty" jsonschema:"required with status cancelled"`
 	MissionID          *string  `json:"missionId,omitempty" jsonschema:"\"\" leaves the mission"`
 	EstimatedMinutes   *float64 `json:"estimatedMinutes,omitempty"`
@@ -75,6 +75,11 @@ func (in UpdateTaskInput) check(op string, p vp.Principal) vp.Errs {
 	}
 	if in.Status != nil {
 		errs.Add(vp.CheckEnum(op, "status", *in.Status, vp.TaskStatuses, true))
+		if *in.Status == vp.TaskFailed {
+			// A failure carries its reason and is the assignee's call:
+			// one verb says so, as complete_task does for done.
+			errs.Add(vp.E(op, vp.KindInvalid, "status", "\"failed\" is set by fail_task {\"taskId\",\"reason\"}, which records why"))
+		}
 	}
 	cancelling := in.Status != nil && *in.Status == vp.TaskCancelled
 	switch {

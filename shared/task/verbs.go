@@ -127,20 +127,28 @@ func describeStatus(t vp.Task) string {
 type BlockTaskInput struct {
 	TaskID             string `json:"taskId"`
 	Reason             string `json:"reason" jsonschema:"who or what you wait on, since when"`
+	BlockedCause       string `json:"blockedCause,omitempty" jsonschema:"dependency|review|question|external|other"`
 	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
 }
 
-// Limits are block_task's limits.
-func (BlockTaskInput) Limits() vp.Limit { return vp.MaxBytes("reason", vp.MaxReasonBytes) }
+// BlockLimits bound block_task's arguments.
+type BlockLimits struct{ Reason, BlockedCause vp.Limit }
+
+// Limits are block_task's limits: blockedCause is one of vp.BlockedCauses,
+// none longer than a name.
+func (BlockTaskInput) Limits() BlockLimits {
+	return BlockLimits{Reason: vp.MaxBytes("reason", vp.MaxReasonBytes), BlockedCause: vp.MaxBytes("blockedCause", vp.MaxNameBytes)}
+}
 
 func (in BlockTaskInput) check(op string, p vp.Principal) vp.Errs {
 	errs := TaskRef{in.TaskID, in.CallerOrchestrator}.check(op, p)
-	errs.Add(in.Limits().Text(op, in.Reason, true))
+	errs.Add(in.Limits().Reason.Text(op, in.Reason, true))
+	errs.Add(vp.CheckEnum(op, "blockedCause", in.BlockedCause, vp.BlockedCauses, false))
 	return errs
 }
 
-// BlockTask sets a task blocked with a reason (stored as blockedBy),
-// closing its work segment.
+// BlockTask sets a task blocked with a reason (stored as blockedBy) and
+// an optional kind of wait (blockedCause), closing its work segment.
 func (s *Service) BlockTask(ctx context.Context, p vp.Principal, in BlockTaskInput) (vp.Task, error) {
 	const op = "block_task"
 	return s.verb(ctx, op, p, TaskRef{in.TaskID, in.CallerOrchestrator}, in.check(op, p), func(t *vp.Task, caller string, now int64) error {
@@ -150,7 +158,43 @@ func (s *Service) BlockTask(ctx context.Context, p vp.Principal, in BlockTaskInp
 		if err := moveTask(op, t, vp.TaskBlocked, now, false); err != nil {
 			return err
 		}
-		t.BlockedBy = in.Reason
+		t.BlockedBy, t.BlockedCause = in.Reason, in.BlockedCause
+		return nil
+	})
+}
+
+// FailTaskInput is fail_task's arguments.
+type FailTaskInput struct {
+	TaskID             string `json:"taskId"`
+	Reason             string `json:"reason" jsonschema:"why the task cannot be done, and what was tried"`
+	CallerOrchestrator string `json:"callerOrchestrator,omitempty"`
+}
+
+// Limits are fail_task's limits.
+func (FailTaskInput) Limits() vp.Limit { return vp.MaxBytes("reason", vp.MaxReasonBytes) }
+
+func (in FailTaskInput) check(op string, p vp.Principal) vp.Errs {
+	errs := TaskRef{in.TaskID, in.CallerOrchestrator}.check(op, p)
+	errs.Add(in.Limits().Text(op, in.Reason, true))
+	return errs
+}
+
+// FailTask ends a task that cannot be done: failed, final, with its
+// reason (failReason), from any open status (todo, paused, in_progress,
+// review, blocked); its creator, its assignee or system may. It closes
+// the work segment and settles the minutes spent. Its mission hears of
+// it (TopicFinished with NewStatus failed) and does not complete by
+// itself while it holds a failed task.
+func (s *Service) FailTask(ctx context.Context, p vp.Principal, in FailTaskInput) (vp.Task, error) {
+	const op = "fail_task"
+	return s.verb(ctx, op, p, TaskRef{in.TaskID, in.CallerOrchestrator}, in.check(op, p), func(t *vp.Task, caller string, now int64) error {
+		if err := authorize(op, "fail", *t, caller); err != nil {
+			return err
+		}
+		if err := moveTask(op, t, vp.TaskFailed, now, false); err != nil {
+			return err
+		}
+		t.FailReason = in.Reason
 		return nil
 	})
 }

@@ -28,7 +28,7 @@ var texts = map[string]map[string]string{
 		"error": "Could not read the data:", "badResult": "the tool result has no data this view can show",
 
 		"status.todo": "To do", "status.in_progress": "In progress", "status.review": "In review", "status.blocked": "Blocked",
-		"status.done": "Done", "status.cancelled": "Cancelled", "status.brainstorm": "Brainstorm", "status.plan": "Plan",
+		"status.done": "Done", "status.cancelled": "Cancelled", "status.failed": "Failed", "status.brainstorm": "Brainstorm", "status.plan": "Plan",
 		"status.execute": "Execute", "status.validate": "Validate", "status.complete": "Complete",
 		"priority.urgent": "Urgent", "priority.high": "High", "priority.medium": "Medium", "priority.low": "Low",
 	},
@@ -48,7 +48,7 @@ var texts = map[string]map[string]string{
 		"error": "Impossible de lire les données :", "badResult": "le résultat de l’outil ne contient aucune donnée affichable ici",
 
 		"status.todo": "À faire", "status.in_progress": "En cours", "status.review": "En revue", "status.blocked": "Bloquée",
-		"status.done": "Terminée", "status.cancelled": "Annulée", "status.brainstorm": "Idéation", "status.plan": "Planification",
+		"status.done": "Terminée", "status.cancelled": "Annulée", "status.failed": "Échouée", "status.brainstorm": "Idéation", "status.plan": "Planification",
 		"status.execute": "Exécution", "status.validate": "Validation", "status.complete": "Terminée",
 		"priority.urgent": "Urgente", "priority.high": "Haute", "priority.medium": "Moyenne", "priority.low": "Basse",
 	},

@@ -1,9 +1,11 @@
 package vp
 
 // Task statuses. A task moves todo → in_progress → review → done, may be
-// blocked on the way, and may be cancelled (by its creator, with a reason)
-// from any status but done. "Paused" is not a status: a paused task is todo
-// with Paused set (see pause_task).
+// blocked on the way, may be cancelled (by its creator, with a reason)
+// from any status but done, and may fail (fail_task: its creator or
+// assignee gives up on it, with a reason) from any open status. done,
+// cancelled and failed are final. "Paused" is not a status: a paused task
+// is todo with Paused set (see pause_task).
 const (
 	TaskTodo       = "todo"
 	TaskInProgress = "in_progress"
@@ -11,10 +13,16 @@ const (
 	TaskBlocked    = "blocked"
 	TaskDone       = "done"
 	TaskCancelled  = "cancelled"
+	TaskFailed     = "failed"
 )
 
 // TaskStatuses lists every task status.
-var TaskStatuses = []string{TaskTodo, TaskInProgress, TaskReview, TaskBlocked, TaskDone, TaskCancelled}
+var TaskStatuses = []string{TaskTodo, TaskInProgress, TaskReview, TaskBlocked, TaskDone, TaskCancelled, TaskFailed}
+
+// BlockedCauses are the kinds of wait block_task may name (blockedCause):
+// on another task, on a review, on an answer to a question, on something
+// outside the team, or anything else. The free-text reason says the rest.
+var BlockedCauses = []string{"dependency", "review", "question", "external", "other"}
 
 // Priorities are the priority levels of tasks and missions.
 var Priorities = []string{"urgent", "high", "medium", "low"}
@@ -25,12 +33,13 @@ const (
 	MaxTaskTitleBytes       = 512
 	MaxTaskDescriptionBytes = 16 << 10
 	MaxCompletionNoteBytes  = 8 << 10
-	MaxReasonBytes          = 2 << 10 // blockedBy, cancelReason
+	MaxReasonBytes          = 2 << 10 // blockedBy, cancelReason, failReason
 	MaxProjectBytes         = 512
 	MaxTags                 = 32
 	MaxTagBytes             = 64
 	MaxDependsOn            = 50
 	MaxWorkSegments         = 100
+	MaxWaitedOnBy           = 50
 )
 
 // WorkSegment is one stretch of work on a task: opened when the task goes
@@ -67,10 +76,18 @@ type Task struct {
 	DueDate               *int64        `json:"dueDate,omitempty"`
 	CompletionNote        string        `json:"completionNote,omitempty"`
 	BlockedBy             string        `json:"blockedBy,omitempty"`
+	BlockedCause          string        `json:"blockedCause,omitempty"` // one of BlockedCauses, with BlockedBy
 	CancelReason          string        `json:"cancelReason,omitempty"`
+	FailReason            string        `json:"failReason,omitempty"`
+	FailedAt              *int64        `json:"failedAt,omitempty"`
 	CreatedBy             string        `json:"createdBy"`
 	UpdatedAt             int64         `json:"updatedAt"`
 	WorkSegments          []WorkSegment `json:"workSegments,omitempty"`
+	// WaitedOnBy lists tasks that depend on this one (the newest
+	// MaxWaitedOnBy), written when they name it: what check_messages reads
+	// to tell an agent who waits on its work. An entry may be stale (the
+	// dependent finished or dropped the dependency); readers check it.
+	WaitedOnBy []string `json:"waitedOnBy,omitempty"`
 }
 
 // OpenSegment returns the index of the open work segment, or -1.

@@ -20,6 +20,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/task"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -103,14 +104,16 @@ func openServices(ctx context.Context, dataDir string, opts sqlite.Options, now 
 		return nil, err
 	}
 	profiles := peerprofile.New(peerprofile.Options{Store: st, Cursors: signer, Now: now})
+	msgs := message.New(message.Options{Store: st, Cursors: signer, Now: now, Directory: profiles, Search: &search.Writer{Index: idx}})
+	// check_messages reads the recipient's stuck work, as app.Build wires it.
+	msgs.UseWork(task.New(task.Options{Store: st, Cursors: signer, Now: now}))
 	return &services{store: st, index: idx,
-		keyword:   keyword.New(keyword.Options{Store: st, Cursors: signer, Now: now, Index: idx}),
-		unindexed: keyword.New(keyword.Options{Store: st, Cursors: signer, Now: now}),
-		profiles:  profiles,
-		iframes:   iframe.New(iframe.Options{Store: st, Now: now}),
-		mandates:  mandate.New(mandate.Options{Store: st, Cursors: signer, Now: now}),
-		messages: message.New(message.Options{Store: st, Cursors: signer, Now: now, Directory: profiles,
-			Search: &search.Writer{Index: idx}}),
+		keyword:           keyword.New(keyword.Options{Store: st, Cursors: signer, Now: now, Index: idx}),
+		unindexed:         keyword.New(keyword.Options{Store: st, Cursors: signer, Now: now}),
+		profiles:          profiles,
+		iframes:           iframe.New(iframe.Options{Store: st, Now: now}),
+		mandates:          mandate.New(mandate.Options{Store: st, Cursors: signer, Now: now}),
+		messages:          msgs,
 		unindexedMessages: message.New(message.Options{Store: st, Cursors: signer, Now: now, Directory: profiles}),
 	}, nil
 }
