@@ -127,7 +127,7 @@ func TestJobsCommandsEndToEnd(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"jobs", "run", "iframe-cleanup"}, "unknown job \"iframe-cleanup\"; the jobs are outbox, embedder, iframe-session-cleanup, recurring-tasks"},
+		{[]string{"jobs", "run", "iframe-cleanup"}, "unknown job \"iframe-cleanup\"; the jobs are " + strings.Join(vpapp.Catalogue(nil).Names(), ", ")},
 		{[]string{"jobs", "run"}, "name the job; the jobs are"},
 		{[]string{"jobs", "run", "recurring-tasks", "--tenant", "acme"}, "--tenant: this job covers every tenant"},
 	} {

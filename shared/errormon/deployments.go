@@ -18,14 +18,14 @@ type DeploymentInput struct {
 	Name            string   `json:"name"`
 	Source          string   `json:"source,omitempty" jsonschema:"convex (default) or cloudwatch"`
 	DeploymentURL   string   `json:"deploymentUrl,omitempty" jsonschema:"convex: https://NAME.convex.cloud"`
-	DeployKeyEnvVar string   `json:"deployKeyEnvVar,omitempty" jsonschema:"convex: the name of the tenant's stored deploy key, VP_DEPLOY_KEY_[A-Z0-9_]{1,64}"`
-	LogGroups       []string `json:"logGroups,omitempty" jsonschema:"cloudwatch: log group names the operator allowed for this tenant"`
+	DeployKeyEnvVar string   `json:"deployKeyEnvVar,omitempty" jsonschema:"convex: a stored deploy key's name, VP_DEPLOY_KEY_[A-Z0-9_]{1,64}"`
+	LogGroups       []string `json:"logGroups,omitempty" jsonschema:"cloudwatch: log groups the operator allowed you"`
 	FilterPattern   string   `json:"filterPattern,omitempty" jsonschema:"cloudwatch: default ERROR"`
 	GitHubRepo      string   `json:"githubRepo" jsonschema:"owner/name: where issues are filed"`
 	Orchestrator    string   `json:"orchestrator" jsonschema:"who gets the IRP missions"`
-	MinOccurrences  int      `json:"minOccurrences,omitempty" jsonschema:"file an issue once an error occurred this many times within windowMinutes (default 1: at once)"`
-	WindowMinutes   int      `json:"windowMinutes,omitempty" jsonschema:"the window of minOccurrences, in minutes (default 60)"`
-	DeployedAt      int64    `json:"deployedAt,omitempty" jsonschema:"Unix ms of the last deploy: a fixed issue is reopened only by errors after it"`
+	MinOccurrences  int      `json:"minOccurrences,omitempty" jsonschema:"file once an error occurred this often within windowMinutes (default 1)"`
+	WindowMinutes   int      `json:"windowMinutes,omitempty" jsonschema:"default 60"`
+	DeployedAt      int64    `json:"deployedAt,omitempty" jsonschema:"Unix ms of the last deploy: only later errors reopen a fixed issue"`
 }
 
 var repoSlug = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$`)

@@ -42,10 +42,8 @@ func ActivityTools(a *activity.Service) Toolset {
 
 func (s *server) addActivityTools(m *mcp.Server, a *activity.Service) {
 	add(s, m, tool{Name: "wait_for_activity", Core: true, Annotations: readOnly,
-		Limits: activity.Input{}.Limits(),
-		Description: "Wait for work instead of polling: answers at once with your unread messages, tasks assigned to you and not started, and tasks whose " +
-			"prerequisites are now done; otherwise holds until one arrives or timeoutMs (then timedOut:true). Marks nothing read: read with check_messages. " +
-			"Pass the answer's since back next time. Example: {\"timeoutMs\":20000,\"since\":1767225600000}"},
+		Limits:      activity.Input{}.Limits(),
+		Description: "Wait for work instead of polling: answers at once with your unread messages, tasks assigned to you not started, and tasks newly unblocked; else holds until one arrives or timeoutMs (timedOut:true). Marks nothing read. Pass its since back next time. Example: {\"timeoutMs\":20000}"},
 		func(ctx context.Context, p vp.Principal, in waitForActivityIn) (activity.Result, error) {
 			wi := activity.Input{TimeoutMs: in.TimeoutMs, Kinds: in.Kinds, Since: in.Since, Recipient: in.Recipient,
 				RecipientInstanceID: in.RecipientInstanceID}

@@ -52,9 +52,8 @@ func BriefingTools(c *briefing.Service) Toolset {
 
 func (s *server) addBriefingTools(m *mcp.Server, c *briefing.Service) {
 	add(s, m, tool{Name: "create_briefing_note", Annotations: write,
-		Limits: briefing.Input{}.Limits(),
-		Description: "Record a briefing or hand-off (who, what was said, decisions); write one as a session ends, for the next. " +
-			"Example: {\"title\":\"Friday hand-off\",\"topic\":\"sprint-review\",\"participants\":[\"bob\"],\"content\":\"Search shipped.\"}"},
+		Limits:      briefing.Input{}.Limits(),
+		Description: "Record a briefing or hand-off (who, what was said, decisions) as a session ends, for the next. Example: {\"title\":\"Friday hand-off\",\"topic\":\"sprint-review\",\"content\":\"Search shipped.\"}"},
 		func(ctx context.Context, p vp.Principal, in createBriefingIn) (vp.BriefingNote, error) {
 			return c.CreateBriefingNote(ctx, p, briefing.Input{Title: in.Title, Topic: in.Topic, Participants: in.Participants,
 				Content: in.Content, Decisions: in.Decisions, LinkedMemoryIDs: in.LinkedMemoryIDs, CreatedBy: in.CreatedBy})

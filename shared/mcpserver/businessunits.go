@@ -15,13 +15,13 @@ type createBUIn struct {
 	Description        string                `json:"description"`
 	Purpose            string                `json:"purpose"`
 	Domain             string                `json:"domain,omitempty" jsonschema:"website"`
-	OrchestratorID     string                `json:"orchestratorId,omitempty" jsonschema:"the lead; defaults to you"`
+	OrchestratorID     string                `json:"orchestratorId,omitempty" jsonschema:"default you"`
 	Status             string                `json:"status,omitempty" jsonschema:"idea (default)|building|live|revenue"`
 	BusinessModel      string                `json:"businessModel"`
 	TargetCustomers    string                `json:"targetCustomers"`
 	Services           []string              `json:"services"`
 	Pricing            string                `json:"pricing"`
-	RevenueProjections vp.RevenueProjections `json:"revenueProjections" jsonschema:"revenue targets, years 1-3"`
+	RevenueProjections vp.RevenueProjections `json:"revenueProjections" jsonschema:"years 1-3"`
 	CoreTeam           *vp.CoreTeam          `json:"coreTeam,omitempty"`
 	ManagementFee      *float64              `json:"managementFee,omitempty" jsonschema:"commission %, default 10"`
 	CreatedBy          string                `json:"createdBy,omitempty"`
@@ -70,10 +70,8 @@ func BusinessUnitTools(c *businessunit.Service) Toolset {
 
 func (s *server) addBusinessUnitTools(m *mcp.Server, c *businessunit.Service) {
 	add(s, m, tool{Name: "create_bu", Annotations: write,
-		Limits: businessunit.Fields{}.Limits(),
-		Description: "Record a business unit (a product or service line the team runs) with its strategy, for agents to align their work on. " +
-			"Example: {\"name\":\"VP\",\"description\":\"Agent backend\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\"," +
-			"\"targetCustomers\":\"AI studios\",\"services\":[\"hosting\"],\"pricing\":\"49 EUR/seat\",\"revenueProjections\":{\"A1\":50000,\"A2\":90000,\"A3\":200000}}"},
+		Limits:      businessunit.Fields{}.Limits(),
+		Description: "Record a business unit (a product or service line the team runs) with its strategy, for agents to align on. Example: {\"name\":\"VP\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\",\"services\":[\"hosting\"]}"},
 		func(ctx context.Context, p vp.Principal, in createBUIn) (vp.BusinessUnit, error) {
 			return c.CreateBU(ctx, p, businessunit.Fields{Name: &in.Name, Description: &in.Description, Purpose: &in.Purpose, Domain: &in.Domain,
 				OrchestratorID: &in.OrchestratorID, Status: &in.Status, BusinessModel: &in.BusinessModel, TargetCustomers: &in.TargetCustomers,

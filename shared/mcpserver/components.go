@@ -58,9 +58,8 @@ func ComponentTools(c *component.Service) Toolset {
 
 func (s *server) addComponentTools(m *mcp.Server, c *component.Service) {
 	add(s, m, tool{Name: "register_component", Annotations: write,
-		Limits: component.RegisterInput{}.Limits(),
-		Description: "Register a new agent, skill, hook or plugin file (inventory and byte-exact backup); change it with update_component. " +
-			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"---\\nname: code-reviewer\\n---\\n...\",\"version\":\"1.0.0\"}"},
+		Limits:      component.RegisterInput{}.Limits(),
+		Description: "Register a new agent, skill, hook or plugin file (inventory and byte-exact backup); change it with update_component. Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.0.0\"}"},
 		func(ctx context.Context, p vp.Principal, in registerComponentIn) (vp.Component, error) {
 			return c.RegisterComponent(ctx, p, component.RegisterInput{Name: in.Name, Type: in.Type, Team: in.Team, Content: in.Content,
 				Version: in.Version, Project: in.Project, CreatedBy: in.CreatedBy})
@@ -81,9 +80,8 @@ func (s *server) addComponentTools(m *mcp.Server, c *component.Service) {
 		})
 
 	add(s, m, tool{Name: "update_component", Annotations: idempotent,
-		Limits: component.Update{}.Limits(),
-		Description: "Publish a new revision of a component (creator or system); get_component revision reads earlier ones. " +
-			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
+		Limits:      component.Update{}.Limits(),
+		Description: "Publish a new revision of a component (creator or system); get_component revision reads earlier ones. Example: {\"name\":\"code-reviewer\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
 		func(ctx context.Context, p vp.Principal, in updateComponentIn) (vp.Component, error) {
 			return c.UpdateComponent(ctx, p, component.Update{Name: in.Name, Type: in.Type, CallerOrchestrator: in.CallerOrchestrator,
 				Content: in.Content, Version: in.Version, Team: in.Team, Project: in.Project})

@@ -49,9 +49,8 @@ func DiaryTools(c *diary.Service) Toolset {
 
 func (s *server) addDiaryTools(m *mcp.Server, c *diary.Service) {
 	add(s, m, tool{Name: "write_diary", Core: true, Annotations: idempotent,
-		Limits: diary.WriteInput{}.Limits(),
-		Description: "Write your diary entry for a day as a session ends; one per orchestrator and date: writing it again replaces it. " +
-			"Example: {\"date\":\"2026-05-29\",\"content\":\"Shipped M3.\",\"highlights\":[\"M3 on time\"]}"},
+		Limits:      diary.WriteInput{}.Limits(),
+		Description: "Write your diary entry for a day as a session ends; writing it again replaces it. Example: {\"date\":\"2026-05-29\",\"content\":\"Shipped M3.\"}"},
 		func(ctx context.Context, p vp.Principal, in writeDiaryIn) (diary.WriteResult, error) {
 			return c.WriteDiary(ctx, p, diary.WriteInput{Date: in.Date, Orchestrator: in.Orchestrator, InstanceID: in.InstanceID,
 				Content: in.Content, Highlights: in.Highlights, Blockers: in.Blockers})

@@ -26,11 +26,8 @@ func DigestTools(d *digest.Service) Toolset {
 
 func (s *server) addDigestTools(m *mcp.Server, d *digest.Service) {
 	add(s, m, tool{Name: "improvisation_digest", Annotations: readOnly,
-		Limits: digest.Input{}.Limits(),
-		Description: "Find unsourced claims: tasks, messages and memories of the last windowDays that claim concrete work " +
-			"(a commit SHA, an issue #NNN, a Convex id, or merged|deployed|approved|shipped|released|fixed) with no `VP-Sources:` line saying where it was checked. " +
-			"Use it in a review to see who reports work without evidence; system and cron-* authors are skipped. Returns countsByOrch, countsByCategory, samples (newest first, ≤ 50) and total; " +
-			"never blocks, writes nothing. Example: {\"windowDays\":7}"},
+		Limits:      digest.Input{}.Limits(),
+		Description: "Find unsourced claims of concrete work (a commit SHA, #NNN, merged, deployed...) in the last windowDays' tasks, messages and memories that have no `VP-Sources:` line; for reviews, writes nothing. Example: {\"windowDays\":7}"},
 		func(ctx context.Context, p vp.Principal, in improvisationDigestIn) (digest.Result, error) {
 			return d.Digest(ctx, p, digest.Input{WindowDays: in.WindowDays, Orchestrators: in.Orchestrators})
 		})

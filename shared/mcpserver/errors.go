@@ -23,14 +23,8 @@ func ErrorTools(mon *errormon.Service) Toolset {
 
 func (s *server) addErrorTools(m *mcp.Server, mon *errormon.Service) {
 	add(s, m, tool{Name: "add_deployment", Annotations: idempotent,
-		Limits: errormon.DeploymentInput{}.Limits(),
-		Description: "Monitor a deployment's error logs every 5 minutes; each new error files one [Auto] GitHub issue in githubRepo " +
-			"and starts an issue-resolution-v2 mission for orchestrator. deployKeyEnvVar names a deploy key stored for your tenant " +
-			"(^VP_DEPLOY_KEY_[A-Z0-9_]{1,64}$, set by its admin); logGroups must be allowed for your tenant by the operator. " +
-			"minOccurrences/windowMinutes: file only once an error occurred that often within the window (default 1/60: at once); " +
-			"deployedAt (Unix ms): the last deploy, a fixed issue reopens only for errors after it. " +
-			"Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\"," +
-			"\"deployKeyEnvVar\":\"VP_DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"alice\"}"},
+		Limits:      errormon.DeploymentInput{}.Limits(),
+		Description: "Monitor a deployment's error logs every 5 minutes; a new error files one [Auto] GitHub issue in githubRepo and starts an issue-resolution-v2 mission for orchestrator. deployKeyEnvVar: a deploy key stored for your tenant; logGroups: allowed for your tenant by the operator. Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\",\"deployKeyEnvVar\":\"VP_DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"alice\"}"},
 		mon.AddDeployment)
 	add(s, m, tool{Name: "remove_deployment", Annotations: destructive, Limits: errormon.DeploymentRef{}.Limits(),
 		Description: "Stop monitoring a deployment; its errors stay. Example: {\"name\":\"myapp\"}"},
@@ -38,9 +32,7 @@ func (s *server) addErrorTools(m *mcp.Server, mon *errormon.Service) {
 			return mon.RemoveDeployment(ctx, p, errormon.DeploymentRef{Name: in.Name})
 		})
 	add(s, m, tool{Name: "list_errors", Annotations: readOnly,
-		Description: "List grouped deployment errors, last seen first, with counts, linked issue and an escalated flag (a rate jump); " +
-			"status pending: below the deployment's minOccurrences, not filed. deployments carries each " +
-			"deployment's scan status and heldBack (per hour: errors and occurrences the hourly issue cap did not file). Paginated {items, nextCursor?}. Example: {\"deployment\":\"myapp\"}"},
+		Description: "List grouped deployment errors, last seen first: counts, linked issue, escalated (a rate jump); pending: below minOccurrences, not filed. deployments: each one's scan status and heldBack per hour. Example: {\"deployment\":\"myapp\"}"},
 		mon.ListErrors)
 	add(s, m, tool{Name: "get_error", Annotations: readOnly,
 		Description: "Fetch an error group with its sample, stack trace and raw record. Example: {\"errorId\":\"err_68992f0fe93c\"}"},

@@ -53,10 +53,8 @@ type listFixPatternsIn struct {
 
 func (s *server) addFixPatternTools(m *mcp.Server, mem *memory.Service) {
 	add(s, m, tool{Name: "create_fix_pattern", Annotations: write,
-		Limits: memory.FixPatternInput{}.Limits(),
-		Description: "Document an understood bug so any project finds it with search_fix_patterns. " +
-			"Example: {\"symptom\":\"Credits not deducted\",\"rootCause\":\"Race in the mutation\",\"tags\":[\"race\"]," +
-			"\"stack\":[\"postgres\"],\"sourceProject\":\"shop\",\"severity\":\"critical\"}"},
+		Limits:      memory.FixPatternInput{}.Limits(),
+		Description: "Document an understood bug so any project finds it with search_fix_patterns. Example: {\"symptom\":\"Credits not deducted\",\"rootCause\":\"Race in the mutation\",\"severity\":\"critical\"}"},
 		func(ctx context.Context, p vp.Principal, in createFixPatternIn) (memory.CreateResult, error) {
 			return mem.CreateFixPattern(ctx, p, memory.FixPatternInput{Symptom: in.Symptom, RootCause: in.RootCause, Tags: in.Tags,
 				Stack: in.Stack, SourceProject: in.SourceProject, CreatedBy: in.CreatedBy, Severity: in.Severity,
@@ -70,9 +68,8 @@ func (s *server) addFixPatternTools(m *mcp.Server, mem *memory.Service) {
 		})
 
 	add(s, m, tool{Name: "add_fix_attempt", Annotations: write,
-		Limits: memory.AttemptInput{}.Limits(),
-		Description: "Record an attempt at a known bug; the first that works becomes the validated fix. " +
-			"Example: {\"patternId\":\"fix_01jd...\",\"description\":\"Optimistic locking\",\"worked\":true,\"why\":\"No stale reads\"}"},
+		Limits:      memory.AttemptInput{}.Limits(),
+		Description: "Record an attempt at a known bug; the first that works becomes the validated fix. Example: {\"patternId\":\"fix_01jd...\",\"description\":\"Optimistic locking\",\"worked\":true}"},
 		func(ctx context.Context, p vp.Principal, in addFixAttemptIn) (memory.AttemptResult, error) {
 			return mem.AddFixAttempt(ctx, p, memory.AttemptInput{PatternID: in.PatternID, Description: in.Description, Worked: in.Worked,
 				Why: in.Why, CreatedBy: in.CreatedBy, Commit: in.Commit})

@@ -39,9 +39,8 @@ func IframeTools(c *iframe.Service) Toolset {
 
 func (s *server) addIframeTools(m *mcp.Server, c *iframe.Service) {
 	add(s, m, tool{Name: "create_iframe_session", Annotations: write,
-		Limits: iframe.CreateInput{}.Limits(),
-		Description: "Register an embed session for a web page (origin) that shows VantagePeers UI in an iframe, before the iframe loads; it ends at expiresAt or when revoked. " +
-			"Example: {\"sessionId\":\"4b6f1c1e-7d7a-...\",\"origin\":\"https://app.example.com\",\"expiresAt\":1767225600000}"},
+		Limits:      iframe.CreateInput{}.Limits(),
+		Description: "Register an embed session for a web page (origin) showing VantagePeers UI in an iframe, before it loads; it ends at expiresAt or when revoked. Example: {\"sessionId\":\"4b6f1c1e-...\",\"origin\":\"https://app.example.com\",\"expiresAt\":1767225600000}"},
 		func(ctx context.Context, p vp.Principal, in createIframeIn) (iframe.Session, error) {
 			return c.CreateIframeSession(ctx, p, iframe.CreateInput{SessionID: in.SessionID, TenantID: in.TenantID, Origin: in.Origin, UserID: in.UserID, ExpiresAt: in.ExpiresAt})
 		})

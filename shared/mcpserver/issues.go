@@ -72,8 +72,7 @@ func IssueTools(is *issue.Service, mem *memory.Service) Toolset {
 
 func (s *server) addIssueTools(m *mcp.Server, is *issue.Service, mem *memory.Service) {
 	add(s, m, tool{Name: "add_repo_mapping", Annotations: idempotent,
-		Description: "Map a GitHub repo to the orchestrator and project that handle its issues: an opened issue then starts " +
-			"an issue-resolution-v2 mission. Replaces an existing mapping. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"alice\",\"project\":\"api\"}"},
+		Description: "Map a GitHub repo to the orchestrator and project handling its issues: an opened issue then starts an issue-resolution-v2 mission. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"alice\",\"project\":\"api\"}"},
 		func(ctx context.Context, p vp.Principal, in addMappingIn) (issue.Mapping, error) {
 			return is.AddMapping(ctx, p, issue.MappingInput{Repo: in.Repo, Orchestrator: in.Orchestrator, Project: in.Project, Active: in.Active})
 		})

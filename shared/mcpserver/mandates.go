@@ -68,9 +68,8 @@ func MandateTools(c *mandate.Service) Toolset {
 
 func (s *server) addMandateTools(m *mcp.Server, c *mandate.Service) {
 	add(s, m, tool{Name: "create_mandate", Annotations: write,
-		Limits: mandate.CreateMandateInput{}.Limits(),
-		Description: "Ask another orchestrator for a service within a token budget: requested→accepted→in_progress→delivered→settled. " +
-			"Example: {\"fulfilledBy\":\"alice\",\"service\":\"Landing page\",\"budget\":100000}"},
+		Limits:      mandate.CreateMandateInput{}.Limits(),
+		Description: "Ask another orchestrator for a service within a token budget: requested, accepted, in_progress, delivered, settled. Example: {\"fulfilledBy\":\"alice\",\"service\":\"Landing page\",\"budget\":100000}"},
 		func(ctx context.Context, p vp.Principal, in createMandateIn) (vp.Mandate, error) {
 			return c.CreateMandate(ctx, p, mandate.CreateMandateInput{RequestedBy: in.RequestedBy, FulfilledBy: in.FulfilledBy, Service: in.Service,
 				Budget: in.Budget, SpendingLimits: in.SpendingLimits, ApprovedCategories: in.ApprovedCategories})

@@ -58,10 +58,8 @@ func MemoryTools(mem *memory.Service) Toolset {
 
 func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 	add(s, m, tool{Name: "store_memory", Core: true, Annotations: write,
-		Limits: memory.StoreInput{}.Limits(),
-		Description: "Store a memory for the team; keyword search finds it at once, semantic search within ~1 s. " +
-			"To replace an outdated memory add relation {targetId, type:updates}: the old one leaves searches and lists. " +
-			"Example: {\"namespace\":\"project/vp\",\"type\":\"decision\",\"content\":\"Rate limiting lives in the gateway.\"}"},
+		Limits:      memory.StoreInput{}.Limits(),
+		Description: "Store a memory for the team; keyword search finds it at once, semantic search within ~1 s. To replace an outdated one add relation {targetId, type:updates}. Example: {\"namespace\":\"project/vp\",\"type\":\"decision\",\"content\":\"Rate limiting lives in the gateway.\"}"},
 		func(ctx context.Context, p vp.Principal, in storeMemoryIn) (memory.StoreResult, error) {
 			return mem.StoreMemory(ctx, p, memory.StoreInput{Namespace: in.Namespace, Type: in.Type, Content: in.Content,
 				CreatedBy: in.CreatedBy, Relations: in.Relations, IsLatest: in.IsLatest, TTL: in.TTL, Episode: in.Episode})
@@ -88,10 +86,8 @@ func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 		})
 
 	add(s, m, tool{Name: "recall", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
-		Limits: memory.SearchInput{}.Limits(),
-		Description: "Semantic search over the memories you may read, best first with a score: finds notes by meaning when you do not know their words. " +
-			"Use it at the start of a task and before stating what the team decided or did; cite the ids you rely on. " +
-			"Example: {\"query\":\"auth in middleware\",\"limit\":5}"},
+		Limits:      memory.SearchInput{}.Limits(),
+		Description: "Semantic search over the memories you may read, best first with a score: finds notes by meaning. Use it before stating what the team decided; cite the ids you rely on. Example: {\"query\":\"auth in middleware\",\"limit\":5}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.Recall(ctx, p, in.input())
 		})
@@ -104,10 +100,8 @@ func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 		})
 
 	add(s, m, tool{Name: "hybrid_search", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
-		Limits: memory.SearchInput{}.Limits(),
-		Description: "Keyword + semantic search over the memories you may read, fused (RRF): the best default search. " +
-			"Use it before stating what the team decided, built or saw; cite the ids you rely on. " +
-			"Example: {\"query\":\"payments deploy error\"}"},
+		Limits:      memory.SearchInput{}.Limits(),
+		Description: "Keyword + semantic search over the memories you may read, fused (RRF): the best default search. Use it before stating what the team decided; cite the ids. Example: {\"query\":\"payments deploy error\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.HybridSearch(ctx, p, in.input())
 		})

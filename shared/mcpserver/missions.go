@@ -17,9 +17,8 @@ func MissionTools(c *mission.Service) Toolset {
 
 func (s *server) addMissionTools(m *mcp.Server, c *mission.Service) {
 	add(s, m, tool{Name: "create_mission", Annotations: write,
-		Limits: mission.CreateMissionInput{}.Limits(),
-		Description: "Create a mission for work of several tasks (a feature, an incident), led by a pilot; fill it with create_task missionId or instantiate_template_into_mission. " +
-			"Example: {\"name\":\"fix-issue-255\",\"project\":\"web\",\"priority\":\"high\"}"},
+		Limits:      mission.CreateMissionInput{}.Limits(),
+		Description: "Create a mission for work of several tasks, led by a pilot; fill it with create_task missionId or instantiate_template_into_mission. Example: {\"name\":\"fix-issue-255\",\"project\":\"web\"}"},
 		c.CreateMission)
 
 	add(s, m, tool{Name: "get_mission", Core: true, Annotations: readOnly,
@@ -46,22 +45,16 @@ func (s *server) addMissionTools(m *mcp.Server, c *mission.Service) {
 		c.UpdateMissionProgress)
 
 	add(s, m, tool{Name: "get_mission_template", Annotations: readOnly, Limits: mission.TemplateRef{}.Limits(),
-		Description: "Fetch a mission template (its steps, in order) before instantiating it. Built in: issue-resolution-v2 (14 steps from " +
-			"acknowledging a GitHub issue to closing it; GitHub issues start it), repo-fix-v1 (a fix on a third-party repo), " +
-			"new-feature-v1 (steps per role: map roles to agents in context). " +
-			"Example: {\"name\":\"repo-fix-v1\"}"},
+		Description: "Fetch a mission template (its steps, in order) before instantiating it; built in: issue-resolution-v2, repo-fix-v1, new-feature-v1. Example: {\"name\":\"repo-fix-v1\"}"},
 		c.GetMissionTemplate)
 
 	add(s, m, tool{Name: "update_mission_template", Annotations: idempotent,
-		Limits: mission.UpdateTemplateInput{}.Limits(),
-		Description: "Create or replace a template by name (yours overrides a built-in). " +
-			"Example: {\"name\":\"deliver-v1\",\"steps\":[{\"title\":\"Scope\",\"description\":\"Criteria\"},{\"title\":\"Build\",\"description\":\"Code\",\"dependsOn\":[0]}]}"},
+		Limits:      mission.UpdateTemplateInput{}.Limits(),
+		Description: "Create or replace a template by name (yours overrides a built-in). Example: {\"name\":\"deliver-v1\",\"steps\":[{\"title\":\"Scope\"},{\"title\":\"Build\",\"dependsOn\":[0]}]}"},
 		c.UpdateMissionTemplate)
 
 	add(s, m, tool{Name: "instantiate_template_into_mission", Annotations: write,
-		Limits: mission.InstantiateInput{}.Limits(),
-		Description: "Create a mission's tasks from a template, one per step, dependencies wired, all or nothing. " +
-			"context fills {{key}} in the steps, roles included: a step assigned to {{backend}} goes to context.backend, else to the pilot. " +
-			"Example: {\"templateName\":\"new-feature-v1\",\"missionId\":\"msn_01jd...\",\"context\":{\"backend\":\"alice\",\"frontend\":\"bob\"}}"},
+		Limits:      mission.InstantiateInput{}.Limits(),
+		Description: "Create a mission's tasks from a template, one per step, dependencies wired, all or nothing; context fills {{key}} (a step for {{backend}} goes to context.backend, else to the pilot). Example: {\"templateName\":\"new-feature-v1\",\"missionId\":\"msn_01jd...\",\"context\":{\"backend\":\"alice\"}}"},
 		c.InstantiateTemplate)
 }

@@ -54,8 +54,7 @@ func OKFTools(o *okfsvc.Service, links *okfsvc.Links) Toolset {
 func (s *server) addOKFTools(m *mcp.Server, o *okfsvc.Service, links *okfsvc.Links) {
 	local := s.opts.LocalPrincipal != nil
 	add(s, m, tool{Name: "export_okf_bundle", Annotations: readOnly, Limits: pathLimit,
-		Description: "Export a namespace (its memories, briefing notes of that topic, tasks of that project) as a portable OKF v0.2 .okf.tar.gz: " +
-			"base64 in bundle up to 4 MiB, else downloadUrl (HTTP, short-lived) or path (local). Example: {\"namespace\":\"project/vp\"}"},
+		Description: "Export a namespace (its memories, briefing notes of that topic, tasks of that project) as an OKF v0.2 .okf.tar.gz: base64 up to 4 MiB, else downloadUrl or path. Example: {\"namespace\":\"project/vp\"}"},
 		func(ctx context.Context, p vp.Principal, in exportOKFIn) (okfsvc.Delivery, error) {
 			r, err := o.Export(ctx, p, in.Namespace)
 			if err != nil {
@@ -74,9 +73,8 @@ func (s *server) addOKFTools(m *mcp.Server, o *okfsvc.Service, links *okfsvc.Lin
 			return o.ValidateReceived(ctx, p, r)
 		})
 	add(s, m, tool{Name: "import_okf_bundle", Annotations: destructive,
-		Limits: []any{vp.MaxBytes("mode", vp.MaxNameBytes), bundleLimits},
-		Description: "Import an OKF bundle into a namespace with new ids (returns idMap). dry-run reports what merge would do; merge adds " +
-			"and is idempotent; replace makes the namespace hold exactly the bundle. Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
+		Limits:      []any{vp.MaxBytes("mode", vp.MaxNameBytes), bundleLimits},
+		Description: "Import an OKF bundle into a namespace with new ids (returns idMap); mode dry-run, merge (idempotent) or replace (the namespace holds exactly the bundle). Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in importOKFIn) (okfsvc.ImportResult, error) {
 			r, err := okfsvc.Receive("import_okf_bundle", in.Bundle, in.Path, local, o.Limits())
 			if err != nil {

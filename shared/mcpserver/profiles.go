@@ -50,8 +50,7 @@ func ProfileTools(c *profile.Service) Toolset {
 
 func (s *server) addProfileTools(m *mcp.Server, c *profile.Service) {
 	add(s, m, tool{Name: "whoami", Core: true, Annotations: readOnly,
-		Description: "Who am I: tenant, default orchestrator, the ids your token may act as, the namespaces it may read and write. " +
-			"Call it first when unsure which name or namespace to use. Example: {}"},
+		Description: "Who am I: tenant, default orchestrator, the ids your token may act as, the namespaces it may read and write. Example: {}"},
 		func(_ context.Context, p vp.Principal, _ noArgs) (profile.Identity, error) { return c.WhoAmI(p), nil })
 
 	add(s, m, tool{Name: "get_profile", Core: true, Annotations: readOnly,
@@ -70,10 +69,8 @@ func (s *server) addProfileTools(m *mcp.Server, c *profile.Service) {
 		})
 
 	add(s, m, tool{Name: "set_summary", Core: true, Annotations: idempotent,
-		Limits: profile.SummaryLimit(),
-		Description: "Announce what you are doing (presence, shown by list_peers and get_profile): call it at session start and when your focus changes. " +
-			"instanceId names this session when you run several at once (default \"main\"). " +
-			"Example: {\"summary\":\"Migrating the checkout page, ETA 30 min\"}"},
+		Limits:      profile.SummaryLimit(),
+		Description: "Announce what you are doing (shown by list_peers) at session start and when your focus changes; instanceId names this session (default \"main\"). Example: {\"summary\":\"Migrating checkout\"}"},
 		func(ctx context.Context, p vp.Principal, in setSummaryIn) (setSummaryOut, error) {
 			if in.InstanceID == "" {
 				in.InstanceID = defaultInstance
@@ -86,9 +83,8 @@ func (s *server) addProfileTools(m *mcp.Server, c *profile.Service) {
 		})
 
 	add(s, m, tool{Name: "list_peers", Core: true, Annotations: readOnly,
-		Limits: listing.Params{}.Limits(),
-		Description: "List the team: profiles and running instances with their summaries, most recently active first; use it to find who to message or assign to. Paginated {items, nextCursor?}. " +
-			"Example: {\"fields\":\"lite\"}"},
+		Limits:      listing.Params{}.Limits(),
+		Description: "List the team: profiles and running instances with their summaries, most recently active first: who to message or assign to. Example: {\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listing.Params) (listing.Page[any], error) {
 			return c.ListPeers(ctx, p, in)
 		})

@@ -52,9 +52,8 @@ func RecurringTools(c *recurring.Service) Toolset {
 
 func (s *server) addRecurringTools(m *mcp.Server, c *recurring.Service) {
 	add(s, m, tool{Name: "create_recurring_task", Annotations: write,
-		Limits: recurring.CreateRecurringInput{}.Limits(),
-		Description: "Define a template that creates a todo task on a cron schedule. " +
-			"Example: {\"title\":\"Standup report\",\"assignedTo\":\"carol\",\"priority\":\"medium\",\"cronExpression\":\"0 9 * * 1-5\",\"timezone\":\"Europe/Paris\"}"},
+		Limits:      recurring.CreateRecurringInput{}.Limits(),
+		Description: "Define a template that creates a todo task on a cron schedule. Example: {\"title\":\"Standup report\",\"assignedTo\":\"carol\",\"cronExpression\":\"0 9 * * 1-5\",\"timezone\":\"Europe/Paris\"}"},
 		func(ctx context.Context, p vp.Principal, in createRecurringIn) (vp.RecurringTask, error) {
 			return c.CreateRecurringTask(ctx, p, recurring.CreateRecurringInput{Title: in.Title, Description: in.Description, AssignedTo: in.AssignedTo,
 				Priority: in.Priority, CronExpression: in.CronExpression, Timezone: in.Timezone, Project: in.Project, CreatedBy: in.CreatedBy})

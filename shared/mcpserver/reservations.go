@@ -12,18 +12,18 @@ import (
 
 type reservePathsIn struct {
 	Project            string   `json:"project"`
-	Paths              []string `json:"paths" jsonschema:"globs: * ? and ** (a whole segment)"`
-	Exclusive          *bool    `json:"exclusive,omitempty" jsonschema:"default true; false: shared"`
+	Paths              []string `json:"paths" jsonschema:"globs: * ? **"`
+	Exclusive          *bool    `json:"exclusive,omitempty" jsonschema:"default true"`
 	TTLMinutes         *float64 `json:"ttlMinutes,omitempty" jsonschema:"default 60"`
 	Reason             string   `json:"reason,omitempty"`
-	TaskID             string   `json:"taskId,omitempty" jsonschema:"released when this task ends"`
+	TaskID             string   `json:"taskId,omitempty" jsonschema:"released when it ends"`
 	CallerOrchestrator string   `json:"callerOrchestrator,omitempty"`
 }
 
 type renewReservationsIn struct {
 	Project            string   `json:"project,omitempty"`
 	ReservationIDs     []string `json:"reservationIds,omitempty"`
-	TTLMinutes         *float64 `json:"ttlMinutes,omitempty" jsonschema:"default: each one's own"`
+	TTLMinutes         *float64 `json:"ttlMinutes,omitempty" jsonschema:"default: as reserved"`
 	CallerOrchestrator string   `json:"callerOrchestrator,omitempty"`
 }
 
@@ -37,7 +37,7 @@ type releasePathsIn struct {
 type checkPathsIn struct {
 	Project            string   `json:"project"`
 	Paths              []string `json:"paths"`
-	Exclusive          *bool    `json:"exclusive,omitempty" jsonschema:"default true; false: only exclusive ones conflict"`
+	Exclusive          *bool    `json:"exclusive,omitempty" jsonschema:"default true"`
 	CallerOrchestrator string   `json:"callerOrchestrator,omitempty"`
 }
 
@@ -45,7 +45,7 @@ type listReservationsIn struct {
 	listing.Params
 	Project string `json:"project,omitempty"`
 	Holder  string `json:"holder,omitempty"`
-	Path    string `json:"path,omitempty" jsonschema:"a glob they overlap"`
+	Path    string `json:"path,omitempty" jsonschema:"a glob"`
 }
 
 // ReservationTools are the tools of path reservations over c; none when c
@@ -59,35 +59,34 @@ func ReservationTools(c *reservation.Service) Toolset {
 
 func (s *server) addReservationTools(m *mcp.Server, c *reservation.Service) {
 	add(s, m, tool{Name: "reserve_paths", Annotations: write, Limits: reservation.ReserveInput{}.Limits(),
-		Description: "Reserve files before editing them, all or nothing: {reserved:true, reservation} or {reserved:false, conflicts}. " +
-			"Example: {\"project\":\"web\",\"paths\":[\"src/api/**\"],\"reason\":\"auth refactor\"}"},
+		Description: "Reserve files before editing, all or nothing: the reservation or the conflicts. Example: {\"project\":\"web\",\"paths\":[\"src/api/**\"]}"},
 		func(ctx context.Context, p vp.Principal, in reservePathsIn) (reservation.ReserveResult, error) {
 			return c.Reserve(ctx, p, reservation.ReserveInput{Project: in.Project, Paths: in.Paths, Exclusive: in.Exclusive,
 				TTLMinutes: in.TTLMinutes, Reason: in.Reason, TaskID: in.TaskID, Caller: in.CallerOrchestrator})
 		})
 
 	add(s, m, tool{Name: "renew_reservations", Annotations: write, Limits: reservation.RenewInput{}.Limits(),
-		Description: "Extend your active reservations (by id, in a project, or all); expired ones are not renewed. Example: {\"project\":\"web\"}"},
+		Description: "Extend your active reservations (by id, project, or all). Example: {\"project\":\"web\"}"},
 		func(ctx context.Context, p vp.Principal, in renewReservationsIn) (reservation.RenewResult, error) {
 			return c.Renew(ctx, p, reservation.RenewInput{Project: in.Project, ReservationIDs: in.ReservationIDs, TTLMinutes: in.TTLMinutes,
 				Caller: in.CallerOrchestrator})
 		})
 
 	add(s, m, tool{Name: "release_paths", Annotations: destructive, Limits: reservation.ReleaseInput{}.Limits(),
-		Description: "End your reservations by id, or give up some globs of yours in a project. Example: {\"reservationIds\":[\"rsv_01jd...\"]}"},
+		Description: "End your reservations by id, or drop some of your globs in a project. Example: {\"reservationIds\":[\"rsv_01...\"]}"},
 		func(ctx context.Context, p vp.Principal, in releasePathsIn) (reservation.ReleaseResult, error) {
 			return c.Release(ctx, p, reservation.ReleaseInput{Project: in.Project, Paths: in.Paths, ReservationIDs: in.ReservationIDs,
 				Caller: in.CallerOrchestrator})
 		})
 
 	add(s, m, tool{Name: "check_paths", Annotations: readOnly, Limits: reservation.CheckInput{}.Limits(),
-		Description: "Others' active reservations your paths would collide with; reserves nothing. Example: {\"project\":\"web\",\"paths\":[\"src/api/users.go\"]}"},
+		Description: "Others' reservations your paths collide with. Example: {\"project\":\"web\",\"paths\":[\"src/a.go\"]}"},
 		func(ctx context.Context, p vp.Principal, in checkPathsIn) (reservation.CheckResult, error) {
 			return c.Check(ctx, p, reservation.CheckInput{Project: in.Project, Paths: in.Paths, Exclusive: in.Exclusive, Caller: in.CallerOrchestrator})
 		})
 
 	add(s, m, tool{Name: "list_reservations", Annotations: readOnly, Limits: reservation.ListInput{}.Limits(),
-		Description: "List active path reservations. Paginated {items, nextCursor?}. Example: {\"project\":\"web\",\"path\":\"src/**\"}"},
+		Description: "List active path reservations. Paginated. Example: {\"project\":\"web\"}"},
 		func(ctx context.Context, p vp.Principal, in listReservationsIn) (listing.Page[any], error) {
 			return c.List(ctx, p, reservation.ListInput{Project: in.Project, Holder: in.Holder, Path: in.Path, Params: in.Params})
 		})
