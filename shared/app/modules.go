@@ -423,6 +423,9 @@ func reservationModule() Module {
 			// Any task may hold reservations; the subscriber's read is one
 			// sparse index query.
 			s.Tasks.WatchFinished(func(vp.Task) bool { return true })
+			if s.Activity != nil {
+				s.Activity.Add(s.Reservations.Expiring())
+			}
 			return nil
 		},
 		Wire: func(s *Services) error {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vantagepeers/vantagepeers/shared/activity"
 	"github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/domaintest"
 	"github.com/vantagepeers/vantagepeers/shared/message"
@@ -113,5 +114,46 @@ func TestLinkedTaskEndReleases(t *testing.T) {
 		// A reservation cannot be linked to a task that already ended.
 		_, err := s.Reservations.Reserve(ctx(), alice, reservation.ReserveInput{Project: "web", Paths: []string{"x"}, TaskID: done})
 		domaintest.WantKind(t, err, vp.KindConflict, "taskId")
+	})
+}
+
+// TestAboutToExpireReachesWaitForActivity: a holder's reservation that
+// enters its last ExpiringWithin arrives in wait_for_activity once, not
+// another holder's, not an expired one; a renewal moves it out again.
+func TestAboutToExpireReachesWaitForActivity(t *testing.T) {
+	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
+		s, clk := built(t, b)
+		alice := as("t1", "alice")
+		long := reserve(t, s.Reservations, "alice", reservation.ReserveInput{Paths: []string{"src/**"}, TTLMinutes: ptr(60.0)})
+		short := reserve(t, s.Reservations, "alice", reservation.ReserveInput{Paths: []string{"docs/**"}, TTLMinutes: ptr(5.0)})
+		reserve(t, s.Reservations, "bob", reservation.ReserveInput{Paths: []string{"lib/**"}, TTLMinutes: ptr(5.0)})
+		look := func(since *int64) activity.Result {
+			t.Helper()
+			zero := int64(0)
+			res, err := s.Activity.Wait(ctx(), alice, activity.Input{TimeoutMs: &zero, Kinds: []string{activity.KindReservations}, Since: since})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		res := look(nil)
+		if res.Count != 1 || res.Items[0].ID != short.Reservation.ID || res.Items[0].Kind != activity.KindReservations ||
+			!strings.Contains(res.Items[0].Title, "docs/**") || len(res.Notes) != 0 {
+			t.Fatalf("at once: %+v; want alice's 5-minute reservation alone", res)
+		}
+		if again := look(&res.Since); again.Count != 0 {
+			t.Fatalf("after its cursor: %+v; want nothing new", again)
+		}
+		clk.Add(51 * time.Minute) // docs expired; src has 9 minutes left
+		res = look(&res.Since)
+		if res.Count != 1 || res.Items[0].ID != long.Reservation.ID {
+			t.Fatalf("51 min later: %+v; want the 60-minute one, now near its end", res)
+		}
+		if _, err := s.Reservations.Renew(ctx(), alice, reservation.RenewInput{ReservationIDs: []string{long.Reservation.ID}}); err != nil {
+			t.Fatal(err)
+		}
+		if res = look(nil); res.Count != 0 {
+			t.Fatalf("after the renewal: %+v; want nothing about to expire", res)
+		}
 	})
 }
