@@ -166,11 +166,11 @@ func TestGuardCheckAgainstFakeMCPServer(t *testing.T) {
 		{project: "other", pathConflict: pathConflict{ReservationID: "r-dave", Holder: "dave", Paths: []string{"**"}, Exclusive: true}},
 	}}
 	u := f.serve(t)
-	check := func(token string) (error, string) {
+	check := func(token string) (string, error) {
 		var stderr bytes.Buffer
 		err := guardCheck(context.Background(), guardCheckOptions{Dir: dir, Project: "web", URL: u, Token: token,
 			FailOpen: true, Now: func() time.Time { return now }}, &stderr)
-		return err, stderr.String()
+		return stderr.String(), err
 	}
 
 	stage(t, dir, "src/old.go")
@@ -179,7 +179,7 @@ func TestGuardCheckAgainstFakeMCPServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	gitOK(t, dir, "mv", "src/old.go", "src/api/users.go")
-	err, out := check("tok-bob")
+	out, err := check("tok-bob")
 	if err == nil {
 		t.Fatalf("bob's rename into alice's exclusive paths was let through: %s", out)
 	}
@@ -194,13 +194,13 @@ func TestGuardCheckAgainstFakeMCPServer(t *testing.T) {
 		!slices.Equal(calls[0].paths, []string{"src/api/users.go", "src/old.go"}) {
 		t.Fatalf("the server saw %+v; want one call by bob with both sides of the rename", calls)
 	}
-	if err, _ := check("tok-alice"); err != nil {
+	if _, err := check("tok-alice"); err != nil {
 		t.Fatalf("alice's commit of her own reserved paths: %v", err)
 	}
 	gitOK(t, dir, "reset", "-q", "--hard")
 
 	stage(t, dir, "docs/guide.md", "cmd/main.go")
-	err, out = check("tok-bob")
+	out, err = check("tok-bob")
 	if err != nil || out != "" {
 		t.Fatalf("a shared reservation and bob's own: %v, %q; want the commit through", err, out)
 	}
@@ -213,7 +213,7 @@ func TestGuardCheckAgainstFakeMCPServer(t *testing.T) {
 	many = append(many, "src/api/z.go")
 	stage(t, dir, many...)
 	before := len(f.allCalls())
-	err, out = check("tok-bob")
+	out, err = check("tok-bob")
 	calls = f.allCalls()[before:]
 	var sent []string
 	for _, c := range calls {

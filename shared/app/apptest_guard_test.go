@@ -65,9 +65,7 @@ func TestOnlyTheRootBuildsServices(t *testing.T) {
 		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
-		for _, c := range constructorCalls(t, p, caps) {
-			calls[rel] = append(calls[rel], c)
-		}
+		calls[rel] = append(calls[rel], constructorCalls(t, p, caps)...)
 		return nil
 	})
 	if err != nil {
