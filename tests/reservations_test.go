@@ -10,9 +10,17 @@ import (
 // (clients/reservations.mjs): alice reserves, bob collides and reserves
 // nothing, checks and lists; alice renews, narrows and releases; bob then
 // reserves. The Go side seeds N reservations (raw HTTP, as carol) that
-// the client must list, N, page by page.
+// the client must list, N, page by page. Over HTTP, and with bob over stdio.
 func TestReservationsClient(t *testing.T) {
 	requireNode(t)
+	// http: both agents over Streamable HTTP; stdio: bob in a
+	// `vantagepeers stdio` child on the server's data dir.
+	for _, scenario := range []string{"reservations", "stdio"} {
+		t.Run(scenario, func(t *testing.T) { reservationsClient(t, scenario) })
+	}
+}
+
+func reservationsClient(t *testing.T, scenario string) {
 	tenant := newTenant("rsv")
 	carol := createToken(t, tenant, "carol")
 	const seed = 23
@@ -24,8 +32,8 @@ func TestReservationsClient(t *testing.T) {
 			t.Fatalf("seeding pkg%d: not reserved", i)
 		}
 	}
-	s := runClient(t, "reservations.mjs", "reservations", map[string]any{
-		"url": srv.url, "seed": seed,
+	s := runClient(t, "reservations.mjs", scenario, map[string]any{
+		"url": srv.url, "seed": seed, "bin": binPath, "dataDir": srv.dataDir,
 		"tokens": map[string]string{"alice": createToken(t, tenant, "alice"), "bob": createToken(t, tenant, "bob")},
 	})
 	if s.Passed < 15 {

@@ -6,14 +6,27 @@
 //     node clients/reservations.mjs reservations
 //
 // Prints a JSON summary on stdout; exits non-zero on any failed check.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { call, config, connectHTTP, listAllTools, main } from "./lib.mjs";
 
 const TOOLS = ["reserve_paths", "renew_reservations", "release_paths", "check_paths", "list_reservations"];
 const cfg = config();
 
-await main("reservations", process.argv[2] ?? "reservations", async (c) => {
+// Scenario "stdio": bob is a `vantagepeers stdio` child (VP_TOKEN) on the
+// HTTP server's data dir; alice stays on HTTP.
+const scenario = process.argv[2] ?? "reservations";
+
+await main("reservations", scenario, async (c) => {
   const alice = await connectHTTP(cfg.url, cfg.tokens.alice, { name: "vp-e2e-rsv-alice" });
-  const bob = await connectHTTP(cfg.url, cfg.tokens.bob, { name: "vp-e2e-rsv-bob" });
+  let bob;
+  if (scenario === "stdio") {
+    bob = new Client({ name: "vp-e2e-rsv-bob-stdio", version: "1.0.0" });
+    await bob.connect(new StdioClientTransport({ command: cfg.bin, args: ["stdio", "--data-dir", cfg.dataDir],
+      env: { VP_LOG_LEVEL: "warn", VP_TOKEN: cfg.tokens.bob }, stderr: "pipe" }));
+  } else {
+    bob = await connectHTTP(cfg.url, cfg.tokens.bob, { name: "vp-e2e-rsv-bob" });
+  }
   try {
     for (const cl of [alice, bob]) {
       const names = (await listAllTools(cl)).map((t) => t.name); // output schemas cached: results are validated
