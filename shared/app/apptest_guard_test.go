@@ -65,7 +65,9 @@ func TestOnlyTheRootBuildsServices(t *testing.T) {
 		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
-		calls[rel] = append(calls[rel], constructorCalls(t, p, caps)...)
+		if found := constructorCalls(t, p, caps); len(found) > 0 {
+			calls[rel] = append(calls[rel], found...)
+		}
 		return nil
 	})
 	if err != nil {
