@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -16,7 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vantagepeers/vantagepeers/shared/reservation"
+	"github.com/vantagepeers/vantagepeers/shared/gitguard"
+	"github.com/vantagepeers/vantagepeers/shared/gitguard/gitguardtest"
 	"github.com/vantagepeers/vantagepeers/shared/testproc"
 )
 
@@ -137,16 +139,16 @@ func TestGuardEndToEndWithTheEmbeddedServer(t *testing.T) {
 		t.Skip("the server has no reserve_paths/check_paths yet: the reservations capability (branch reservations) is not merged")
 	}
 
-	dir := newRepo(t)
+	dir := gitguardtest.NewRepo(t)
 	marker := filepath.Join(t.TempDir(), "theirs ran")
 	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
-	writeFile(t, hook, "#!/bin/sh\necho run >> '"+marker+"'\n")
+	gitguardtest.WriteFile(t, hook, "#!/bin/sh\necho run >> '"+marker+"'\n")
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	inst := exec.Command(s.bin, "guard", "install", "--project", "web", "--url", s.mcpURL)
 	inst.Dir = filepath.Join(dir)
-	if out, err := inst.CombinedOutput(); err != nil || !strings.Contains(string(out), chainedName) {
+	if out, err := inst.CombinedOutput(); err != nil || !strings.Contains(string(out), gitguard.ChainedName) {
 		t.Fatalf("guard install: %v\n%s", err, out)
 	}
 
@@ -161,7 +163,7 @@ func TestGuardEndToEndWithTheEmbeddedServer(t *testing.T) {
 	}
 
 	bobEnv := []string{"VP_TOKEN=" + bob, "PATH=" + filepath.Dir(s.bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
-	ok, out := commitFile(t, dir, "src/api/users.go", bobEnv...)
+	ok, out := gitguardtest.CommitFile(t, dir, "src/api/users.go", bobEnv...)
 	if ok {
 		t.Fatalf("bob's commit into alice's exclusive paths was made:\n%s", out)
 	}
@@ -172,28 +174,42 @@ func TestGuardEndToEndWithTheEmbeddedServer(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	if ok, out := commitFile(t, dir, "docs/readme.md", bobEnv...); !ok {
+	if ok, out := gitguardtest.CommitFile(t, dir, "docs/readme.md", bobEnv...); !ok {
 		t.Fatalf("bob's commit outside alice's paths was refused:\n%s", out)
 	}
 	t.Logf("a checked commit took %v (git add, commit, the hook and one check_paths over HTTP)", time.Since(start))
 	// Names the glob language cannot write reach the real parser as globs.
-	if ok, out := commitFile(t, dir, "pages/[id] {x}.tsx", bobEnv...); !ok {
+	if ok, out := gitguardtest.CommitFile(t, dir, "pages/[id] {x}.tsx", bobEnv...); !ok {
 		t.Fatalf("bob's commit of pages/[id] {x}.tsx was refused:\n%s", out)
 	}
-	if ok, out := commitFile(t, dir, "src/api/[id].go", bobEnv...); ok || !strings.Contains(out, "alice holds") {
+	if ok, out := gitguardtest.CommitFile(t, dir, "src/api/[id].go", bobEnv...); ok || !strings.Contains(out, "alice holds") {
 		t.Fatalf("bob's commit of src/api/[id].go: made %v:\n%s", ok, out)
 	}
 
 	s.call(t, alice, "release_paths", map[string]any{"project": "web", "reservationIds": []string{id}})
-	if ok, out := commitFile(t, dir, "src/api/users.go", bobEnv...); !ok {
+	if ok, out := gitguardtest.CommitFile(t, dir, "src/api/users.go", bobEnv...); !ok {
 		t.Fatalf("bob's commit after alice released was refused:\n%s", out)
 	}
 	if res := s.call(t, alice, "list_reservations", map[string]any{"project": "web", "holder": "alice"}); len(res["items"].([]any)) != 0 {
 		t.Fatalf("alice still holds %v", res["items"])
 	}
-	if runs := readLog(t, marker); len(runs) != 5 {
+	if runs := gitguardtest.ReadLog(t, marker); len(runs) != 5 {
 		t.Fatalf("the repository's own hook ran %d times for 5 commits", len(runs))
 	}
+}
+
+// toolText is the text of a tool's answer, for a failure's message.
+func toolText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // reservationID is the id in reserve_paths' answer {reserved, reservation: {_id}}.
@@ -206,11 +222,36 @@ func reservationID(res map[string]any) string {
 	return id
 }
 
-// The guard asks check_paths within its limits, written here as
-// constants so that the binary's command does not link the capability.
-func TestGuardStaysWithinCheckPathsLimits(t *testing.T) {
-	if checkBatch > reservation.MaxPaths || maxGlobBytes != reservation.MaxGlobBytes {
-		t.Fatalf("guard: %d paths a call, globs of %d bytes; check_paths takes %d paths, %d bytes",
-			checkBatch, maxGlobBytes, reservation.MaxPaths, reservation.MaxGlobBytes)
+// The command line: guard check reads VP_TOKEN and checks the repository
+// of the current directory; the exit status is 1 for a conflict, 0 for an
+// unreachable server; --staged is required.
+func TestGuardCommandLineAgainstFakeMCPServer(t *testing.T) {
+	dir := gitguardtest.NewRepo(t)
+	f := &gitguardtest.FakeReservations{Tokens: map[string]string{"tok-bob": "bob"}, Held: []gitguardtest.FakeReservation{
+		{Project: "web", Conflict: gitguardtest.Conflict{ReservationID: "r1", Holder: "alice", Paths: []string{"*.go"}, Exclusive: true,
+			ExpiresAt: time.Now().Add(time.Hour).UnixMilli(), Reason: "ports"}}}}
+	u := f.Serve(t)
+	gitguardtest.Stage(t, dir, "main.go")
+	t.Chdir(dir)
+	t.Setenv("VP_TOKEN", "tok-bob")
+	status := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		s := exitStatus(&errb, run(context.Background(), args, strings.NewReader(""), &out, &errb))
+		return s, out.String() + errb.String()
+	}
+	if s, out := status("guard", "check", "--staged", "--project", "web", "--url", u); s != 1 || !strings.Contains(out, "alice holds *.go") {
+		t.Fatalf("conflict: exit %d, %q; want 1 naming alice", s, out)
+	}
+	if s, out := status("guard", "check", "--project", "web", "--url", u); s != 1 || !strings.Contains(out, "--staged is required") {
+		t.Fatalf("without --staged: exit %d, %q", s, out)
+	}
+	if s, out := status("guard", "check", "--staged", "--project", "web", "--url", "http://127.0.0.1:1/mcp", "--timeout", "2s"); s != 0 || !strings.Contains(out, "warning") {
+		t.Fatalf("unreachable: exit %d, %q; want 0 with a warning", s, out)
+	}
+	if s, out := status("guard", "install", "--project", "web"); s != 1 || !strings.Contains(out, "--url") {
+		t.Fatalf("install without --url: exit %d, %q", s, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused install wrote a hook: %v", err)
 	}
 }

@@ -1,10 +1,9 @@
-package main
+package gitguard
 
 import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -12,67 +11,10 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vantagepeers/vantagepeers/shared/gitguard/gitguardtest"
+	"github.com/vantagepeers/vantagepeers/shared/reservation"
 )
-
-// gitEnv isolates git from the machine's configuration: no global or
-// system file, a fixed author, no signing.
-func gitEnv(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git on PATH")
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"} {
-		t.Setenv(k, v)
-	}
-}
-
-// gitRun runs git in dir with extra environment and returns its combined
-// output and error.
-func gitRun(t *testing.T, dir string, env []string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-func gitOK(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := gitRun(t, dir, nil, args...)
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return out
-}
-
-// newRepo is a repository with one commit, in a path with a space.
-func newRepo(t *testing.T) string {
-	t.Helper()
-	gitEnv(t)
-	dir := filepath.Join(t.TempDir(), "my repo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gitOK(t, dir, "init", "-q", "-b", "main")
-	writeFile(t, filepath.Join(dir, "README"), "hello\n")
-	gitOK(t, dir, "add", "README")
-	gitOK(t, dir, "commit", "-q", "-m", "first")
-	return dir
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // fakeGuardBin is a stand-in for the binary the hook runs: it appends
 // "guard: ARGS token=VP_TOKEN" to log and exits with $FAKE_GUARD_STATUS.
@@ -80,48 +22,18 @@ func writeFile(t *testing.T, path, content string) {
 func fakeGuardBin(t *testing.T, log string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "bin dir", "vp's")
-	writeFile(t, bin, "#!/bin/sh\necho \"guard: $* token=$VP_TOKEN\" >> '"+log+"'\nexit ${FAKE_GUARD_STATUS:-0}\n")
+	gitguardtest.WriteFile(t, bin, "#!/bin/sh\necho \"guard: $* token=$VP_TOKEN\" >> '"+log+"'\nexit ${FAKE_GUARD_STATUS:-0}\n")
 	if err := os.Chmod(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin
 }
 
-// commitFile stages a new file and commits it with env; it returns
-// whether the commit was made and git's output.
-func commitFile(t *testing.T, dir, name string, env ...string) (bool, string) {
-	t.Helper()
-	before := gitOK(t, dir, "rev-parse", "HEAD")
-	writeFile(t, filepath.Join(dir, name), name+"\n")
-	gitOK(t, dir, "add", "--", name)
-	out, err := gitRun(t, dir, env, "commit", "-q", "-m", "add "+name)
-	after := gitOK(t, dir, "rev-parse", "HEAD")
-	if (err == nil) != (before != after) {
-		t.Fatalf("git commit: error %v but HEAD %s → %s", err, before, after)
-	}
-	if err != nil {
-		gitOK(t, dir, "reset", "-q", "--", name)
-	}
-	return err == nil, out
-}
-
-func readLog(t *testing.T, log string) []string {
-	t.Helper()
-	b, err := os.ReadFile(log)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-}
-
-func install(t *testing.T, dir string, o guardInstallOptions) string {
+func install(t *testing.T, dir string, o InstallOptions) string {
 	t.Helper()
 	o.Dir = dir
 	var out bytes.Buffer
-	if err := guardInstall(context.Background(), o, &out); err != nil {
+	if err := Install(context.Background(), o, &out); err != nil {
 		t.Fatalf("guard install: %v", err)
 	}
 	return out.String()
@@ -131,20 +43,20 @@ func install(t *testing.T, dir string, o guardInstallOptions) string {
 // `guard check --staged` with the project and URL quoted, passes VP_TOKEN
 // through, and whose failure refuses the commit.
 func TestGuardInstallFreshHookRunsTheCheck(t *testing.T) {
-	dir := newRepo(t)
+	dir := gitguardtest.NewRepo(t)
 	log := filepath.Join(t.TempDir(), "log")
 	bin := fakeGuardBin(t, log)
-	install(t, dir, guardInstallOptions{Bin: bin, Project: "it's p", URL: "http://127.0.0.1:1/mcp", FailOpen: true})
+	install(t, dir, InstallOptions{Bin: bin, Project: "it's p", URL: "http://127.0.0.1:1/mcp", FailOpen: true})
 	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
 	if fi, err := os.Stat(hook); err != nil || fi.Mode().Perm()&0o111 == 0 {
 		t.Fatalf("hook %s: %v, mode %v; want an executable file", hook, err, fi)
 	}
-	ok, out := commitFile(t, dir, "a.txt", "VP_TOKEN=tok-bob")
+	ok, out := gitguardtest.CommitFile(t, dir, "a.txt", "VP_TOKEN=tok-bob")
 	want := "guard: guard check --staged --project it's p --url http://127.0.0.1:1/mcp --fail-open=true token=tok-bob"
-	if got := readLog(t, log); !ok || !slices.Equal(got, []string{want}) {
+	if got := gitguardtest.ReadLog(t, log); !ok || !slices.Equal(got, []string{want}) {
 		t.Fatalf("commit made %v (%s); the hook ran %q, want %q", ok, out, got, want)
 	}
-	if ok, out := commitFile(t, dir, "b.txt", "VP_TOKEN=tok-bob", "FAKE_GUARD_STATUS=1"); ok {
+	if ok, out := gitguardtest.CommitFile(t, dir, "b.txt", "VP_TOKEN=tok-bob", "FAKE_GUARD_STATUS=1"); ok {
 		t.Fatalf("the check failed and the commit was made anyway: %s", out)
 	}
 }
@@ -153,29 +65,29 @@ func TestGuardInstallFreshHookRunsTheCheck(t *testing.T) {
 // arguments but not the agent's token, and its failure refuses the commit
 // before the check runs.
 func TestGuardInstallChainsAnExistingHook(t *testing.T) {
-	dir := newRepo(t)
+	dir := gitguardtest.NewRepo(t)
 	log := filepath.Join(t.TempDir(), "log")
 	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
 	existing := "#!/bin/sh\necho \"theirs: $(git diff --cached --name-only) $# ${VP_TOKEN:-no token}\" >> '" + log + "'\nexit ${THEIRS_STATUS:-0}\n"
-	writeFile(t, hook, existing)
+	gitguardtest.WriteFile(t, hook, existing)
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out := install(t, dir, guardInstallOptions{Bin: fakeGuardBin(t, log), Project: "p", URL: "http://h/mcp", FailOpen: true})
-	if !strings.Contains(out, chainedName) {
+	out := install(t, dir, InstallOptions{Bin: fakeGuardBin(t, log), Project: "p", URL: "http://h/mcp", FailOpen: true})
+	if !strings.Contains(out, ChainedName) {
 		t.Fatalf("install did not say where the existing hook went: %q", out)
 	}
-	if ok, out := commitFile(t, dir, "a.txt", "VP_TOKEN=t"); !ok {
+	if ok, out := gitguardtest.CommitFile(t, dir, "a.txt", "VP_TOKEN=t"); !ok {
 		t.Fatalf("commit refused: %s", out)
 	}
-	got := readLog(t, log)
+	got := gitguardtest.ReadLog(t, log)
 	if len(got) != 2 || got[0] != "theirs: a.txt 0 no token" || !strings.HasPrefix(got[1], "guard: guard check --staged") || !strings.HasSuffix(got[1], "token=t") {
 		t.Fatalf("the hooks ran %q; want theirs (without the agent's token), then the guard (with it)", got)
 	}
-	if ok, out := commitFile(t, dir, "b.txt", "VP_TOKEN=t", "THEIRS_STATUS=3"); ok {
+	if ok, out := gitguardtest.CommitFile(t, dir, "b.txt", "VP_TOKEN=t", "THEIRS_STATUS=3"); ok {
 		t.Fatalf("the chained hook failed and the commit was made: %s", out)
 	}
-	if got := readLog(t, log); len(got) != 3 || got[2] != "theirs: b.txt 0 no token" {
+	if got := gitguardtest.ReadLog(t, log); len(got) != 3 || got[2] != "theirs: b.txt 0 no token" {
 		t.Fatalf("after the chained hook failed the hooks ran %q; want theirs alone", got[2:])
 	}
 }
@@ -183,26 +95,26 @@ func TestGuardInstallChainsAnExistingHook(t *testing.T) {
 // Installing again rewrites our hook (a new URL takes effect) and never
 // chains the hook to itself: the kept hook still runs once.
 func TestGuardInstallIsIdempotent(t *testing.T) {
-	dir := newRepo(t)
+	dir := gitguardtest.NewRepo(t)
 	log := filepath.Join(t.TempDir(), "log")
 	hooks := filepath.Join(dir, ".git", "hooks")
 	existing := "#!/bin/sh\necho theirs >> '" + log + "'\n"
-	writeFile(t, filepath.Join(hooks, "pre-commit"), existing)
+	gitguardtest.WriteFile(t, filepath.Join(hooks, "pre-commit"), existing)
 	if err := os.Chmod(filepath.Join(hooks, "pre-commit"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	bin := fakeGuardBin(t, log)
-	install(t, dir, guardInstallOptions{Bin: bin, Project: "p", URL: "http://one/mcp", FailOpen: true})
+	install(t, dir, InstallOptions{Bin: bin, Project: "p", URL: "http://one/mcp", FailOpen: true})
 	first, _ := os.ReadFile(filepath.Join(hooks, "pre-commit"))
-	if out := install(t, dir, guardInstallOptions{Bin: bin, Project: "p", URL: "http://one/mcp", FailOpen: true}); strings.Contains(out, "kept") {
+	if out := install(t, dir, InstallOptions{Bin: bin, Project: "p", URL: "http://one/mcp", FailOpen: true}); strings.Contains(out, "kept") {
 		t.Fatalf("the second install chained again: %q", out)
 	}
 	second, _ := os.ReadFile(filepath.Join(hooks, "pre-commit"))
 	if !bytes.Equal(first, second) {
 		t.Fatalf("installing twice changed the hook:\n%s\n---\n%s", first, second)
 	}
-	install(t, dir, guardInstallOptions{Bin: bin, Project: "p", URL: "http://two/mcp", FailOpen: false})
-	if kept, _ := os.ReadFile(filepath.Join(hooks, chainedName)); string(kept) != existing {
+	install(t, dir, InstallOptions{Bin: bin, Project: "p", URL: "http://two/mcp", FailOpen: false})
+	if kept, _ := os.ReadFile(filepath.Join(hooks, ChainedName)); string(kept) != existing {
 		t.Fatalf("the kept hook is now %q, want the original", kept)
 	}
 	entries, _ := os.ReadDir(hooks)
@@ -212,13 +124,13 @@ func TestGuardInstallIsIdempotent(t *testing.T) {
 			ours = append(ours, e.Name())
 		}
 	}
-	if !slices.Equal(ours, []string{"pre-commit", chainedName}) {
+	if !slices.Equal(ours, []string{"pre-commit", ChainedName}) {
 		t.Fatalf("hooks dir holds %q", ours)
 	}
-	if ok, out := commitFile(t, dir, "a.txt", "VP_TOKEN=t"); !ok {
+	if ok, out := gitguardtest.CommitFile(t, dir, "a.txt", "VP_TOKEN=t"); !ok {
 		t.Fatalf("commit refused: %s", out)
 	}
-	got := readLog(t, log)
+	got := gitguardtest.ReadLog(t, log)
 	if len(got) != 2 || got[0] != "theirs" || !strings.Contains(got[1], "--url http://two/mcp --fail-open=false") {
 		t.Fatalf("the hooks ran %q; want theirs once, then the check at the new URL", got)
 	}
@@ -229,35 +141,35 @@ func TestGuardInstallIsIdempotent(t *testing.T) {
 // the common directory of a linked worktree.
 func TestGuardInstallHonoursHooksPathAndWorktrees(t *testing.T) {
 	t.Run("core.hooksPath", func(t *testing.T) {
-		dir := newRepo(t)
-		gitOK(t, dir, "config", "core.hooksPath", ".githooks")
+		dir := gitguardtest.NewRepo(t)
+		gitguardtest.GitOK(t, dir, "config", "core.hooksPath", ".githooks")
 		sub := filepath.Join(dir, "src", "deep")
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		log := filepath.Join(t.TempDir(), "log")
-		install(t, sub, guardInstallOptions{Bin: fakeGuardBin(t, log), Project: "p", URL: "http://h/mcp", FailOpen: true})
+		install(t, sub, InstallOptions{Bin: fakeGuardBin(t, log), Project: "p", URL: "http://h/mcp", FailOpen: true})
 		if _, err := os.Stat(filepath.Join(dir, ".githooks", "pre-commit")); err != nil {
 			t.Fatalf("no hook in core.hooksPath: %v", err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err == nil {
 			t.Fatal("a hook in .git/hooks, which git does not run under core.hooksPath")
 		}
-		if ok, out := commitFile(t, dir, "a.txt", "VP_TOKEN=t"); !ok || len(readLog(t, log)) != 1 {
-			t.Fatalf("commit %v (%s), hook ran %d times; want once", ok, out, len(readLog(t, log)))
+		if ok, out := gitguardtest.CommitFile(t, dir, "a.txt", "VP_TOKEN=t"); !ok || len(gitguardtest.ReadLog(t, log)) != 1 {
+			t.Fatalf("commit %v (%s), hook ran %d times; want once", ok, out, len(gitguardtest.ReadLog(t, log)))
 		}
 	})
 	t.Run("worktree", func(t *testing.T) {
-		dir := newRepo(t)
+		dir := gitguardtest.NewRepo(t)
 		wt := filepath.Join(t.TempDir(), "linked wt")
-		gitOK(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+		gitguardtest.GitOK(t, dir, "worktree", "add", "-q", "-b", "side", wt)
 		log := filepath.Join(t.TempDir(), "log")
-		install(t, wt, guardInstallOptions{Bin: fakeGuardBin(t, log), Project: "p", URL: "http://h/mcp", FailOpen: true})
+		install(t, wt, InstallOptions{Bin: fakeGuardBin(t, log), Project: "p", URL: "http://h/mcp", FailOpen: true})
 		if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err != nil {
 			t.Fatalf("no hook in the common hooks dir: %v", err)
 		}
-		if ok, out := commitFile(t, wt, "a.txt", "VP_TOKEN=t"); !ok || len(readLog(t, log)) != 1 {
-			t.Fatalf("commit in the worktree %v (%s), hook ran %d times; want once", ok, out, len(readLog(t, log)))
+		if ok, out := gitguardtest.CommitFile(t, wt, "a.txt", "VP_TOKEN=t"); !ok || len(gitguardtest.ReadLog(t, log)) != 1 {
+			t.Fatalf("commit in the worktree %v (%s), hook ran %d times; want once", ok, out, len(gitguardtest.ReadLog(t, log)))
 		}
 	})
 }
@@ -265,18 +177,18 @@ func TestGuardInstallHonoursHooksPathAndWorktrees(t *testing.T) {
 // Our hook replaced by another tool after an install, with the first
 // kept hook still there: install refuses rather than lose one of them.
 func TestGuardInstallRefusesToLoseAKeptHook(t *testing.T) {
-	dir := newRepo(t)
+	dir := gitguardtest.NewRepo(t)
 	hooks := filepath.Join(dir, ".git", "hooks")
-	writeFile(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\necho first\n")
+	gitguardtest.WriteFile(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\necho first\n")
 	bin := fakeGuardBin(t, filepath.Join(t.TempDir(), "log"))
-	install(t, dir, guardInstallOptions{Bin: bin, Project: "p", URL: "http://h/mcp", FailOpen: true})
-	writeFile(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\necho second\n")
-	err := guardInstall(context.Background(), guardInstallOptions{Dir: dir, Bin: bin, Project: "p", URL: "http://h/mcp"}, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), chainedName) {
-		t.Fatalf("install over a foreign hook with a kept one: %v; want a refusal naming %s", err, chainedName)
+	install(t, dir, InstallOptions{Bin: bin, Project: "p", URL: "http://h/mcp", FailOpen: true})
+	gitguardtest.WriteFile(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\necho second\n")
+	err := Install(context.Background(), InstallOptions{Dir: dir, Bin: bin, Project: "p", URL: "http://h/mcp"}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), ChainedName) {
+		t.Fatalf("install over a foreign hook with a kept one: %v; want a refusal naming %s", err, ChainedName)
 	}
 	a, _ := os.ReadFile(filepath.Join(hooks, "pre-commit"))
-	b, _ := os.ReadFile(filepath.Join(hooks, chainedName))
+	b, _ := os.ReadFile(filepath.Join(hooks, ChainedName))
 	if string(a) != "#!/bin/sh\necho second\n" || string(b) != "#!/bin/sh\necho first\n" {
 		t.Fatalf("install changed the hooks: %q, %q", a, b)
 	}
@@ -284,17 +196,17 @@ func TestGuardInstallRefusesToLoseAKeptHook(t *testing.T) {
 
 // Bad arguments and a directory outside git are refused by name.
 func TestGuardInstallRefusesBadArguments(t *testing.T) {
-	gitEnv(t)
+	gitguardtest.GitEnv(t)
 	for _, c := range []struct {
-		o    guardInstallOptions
+		o    InstallOptions
 		want string
 	}{
-		{guardInstallOptions{Dir: t.TempDir(), Project: "p", URL: "http://h/mcp"}, "not in a git repository"},
-		{guardInstallOptions{Dir: t.TempDir(), URL: "http://h/mcp"}, "--project is required"},
-		{guardInstallOptions{Dir: t.TempDir(), Project: "p", URL: "h/mcp"}, "--url"},
-		{guardInstallOptions{Dir: t.TempDir(), Project: "p", URL: "ftp://h/mcp"}, "--url"},
+		{InstallOptions{Dir: t.TempDir(), Project: "p", URL: "http://h/mcp"}, "not in a git repository"},
+		{InstallOptions{Dir: t.TempDir(), URL: "http://h/mcp"}, "--project is required"},
+		{InstallOptions{Dir: t.TempDir(), Project: "p", URL: "h/mcp"}, "--url"},
+		{InstallOptions{Dir: t.TempDir(), Project: "p", URL: "ftp://h/mcp"}, "--url"},
 	} {
-		if err := guardInstall(context.Background(), c.o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := Install(context.Background(), c.o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("install %+v: %v; want an error saying %q", c.o, err, c.want)
 		}
 	}
@@ -304,9 +216,9 @@ func TestGuardInstallRefusesBadArguments(t *testing.T) {
 // warns and lets the commit through when failing open, refuses otherwise.
 func TestGuardHookWithoutTheBinary(t *testing.T) {
 	for _, failOpen := range []bool{true, false} {
-		dir := newRepo(t)
-		install(t, dir, guardInstallOptions{Bin: filepath.Join(t.TempDir(), "gone"), Project: "p", URL: "http://h/mcp", FailOpen: failOpen})
-		ok, out := commitFile(t, dir, "a.txt", "PATH=/usr/bin:/bin", "VP_TOKEN=t")
+		dir := gitguardtest.NewRepo(t)
+		install(t, dir, InstallOptions{Bin: filepath.Join(t.TempDir(), "gone"), Project: "p", URL: "http://h/mcp", FailOpen: failOpen})
+		ok, out := gitguardtest.CommitFile(t, dir, "a.txt", "PATH=/usr/bin:/bin", "VP_TOKEN=t")
 		if ok != failOpen || !strings.Contains(out, "no vantagepeers binary") {
 			t.Errorf("fail-open %v: commit made %v, output %q", failOpen, ok, out)
 		}
@@ -318,28 +230,28 @@ func TestGuardHookWithoutTheBinary(t *testing.T) {
 // and non-ASCII letters, nothing unstaged; the same from a subdirectory
 // and under diff.relative, and before the first commit.
 func TestStagedPaths(t *testing.T) {
-	dir := newRepo(t)
+	dir := gitguardtest.NewRepo(t)
 	for _, f := range []string{"old name.txt", "gone.txt", "mod.txt", "keep.txt"} {
-		writeFile(t, filepath.Join(dir, f), "content of "+f+" that is long enough to be a rename\n")
+		gitguardtest.WriteFile(t, filepath.Join(dir, f), "content of "+f+" that is long enough to be a rename\n")
 	}
-	gitOK(t, dir, "add", ".")
-	gitOK(t, dir, "commit", "-q", "-m", "files")
-	gitOK(t, dir, "mv", "old name.txt", "new\nname.txt")
-	gitOK(t, dir, "rm", "-q", "gone.txt")
-	writeFile(t, filepath.Join(dir, "mod.txt"), "changed\n")
-	writeFile(t, filepath.Join(dir, "src", "sp ace", "été.go"), "package x\n")
-	gitOK(t, dir, "add", "mod.txt", "src")
-	writeFile(t, filepath.Join(dir, "keep.txt"), "changed but not staged\n")
-	writeFile(t, filepath.Join(dir, "untracked.txt"), "x\n")
+	gitguardtest.GitOK(t, dir, "add", ".")
+	gitguardtest.GitOK(t, dir, "commit", "-q", "-m", "files")
+	gitguardtest.GitOK(t, dir, "mv", "old name.txt", "new\nname.txt")
+	gitguardtest.GitOK(t, dir, "rm", "-q", "gone.txt")
+	gitguardtest.WriteFile(t, filepath.Join(dir, "mod.txt"), "changed\n")
+	gitguardtest.WriteFile(t, filepath.Join(dir, "src", "sp ace", "été.go"), "package x\n")
+	gitguardtest.GitOK(t, dir, "add", "mod.txt", "src")
+	gitguardtest.WriteFile(t, filepath.Join(dir, "keep.txt"), "changed but not staged\n")
+	gitguardtest.WriteFile(t, filepath.Join(dir, "untracked.txt"), "x\n")
 
-	if st := gitOK(t, dir, "status", "--short"); !strings.Contains(st, "R ") {
+	if st := gitguardtest.GitOK(t, dir, "status", "--short"); !strings.Contains(st, "R ") {
 		t.Fatalf("git does not see a rename, the test would prove nothing:\n%s", st)
 	}
 	want := []string{"gone.txt", "mod.txt", "new\nname.txt", "old name.txt", "src/sp ace/été.go"}
 	ctx := context.Background()
 	for _, from := range []string{dir, filepath.Join(dir, "src")} {
 		for _, relative := range []string{"false", "true"} {
-			gitOK(t, dir, "config", "diff.relative", relative)
+			gitguardtest.GitOK(t, dir, "config", "diff.relative", relative)
 			got, err := stagedPaths(ctx, from)
 			if err != nil || !slices.Equal(got, want) {
 				t.Errorf("from %s, diff.relative %s: %q, %v; want %q", from, relative, got, err, want)
@@ -348,9 +260,9 @@ func TestStagedPaths(t *testing.T) {
 	}
 
 	fresh := filepath.Join(t.TempDir(), "fresh")
-	gitOK(t, t.TempDir(), "init", "-q", fresh)
-	writeFile(t, filepath.Join(fresh, "a b"), "x\n")
-	gitOK(t, fresh, "add", ".")
+	gitguardtest.GitOK(t, t.TempDir(), "init", "-q", fresh)
+	gitguardtest.WriteFile(t, filepath.Join(fresh, "a b"), "x\n")
+	gitguardtest.GitOK(t, fresh, "add", ".")
 	if got, err := stagedPaths(ctx, fresh); err != nil || !slices.Equal(got, []string{"a b"}) {
 		t.Errorf("before the first commit: %q, %v", got, err)
 	}
@@ -388,15 +300,15 @@ func TestGuardConflictWording(t *testing.T) {
 // `git commit -a` and `git commit PATH` stage into an index of their own
 // and name it in GIT_INDEX_FILE for the hook: the check reads that index.
 func TestStagedPathsReadTheHooksIndex(t *testing.T) {
-	dir := newRepo(t)
-	writeFile(t, filepath.Join(dir, "only-in-commit.txt"), "x\n")
+	dir := gitguardtest.NewRepo(t)
+	gitguardtest.WriteFile(t, filepath.Join(dir, "only-in-commit.txt"), "x\n")
 	tmp := filepath.Join(t.TempDir(), "index")
 	b, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, tmp, string(b))
-	if out, err := gitRun(t, dir, []string{"GIT_INDEX_FILE=" + tmp}, "add", "only-in-commit.txt"); err != nil {
+	gitguardtest.WriteFile(t, tmp, string(b))
+	if out, err := gitguardtest.GitRun(t, dir, []string{"GIT_INDEX_FILE=" + tmp}, "add", "only-in-commit.txt"); err != nil {
 		t.Fatalf("git add: %v %s", err, out)
 	}
 	if got, err := stagedPaths(context.Background(), dir); err != nil || len(got) != 0 {
@@ -446,13 +358,13 @@ func TestQueryGlobMatchesTheStagedName(t *testing.T) {
 // A plain-http URL off this machine would carry the agent's token in
 // clear on every commit: install says so; loopback and https do not.
 func TestGuardInstallWarnsOfACleartextToken(t *testing.T) {
-	dir := newRepo(t)
+	dir := gitguardtest.NewRepo(t)
 	bin := fakeGuardBin(t, filepath.Join(t.TempDir(), "log"))
 	for u, warn := range map[string]bool{
 		"http://10.0.0.7:8787/mcp": true, "http://vp.example.com/mcp": true, "http://127.0.0.1:8787/mcp": false,
 		"http://localhost:8787/mcp": false, "http://[::1]:8787/mcp": false, "https://vp.example.com/mcp": false,
 	} {
-		out := install(t, dir, guardInstallOptions{Bin: bin, Project: "p", URL: u, FailOpen: true})
+		out := install(t, dir, InstallOptions{Bin: bin, Project: "p", URL: u, FailOpen: true})
 		if strings.Contains(out, "unencrypted") != warn {
 			t.Errorf("install --url %s: %q; want a cleartext warning: %v", u, out, warn)
 		}
@@ -502,5 +414,14 @@ func TestQueryGlobBoundsLongPaths(t *testing.T) {
 		if len(p) <= maxGlobBytes && g != p {
 			t.Errorf("a short plain path changed: %q → %q", p, g)
 		}
+	}
+}
+
+// The guard asks check_paths within its limits, written here as
+// constants so that the binary's command does not link the capability.
+func TestGuardStaysWithinCheckPathsLimits(t *testing.T) {
+	if checkBatch > reservation.MaxPaths || maxGlobBytes != reservation.MaxGlobBytes {
+		t.Fatalf("guard: %d paths a call, globs of %d bytes; check_paths takes %d paths, %d bytes",
+			checkBatch, maxGlobBytes, reservation.MaxPaths, reservation.MaxGlobBytes)
 	}
 }
