@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/hostconfig"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -130,16 +127,16 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := hostConfig{host: host, transport: transport, name: f.name, url: f.url, bin: bin, dataDir: dataDir, token: secret}
+	cfg := hostconfig.Config{Host: host, Transport: transport, Name: f.name, URL: f.url, Bin: bin, DataDir: dataDir, Token: secret}
 	fmt.Fprintf(e.stderr, "created %s: tenant %s, acts as %s, reads %s, writes %s (shown once; only its hash is stored)\n",
 		tok.ID, tok.Tenant, f.as, strings.Join(rd, ","), strings.Join(wr, ","))
 	if !f.write {
-		fmt.Fprintf(e.stderr, "%s, %s — put this in %s:\n", host, transport, cfg.path())
-		_, err := e.stdout.Write(cfg.render())
+		fmt.Fprintf(e.stderr, "%s, %s — put this in %s:\n", host, transport, cfg.Path())
+		_, err := e.stdout.Write(cfg.Render())
 		return err
 	}
-	path := cfg.path()
-	if err := writeConfig(path, cfg, f.force); err != nil {
+	path := cfg.Path()
+	if err := cfg.Write(path, f.force); err != nil {
 		_, _ = a.Tokens.Revoke(ctx, tok.ID) // the token is useless without its configuration
 		return err
 	}
@@ -148,132 +145,4 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 		fmt.Fprintf(e.stdout, "Codex reads the token from the environment: export VP_TOKEN=%s\n", secret)
 	}
 	return nil
-}
-
-// hostConfig is one MCP host's entry for the server.
-type hostConfig struct {
-	host, transport, name, url, bin, dataDir, token string
-}
-
-// The JSON object of the server in mcpServers, its fields in the order
-// the hosts' documentation shows them.
-type (
-	httpEntry struct {
-		Type    string            `json:"type,omitempty"` // Claude Code only
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-	}
-	stdioEntry struct {
-		Command string            `json:"command"`
-		Args    []string          `json:"args"`
-		Env     map[string]string `json:"env"`
-	}
-)
-
-func (h hostConfig) entry() any {
-	if h.transport == "stdio" {
-		return stdioEntry{Command: h.bin, Args: []string{"stdio", "--data-dir", h.dataDir}, Env: map[string]string{"VP_TOKEN": h.token}}
-	}
-	e := httpEntry{URL: h.url, Headers: map[string]string{"Authorization": "Bearer " + h.token}}
-	if h.host == "claude-code" {
-		e.Type = "http"
-	}
-	return e
-}
-
-// render is the whole configuration file with only this server in it.
-func (h hostConfig) render() []byte {
-	if h.host == "codex" {
-		return []byte(h.toml())
-	}
-	b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{h.name: h.entry()}}, "", "  ")
-	return append(b, '\n')
-}
-
-// toml is Codex's [mcp_servers.<name>] table. Over HTTP Codex refuses an
-// inline token and reads it from the variable bearer_token_env_var names.
-func (h hostConfig) toml() string {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) } // a JSON string is a TOML basic string here
-	var b strings.Builder
-	fmt.Fprintf(&b, "[mcp_servers.%s]\n", h.name)
-	if h.transport == "stdio" {
-		fmt.Fprintf(&b, "command = %s\nargs = [%s, %s, %s]\nenv = { VP_TOKEN = %s }\n", q(h.bin), q("stdio"), q("--data-dir"), q(h.dataDir), q(h.token))
-	} else {
-		fmt.Fprintf(&b, "url = %s\nbearer_token_env_var = \"VP_TOKEN\"\n", q(h.url))
-	}
-	return b.String()
-}
-
-// path is where the host reads its configuration.
-func (h hostConfig) path() string {
-	home, _ := os.UserHomeDir()
-	switch h.host {
-	case "claude-code":
-		return ".mcp.json"
-	case "cursor":
-		return filepath.Join(".cursor", "mcp.json")
-	case "codex":
-		if d := os.Getenv("CODEX_HOME"); d != "" {
-			return filepath.Join(d, "config.toml")
-		}
-		return filepath.Join(home, ".codex", "config.toml")
-	}
-	switch runtime.GOOS {
-	case "darwin":
-		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
-	case "windows":
-		return filepath.Join(os.Getenv("APPDATA"), "Claude", "claude_desktop_config.json")
-	}
-	return filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
-}
-
-// writeConfig adds the server to the file at path, keeping everything
-// else in it; an entry of the same name is replaced only with force.
-func writeConfig(path string, h hostConfig, force bool) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	var out []byte
-	if h.host == "codex" {
-		header := "[mcp_servers." + h.name + "]"
-		if bytes.Contains(old, []byte(header)) {
-			return fmt.Errorf("connect: %s already has %s; edit or remove it by hand (TOML is not rewritten)", path, header)
-		}
-		out = old
-		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n\n")) {
-			out = append(out, '\n')
-		}
-		out = append(out, h.toml()...)
-	} else {
-		doc := map[string]any{}
-		if len(bytes.TrimSpace(old)) > 0 {
-			if err := json.Unmarshal(old, &doc); err != nil {
-				return fmt.Errorf("connect: %s is not JSON (%v); fix it or print the configuration without --write", path, err)
-			}
-		}
-		servers, _ := doc["mcpServers"].(map[string]any)
-		if servers == nil {
-			servers = map[string]any{}
-		}
-		if _, taken := servers[h.name]; taken && !force {
-			return fmt.Errorf("connect: %s already has a server named %q: --force replaces it, --name picks another name", path, h.name)
-		}
-		servers[h.name] = h.entry()
-		doc["mcpServers"] = servers
-		if out, err = json.MarshalIndent(doc, "", "  "); err != nil {
-			return err
-		}
-		out = append(out, '\n')
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	// The file holds a secret: written 0600, through a rename so that a
-	// crash never leaves half a configuration.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/hostconfig"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,7 +121,7 @@ func printFirstStart(ctx context.Context, w io.Writer, a *app, url string) error
 	if err != nil {
 		return fmt.Errorf("first start: the agent token: %w", err)
 	}
-	cfg := hostConfig{host: "claude-code", transport: "http", name: "vantagepeers", url: url, token: secret}
+	cfg := hostconfig.Config{Host: "claude-code", Transport: "http", Name: "vantagepeers", URL: url, Token: secret}
 	fmt.Fprintf(w, `
 First start. Connect your first agent, %q (token %s: acts as %s in tenant %q, reads %s, writes %s).
 Put this in .mcp.json in your project for Claude Code:
@@ -130,7 +131,7 @@ More agents, other hosts (Claude Desktop, Cursor, Codex) or stdio — one token 
 
   vantagepeers connect claude-code --as bob [--stdio] [--write]
 
-`, agent, tok.ID, agent, vp.DefaultTenant, strings.Join(rd, ","), strings.Join(wr, ","), cfg.render())
+`, agent, tok.ID, agent, vp.DefaultTenant, strings.Join(rd, ","), strings.Join(wr, ","), cfg.Render())
 	if a.newMaster != "" {
 		fmt.Fprintf(w, `ADMIN token (master: every tenant's admin — for vantagepeers admin/token commands and the
 /admin endpoints only; never put it in an agent's configuration). Shown once; only its hash is stored:

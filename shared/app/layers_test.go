@@ -21,7 +21,7 @@ var layers = []struct {
 	{"foundation: values, rules and formats that import nothing of ours but these", []string{
 		"shared/vp", "shared/egress", "shared/emf", "shared/uimarker", "shared/uiview", "shared/testproc", "shared/internal",
 		"shared/awsenv", "shared/tenantfile", "shared/okf", "shared/store", "shared/queue", "shared/embed", "shared/search/analysis",
-		"shared/ghmd", "shared/pacerelle/seal", "shared/pacerelle/wire", "shared/pacerelle/localstate", "shared/pacerelle/webapp",
+		"shared/ghmd", "shared/hostconfig", "shared/pacerelle/seal", "shared/pacerelle/wire", "shared/pacerelle/localstate", "shared/pacerelle/webapp",
 		"shared/errormon/source", "shared/errormon/internal", "shared/errormon/fingerprint", "shared/errormon/templates"}},
 	{"ports and libraries: the store's tables, lists, the outbox, search, tokens, rate limits", []string{
 		"shared/store/table", "shared/store/records", "shared/store/keysdoc", "shared/store/storetest", "shared/listing",
