@@ -55,7 +55,7 @@ bench:
 	bash scripts/test-deps.sh clients
 	$(GO) run ./tests/bench $(ARGS)
 
-# Retrieval quality and latency on LoCoMo (../shared/bench/locomo-dev.json).
+# Retrieval quality and latency on LoCoMo (ARGS='-data path/to/locomo10.json' or VP_LOCOMO; see the README).
 bench-retrieval:
 	$(GO) run ./tests/benchretrieval $(ARGS)
 
@@ -72,7 +72,7 @@ CUSTOMER ?= example
 REGION ?= us-east-1
 CDK_ARGS ?=
 CDK := $(CURDIR)/.cache/cdk/node_modules/.bin/cdk
-# The CDK CLI offline and quiet (../shared/STAND-INS.md): no version check, no
+# The CDK CLI offline and quiet: no version check, no
 # telemetry, no instance metadata probe. synth runs without AWS credentials.
 CDK_ENV := CDK_HOME=$(CURDIR)/.cdk-home CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true \
 	JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \

@@ -3,7 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,6 +28,7 @@ func TestToolListBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	counts, tokensOf := map[string]int{}, map[string]int{}
 	for _, c := range []struct {
 		profile string
 		budget  int
@@ -64,6 +71,30 @@ func TestToolListBudget(t *testing.T) {
 		if tokens >= c.budget {
 			t.Errorf("%s tools/list is ~%d tokens; the budget is %d", c.profile, tokens, c.budget)
 		}
+		counts[c.profile], tokensOf[c.profile] = len(res.Tools), tokens
 		_ = cs.Close()
+	}
+	readmeStatesTheToolList(t, counts, tokensOf)
+}
+
+// readmeStatesTheToolList: the README's "N tools today ... (~X.Xk tokens
+// ...) ... the M an agent uses in every session (~Y.Yk tokens)" is what
+// was just measured (tokens to the nearest hundred).
+func readmeStatesTheToolList(t *testing.T, counts, tokens map[string]int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)(\d+) tools today\. .*?\(~(\d+\.\d)k tokens.*?the (\d+) an agent uses in every\s+session \(~(\d+\.\d)k tokens\)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("README: no sentence \"N tools today ... (~X.Xk tokens ... the M an agent uses in every session (~Y.Yk tokens)\"")
+	}
+	k := func(n int) string { return fmt.Sprintf("%.1f", float64(n)/1000) }
+	got := []string{string(m[1]), string(m[2]), string(m[3]), string(m[4])}
+	want := []string{strconv.Itoa(counts[mcpserver.ToolProfileFull]), k(tokens[mcpserver.ToolProfileFull]),
+		strconv.Itoa(counts[mcpserver.ToolProfileCore]), k(tokens[mcpserver.ToolProfileCore])}
+	if !slices.Equal(got, want) {
+		t.Errorf("README says %v (tools, ~k tokens; core tools, ~k tokens); measured %v", got, want)
 	}
 }
