@@ -32,6 +32,8 @@ const connectUsage = `vantagepeers connect — mint a token for one agent and pr
                    .cursor/mcp.json (cursor) in the current folder, the Claude Desktop configuration
                    of this OS, ~/.codex/config.toml (CODEX_HOME); other servers in the file are kept,
                    and an existing entry of the same name is refused unless --force
+  --remote         mint the token through the admin API of the deployment at --url (AWS): the admin
+                   (master) token is read from stdin, e.g. aws secretsmanager get-secret-value … | vantagepeers connect …
   --data-dir, --log-level as everywhere
 
 The token is printed once, inside the configuration; only its hash is stored.
@@ -53,6 +55,7 @@ func defaultGrants(agent string) (read, write []string) {
 type connectFlags struct {
 	as, url, tenant, read, writeNS, name string
 	useHTTP, useStdio, write, force      bool
+	remote                               bool
 	ttl                                  ttlFlag
 }
 
@@ -81,6 +84,7 @@ func connectCommand() *command {
 			fset.StringVar(&f.name, "name", "vantagepeers", "the server's name in the configuration")
 			fset.BoolVar(&f.write, "write", false, "write the configuration file")
 			fset.BoolVar(&f.force, "force", false, "with --write: replace an entry of the same name")
+			fset.BoolVar(&f.remote, "remote", false, "mint the token through --url's admin API, the master token on stdin")
 		},
 		Run: func(ctx context.Context, e *env) error { return connect(ctx, e, f) },
 	}
@@ -98,6 +102,12 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 	case f.useStdio:
 		transport = "stdio"
 	}
+	if f.remote { // a deployment's agents reach it over HTTP; stdio runs this machine's data dir
+		if f.useStdio {
+			return errors.New("connect --remote: the host reaches the deployment over HTTP; drop --stdio")
+		}
+		transport = "http"
+	}
 	if host == "claude-desktop" && transport == "http" {
 		return errors.New("connect claude-desktop: its configuration file starts local (stdio) servers only; " +
 			"add a remote server in Claude Desktop under Settings → Connectors, or drop --http")
@@ -114,11 +124,15 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 		wr = split(f.writeNS)
 	}
 	e.dataDir = dataDir
-	a, err := e.app(ctx)
+	remoteURL := ""
+	if f.remote {
+		remoteURL = f.url
+	}
+	a, err := tokensFor(ctx, e, remoteURL, false)
 	if err != nil {
 		return err
 	}
-	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: f.tenant, ActsAs: []string{f.as}, ReadPrefixes: rd, WritePrefixes: wr,
+	secret, tok, err := a.Create(ctx, auth.Spec{Tenant: f.tenant, ActsAs: []string{f.as}, ReadPrefixes: rd, WritePrefixes: wr,
 		Label: "connect " + host, TTL: f.ttl.d})
 	if err != nil {
 		return err
@@ -137,7 +151,7 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 	}
 	path := cfg.Path()
 	if err := cfg.Write(path, f.force); err != nil {
-		_, _ = a.Tokens.Revoke(ctx, tok.ID) // the token is useless without its configuration
+		_, _ = a.Revoke(ctx, tok.ID) // the token is useless without its configuration
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (%s over %s, as %s); restart %s to load it\n", path, f.name, transport, f.as, host)

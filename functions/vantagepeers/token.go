@@ -17,6 +17,7 @@ import (
 // tokenFlags are the flags of the token subcommands.
 type tokenFlags struct {
 	tenant, as, read, write, label, profile string
+	url                                     string
 	ttl                                     ttlFlag
 }
 
@@ -36,6 +37,8 @@ func tokenCommand() *command {
   --ttl 30d         lifetime: days (30d) or a duration (12h); default: no expiry
   --label L         a note to recognise it by
   --tool-profile P  core or full: the tools advertised to it by default
+  --url URL         a deployment's MCP URL (https://HOST/mcp): create, list or revoke through its admin
+                    API; the admin (master) token is read from stdin, never from a flag
 The token is printed once on stdout; only its hash is stored.
 `,
 		Subs: []string{"create", "list", "revoke"},
@@ -53,23 +56,23 @@ The token is printed once on stdout; only its hash is stored.
 			fs.StringVar(&f.label, "label", "", "a note to recognise the token by")
 			fs.Var(&f.ttl, "ttl", "lifetime, e.g. 30d, 12h or 90m (default: no expiry)")
 			fs.StringVar(&f.profile, "tool-profile", "", "tools advertised by default to this token: core or full")
+			fs.StringVar(&f.url, "url", "", "a deployment's MCP URL: use its admin API, the master token on stdin")
 		},
 		Run: func(ctx context.Context, e *env) error { return token(ctx, e, f) },
 	}
 }
 
 func token(ctx context.Context, e *env, f tokenFlags) error {
-	a, err := e.app(ctx)
+	a, err := tokensFor(ctx, e, f.url, true)
 	if err != nil {
 		return err
 	}
-	announceMaster(e.stderr, a, e.dataDir)
 	switch e.sub {
 	case "create":
 		if f.tenant == "" || f.as == "" {
 			return errors.New("token create: --tenant and --as are required")
 		}
-		secret, tok, err := a.Tokens.Create(ctx, auth.Spec{
+		secret, tok, err := a.Create(ctx, auth.Spec{
 			Tenant: f.tenant, ActsAs: split(f.as), ReadPrefixes: split(f.read), WritePrefixes: split(f.write), Label: f.label, TTL: f.ttl.d, ToolProfile: f.profile,
 		})
 		if err != nil {
@@ -79,7 +82,7 @@ func token(ctx context.Context, e *env, f tokenFlags) error {
 		fmt.Fprintln(e.stdout, secret)
 		return nil
 	case "list":
-		toks, err := a.Tokens.List(ctx, f.tenant)
+		toks, err := a.List(ctx, f.tenant)
 		if err != nil {
 			return err
 		}
@@ -101,7 +104,7 @@ func token(ctx context.Context, e *env, f tokenFlags) error {
 		if len(e.args) != 1 {
 			return errors.New("token revoke: give the token id (see token list)")
 		}
-		tok, err := a.Tokens.Revoke(ctx, e.args[0])
+		tok, err := a.Revoke(ctx, e.args[0])
 		if err != nil {
 			return err
 		}

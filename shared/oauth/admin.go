@@ -85,6 +85,7 @@ func (s *Server) adminRoutes(m *http.ServeMux) {
 		err := s.MapClerkUser(r.Context(), a, r.PathValue("sub"), in.Tenant)
 		s.respond(w, r, map[string]any{"clerkUserId": r.PathValue("sub"), "tenant": in.Tenant}, err)
 	}))
+	s.adminTokenRoutes(m)
 	m.HandleFunc("/admin/", s.admin(func(w http.ResponseWriter, r *http.Request, a Actor) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "error_description": "no admin endpoint " + r.Method + " " + r.URL.Path})
 	}))
