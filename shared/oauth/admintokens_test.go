@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vantagepeers/vantagepeers/shared/oauth"
+	"github.com/vantagepeers/vantagepeers/shared/admintokens"
 )
 
 // POST/GET/DELETE /admin/tokens mint, list and revoke agent tokens with
@@ -14,9 +14,9 @@ import (
 // limit is refused naming the field and the limit.
 func TestAdminTokensMintListRevoke(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
-		r := e.admin(http.MethodPost, "/admin/tokens", oauth.TokenRequest{Tenant: "acme", ActsAs: []string{"alice"},
+		r := e.admin(http.MethodPost, "/admin/tokens", admintokens.Request{Tenant: "acme", ActsAs: []string{"alice"},
 			Read: []string{"project/x", "orchestrator/alice"}, Write: []string{"orchestrator/alice"}, Label: "remote", TTLSeconds: 3600})
-		var created oauth.TokenCreated
+		var created admintokens.Created
 		if r.status != 200 || json.Unmarshal(r.body, &created) != nil || len(created.Token) != 64 || created.Record.Tenant != "acme" || created.Record.ExpiresAt == 0 {
 			t.Fatalf("create: %d %s", r.status, r.body)
 		}
@@ -34,7 +34,7 @@ func TestAdminTokensMintListRevoke(t *testing.T) {
 			map[string]string{"Authorization": "Bearer " + created.Token}); r.status != 403 {
 			t.Fatalf("an agent token on POST /admin/tokens: %d %s", r.status, r.body)
 		}
-		many := make([]string, oauth.MaxTokenPrefixes+1)
+		many := make([]string, admintokens.MaxEntries+1)
 		for i := range many {
 			many[i] = "project/p" + strings.Repeat("x", i%5)
 		}
@@ -42,13 +42,13 @@ func TestAdminTokensMintListRevoke(t *testing.T) {
 			body  any
 			field string
 		}{
-			"too many reads":  {oauth.TokenRequest{Tenant: "acme", ActsAs: []string{"a"}, Read: many}, "read"},
-			"too many writes": {oauth.TokenRequest{Tenant: "acme", ActsAs: []string{"a"}, Write: many}, "write"},
-			"no actsAs":       {oauth.TokenRequest{Tenant: "acme"}, "actsAs"},
-			"long label":      {oauth.TokenRequest{Tenant: "acme", ActsAs: []string{"a"}, Label: strings.Repeat("l", oauth.MaxTokenLabelBytes+1)}, "label"},
-			"ttl":             {oauth.TokenRequest{Tenant: "acme", ActsAs: []string{"a"}, TTLSeconds: -1}, "ttlSeconds"},
-			"bad tenant":      {oauth.TokenRequest{Tenant: "Not A Tenant", ActsAs: []string{"a"}}, "tenant"},
-			"system":          {oauth.TokenRequest{Tenant: "acme", ActsAs: []string{"system"}}, "as"},
+			"too many reads":  {admintokens.Request{Tenant: "acme", ActsAs: []string{"a"}, Read: many}, "read"},
+			"too many writes": {admintokens.Request{Tenant: "acme", ActsAs: []string{"a"}, Write: many}, "write"},
+			"no actsAs":       {admintokens.Request{Tenant: "acme"}, "actsAs"},
+			"long label":      {admintokens.Request{Tenant: "acme", ActsAs: []string{"a"}, Label: strings.Repeat("l", admintokens.MaxLabelBytes+1)}, "label"},
+			"ttl":             {admintokens.Request{Tenant: "acme", ActsAs: []string{"a"}, TTLSeconds: -1}, "ttlSeconds"},
+			"bad tenant":      {admintokens.Request{Tenant: "Not A Tenant", ActsAs: []string{"a"}}, "tenant"},
+			"system":          {admintokens.Request{Tenant: "acme", ActsAs: []string{"system"}}, "as"},
 			"unknown field":   {map[string]any{"tenant": "acme", "actsAs": []string{"a"}, "admin": true}, "admin"},
 		} {
 			if r := e.admin(http.MethodPost, "/admin/tokens", tc.body); r.status != 400 || !strings.Contains(string(r.body), tc.field) {
