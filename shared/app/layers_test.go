@@ -25,7 +25,7 @@ var layers = []struct {
 		"shared/errormon/source", "shared/errormon/internal", "shared/errormon/fingerprint", "shared/errormon/templates"}},
 	{"ports and libraries: the store's tables, lists, the outbox, search, tokens, rate limits", []string{
 		"shared/store/table", "shared/store/records", "shared/store/keysdoc", "shared/store/storetest", "shared/listing",
-		"shared/outbox", "shared/search", "shared/auth", "shared/ratelimit", "shared/domaintest"}},
+		"shared/outbox", "shared/search", "shared/auth", "shared/admintokens", "shared/ratelimit", "shared/domaintest"}},
 	{"adapters: one technology each, behind a port", []string{
 		"shared/store/sqlite", "shared/store/dynamo", "shared/store/teststores", "shared/search/local", "shared/search/opensearch",
 		"shared/search/searchtest", "shared/queue/sqs", "shared/queue/storequeue", "shared/embed/bedrock", "shared/embed/local",
