@@ -7,20 +7,11 @@ import (
 	"os"
 
 	"github.com/vantagepeers/vantagepeers/shared/admintokens"
-	"github.com/vantagepeers/vantagepeers/shared/auth"
 )
-
-// tokenStore is the data dir's *auth.Tokens or a deployment's admin API:
-// connect and token print the same for both.
-type tokenStore interface {
-	Create(ctx context.Context, s auth.Spec) (string, auth.Token, error)
-	List(ctx context.Context, tenant string) ([]auth.Token, error)
-	Revoke(ctx context.Context, id string) (auth.Token, error)
-}
 
 // tokensFor is the admin API of the deployment at mcpURL when set, else
 // the data dir's tokens (announce: show a first-start master).
-func tokensFor(ctx context.Context, e *env, mcpURL string, announce bool) (tokenStore, error) {
+func tokensFor(ctx context.Context, e *env, mcpURL string, announce bool) (admintokens.Store, error) {
 	if mcpURL != "" {
 		master, err := readMaster(e.cmd, e.stdin)
 		if err != nil {

@@ -69,6 +69,19 @@ func (in Request) Spec() (auth.Spec, error) {
 		ToolProfile: in.ToolProfile, TTL: time.Duration(in.TTLSeconds) * time.Second}, nil
 }
 
+// Store is *auth.Tokens on a data dir, or a Client of a deployment: the
+// CLI's connect and token print the same for both.
+type Store interface {
+	Create(ctx context.Context, s auth.Spec) (string, auth.Token, error)
+	List(ctx context.Context, tenant string) ([]auth.Token, error)
+	Revoke(ctx context.Context, id string) (auth.Token, error)
+}
+
+var (
+	_ Store = (*auth.Tokens)(nil)
+	_ Store = (*Client)(nil)
+)
+
 // Timeout bounds one call: a Lambda's cold start included.
 const Timeout = 30 * time.Second
 
