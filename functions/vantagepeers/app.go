@@ -140,10 +140,12 @@ func gitHubFromEnv(st *sqlite.Store, dataDir string) (github.ForTenants, error) 
 // mcpServer builds the MCP server over every service. local is the identity
 // of token-less calls (stdio only).
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
-	return mcpserver.New(vpapp.MCPOptions(a.Services, mcpserver.Options{Version: version, Logger: a.Log,
+	s := mcpserver.New(vpapp.MCPOptions(a.Services, mcpserver.Options{Version: version, Logger: a.Log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
 		EmitUIMarkers: awsenv.On(os.Getenv(awsenv.EnvEmitUIMarkers)),
 	}))
+	addConformanceFixtures(s)
+	return s
 }
 
 // tenants lists the tenants this data directory serves: those holding a
