@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/vantagepeers/vantagepeers/shared/errormon/source"
 	"github.com/vantagepeers/vantagepeers/shared/errormon/templates"
@@ -136,34 +135,16 @@ func errorsGroup(ctx context.Context, e *env, f errorsFlags) error {
 const maxGroupLine = 1 << 20
 
 func loadLearner(path string) (*templates.Learner, error) {
-	if path == "" {
-		return templates.New(templates.Options{}), nil
-	}
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return templates.New(templates.Options{}), nil
-	}
+	l, err := templates.LoadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("errors group: --state: %w", err)
+		return nil, fmt.Errorf("errors group: --state %s: %w", path, err)
 	}
-	var st templates.State
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return nil, fmt.Errorf("errors group: --state %s: not a templates state (%v)", path, err)
-	}
-	return templates.Restore(templates.Options{}, st)
+	return l, nil
 }
 
 func saveLearner(path string, l *templates.Learner) error {
-	if path == "" {
-		return nil
-	}
-	raw, err := json.Marshal(l.State())
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+	if err := l.SaveFile(path); err != nil {
 		return fmt.Errorf("errors group: --state: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
