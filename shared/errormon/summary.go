@@ -231,6 +231,11 @@ func (s *Service) holdSummary(ctx context.Context, op string, j outbox.Job, id, 
 		ver = it.Version + 1
 		return records.Err(op, s.o.Store.Write(ctx, store.Put(item, cond)))
 	})
+	if err != nil && ctx.Err() != nil && !vp.IsKind(err, vp.KindUnavailable) {
+		// The job's time ran out in a read or a write rather than in a
+		// pause: the same answer, so that the job runs again.
+		err = vp.Unavailable(op, ctx.Err())
+	}
 	if err != nil {
 		return rec, 0, err
 	}
