@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,7 +62,8 @@ func serve(ctx context.Context, e *env, addr string) error {
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	if a.fresh {
-		if err := printFirstStart(ctx, e.stdout, a, url); err != nil {
+		wd, _ := os.Getwd()
+		if err := printFirstStart(ctx, e.stdout, a, url, commandName(os.Args[0], wd)); err != nil {
 			_ = ln.Close()
 			return err
 		}
@@ -114,7 +117,7 @@ func serve(ctx context.Context, e *env, addr string) error {
 // usual namespaces: with the master token an agent would have to name an
 // orchestrator in every write, and the admin secret would sit in a project
 // file), then the master token, once, labelled for admin commands only.
-func printFirstStart(ctx context.Context, w io.Writer, a *app, url string) error {
+func printFirstStart(ctx context.Context, w io.Writer, a *app, url, self string) error {
 	agent := firstAgentName()
 	rd, wr := defaultGrants(agent)
 	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: vp.DefaultTenant, ActsAs: []string{agent}, ReadPrefixes: rd, WritePrefixes: wr, Label: "first start"})
@@ -129,9 +132,9 @@ Put this in .mcp.json in your project for Claude Code:
 %s
 More agents, other hosts (Claude Desktop, Cursor, Codex) or stdio — one token per agent:
 
-  vantagepeers connect claude-code --as bob [--stdio] [--write]
+  %s connect claude-code --as bob [--stdio] [--write]
 
-`, agent, tok.ID, agent, vp.DefaultTenant, strings.Join(rd, ","), strings.Join(wr, ","), cfg.Render())
+`, agent, tok.ID, agent, vp.DefaultTenant, strings.Join(rd, ","), strings.Join(wr, ","), cfg.Render(), self)
 	if a.newMaster != "" {
 		fmt.Fprintf(w, `ADMIN token (master: every tenant's admin — for vantagepeers admin/token commands and the
 /admin endpoints only; never put it in an agent's configuration). Shown once; only its hash is stored:
@@ -143,6 +146,23 @@ More agents, other hosts (Claude Desktop, Cursor, Codex) or stdio — one token 
 		fmt.Fprint(w, "ADMIN token: the one in VP_MASTER_TOKEN (keep it out of agents' configurations).\n\n")
 	}
 	return nil
+}
+
+// commandName is the binary as the user can run it again: its name when
+// the shell found it in PATH (arg0 without a separator), "./rel" when it
+// lies under the working directory wd, else its absolute path.
+func commandName(arg0, wd string) string {
+	if !strings.ContainsRune(arg0, filepath.Separator) {
+		return arg0
+	}
+	abs := arg0
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(wd, abs)
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && wd != "" && !strings.HasPrefix(rel, "..") {
+		return "." + string(filepath.Separator) + rel
+	}
+	return filepath.Clean(abs)
 }
 
 // firstAgentName names the first agent after the user who starts the
@@ -189,9 +209,7 @@ func stdio(ctx context.Context, e *env) error {
 		// Exiting would show the host only "connection closed": serve, and
 		// answer every request with the reason instead.
 		log.Warn("VP_TOKEN refused", "reason", string(r.Reason), "tokenId", r.TokenID)
-		server := a.mcpServer(nil)
-		server.AddReceivingMiddleware(refuseAll("VP_TOKEN was refused: " + r.Description()))
-		return runStdio(ctx, server, e.stdin, e.stdout)
+		return refuseStdio(ctx, e.stdin, e.stdout, "VP_TOKEN was refused: "+r.Description())
 	}
 	if err != nil {
 		return err
@@ -218,14 +236,35 @@ func runStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout i
 // token (the implementation-defined server-error range of JSON-RPC 2.0).
 const codeUnauthorized = -32001
 
-// refuseAll answers every request, initialize included, with the reason
-// the token was refused: MCP hosts show a JSON-RPC error's message.
-func refuseAll(reason string) mcp.Middleware {
-	return func(mcp.MethodHandler) mcp.MethodHandler {
-		return func(context.Context, string, mcp.Request) (mcp.Result, error) {
-			return nil, &jsonrpc.Error{Code: codeUnauthorized, Message: reason}
+// refuseStdio answers every JSON-RPC request on stdin, initialize
+// included, with the reason the token was refused (MCP hosts show a
+// JSON-RPC error's message), and notifications with nothing. It stands in
+// for the MCP server, whose session would answer a request after a failed
+// initialize with "invalid during session initialization" instead.
+func refuseStdio(ctx context.Context, stdin io.Reader, stdout io.Writer, reason string) error {
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	for sc.Scan() {
+		if ctx.Err() != nil {
+			return nil
+		}
+		msg, err := jsonrpc.DecodeMessage(sc.Bytes())
+		if err != nil {
+			continue // not JSON-RPC: there is no id to answer
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.IsCall() {
+			continue
+		}
+		out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeUnauthorized, Message: reason}})
+		if err != nil {
+			return err
+		}
+		if _, err := stdout.Write(append(out, '\n')); err != nil {
+			return err
 		}
 	}
+	return sc.Err()
 }
 
 // stdioPrincipal: VP_TOKEN when set; otherwise the owner of the data
