@@ -83,7 +83,7 @@ type adminFlags struct {
 
 func adminCommand() *command {
 	var f adminFlags
-	return &command{Name: "admin", Page: adminUsage, Args: argsFirst,
+	return &command{Name: "admin", Page: adminUsage,
 		Synopsis: []string{
 			"admin clients | elevate CLIENT_ID --profile P [--tenant T] | delete-client CLIENT_ID",
 			"admin profiles | profile-set ID [--from ..] [--read ..] [--write ..] | profile-delete ID | seed-profiles",

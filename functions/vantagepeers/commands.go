@@ -56,13 +56,14 @@ func commands() []*command {
 type argPlacement int
 
 const (
+	// argsAnywhere: before, between and after the flags; the default, so
+	// that `token revoke ID --data-dir D` reads its flag ("--" ends them).
+	argsAnywhere argPlacement = iota
 	// argsAfterFlags: the flag package's rule, the first argument that is
 	// not a flag ends the flags.
-	argsAfterFlags argPlacement = iota
-	// argsFirst: before the flags too (admin elevate CLIENT_ID --profile P).
+	argsAfterFlags
+	// argsFirst: before the flags too, none after them.
 	argsFirst
-	// argsAnywhere: before, between and after the flags.
-	argsAnywhere
 )
 
 // env is what a command runs with: its subcommand and positional

@@ -123,6 +123,18 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 	if f.writeNS != "" {
 		wr = split(f.writeNS)
 	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfg := hostconfig.Config{Host: host, Transport: transport, Name: f.name, URL: f.url, Bin: bin, DataDir: dataDir}
+	path := cfg.Path()
+	if f.write {
+		// Before minting: a refused file leaves no token behind.
+		if err := cfg.Check(path, f.force); err != nil {
+			return err
+		}
+	}
 	e.dataDir = dataDir
 	remoteURL := ""
 	if f.remote {
@@ -137,26 +149,33 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 	if err != nil {
 		return err
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	cfg := hostconfig.Config{Host: host, Transport: transport, Name: f.name, URL: f.url, Bin: bin, DataDir: dataDir, Token: secret}
+	cfg.Token = secret
 	fmt.Fprintf(e.stderr, "created %s: tenant %s, acts as %s, reads %s, writes %s (shown once; only its hash is stored)\n",
 		tok.ID, tok.Tenant, f.as, strings.Join(rd, ","), strings.Join(wr, ","))
 	if !f.write {
 		fmt.Fprintf(e.stderr, "%s, %s — put this in %s:\n", host, transport, cfg.Path())
-		_, err := e.stdout.Write(cfg.Render())
-		return err
+		if _, err := e.stdout.Write(cfg.Render()); err != nil {
+			return err
+		}
+		return printCodexExport(e, cfg)
 	}
-	path := cfg.Path()
 	if err := cfg.Write(path, f.force); err != nil {
-		_, _ = a.Revoke(ctx, tok.ID) // the token is useless without its configuration
+		// Checked above; a file changed since then still gets no token.
+		_, _ = a.Revoke(ctx, tok.ID)
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (%s over %s, as %s); restart %s to load it\n", path, f.name, transport, f.as, host)
-	if host == "codex" && transport == "http" {
-		fmt.Fprintf(e.stdout, "Codex reads the token from the environment: export VP_TOKEN=%s\n", secret)
+	return printCodexExport(e, cfg)
+}
+
+// printCodexExport: Codex over HTTP reads its bearer token from VP_TOKEN,
+// which its configuration names but cannot hold, so the shell line that
+// sets it follows, printed and written alike ("#" comments both TOML and
+// shell).
+func printCodexExport(e *env, cfg hostconfig.Config) error {
+	if cfg.Host != "codex" || cfg.Transport != "http" {
+		return nil
 	}
-	return nil
+	_, err := fmt.Fprintf(e.stdout, "\n# Codex reads the token from the environment; run this where Codex starts:\nexport VP_TOKEN=%s\n", cfg.Token)
+	return err
 }

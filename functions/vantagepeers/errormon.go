@@ -91,7 +91,7 @@ A tenant may name no log group until one is allowed here. Kept in <data dir>/` +
 // runs.
 func deploykeyCommand() *command {
 	var tenantFlag, bindURL string
-	return &command{Name: "deploykey", Page: deploykeyUsage, Args: argsAnywhere,
+	return &command{Name: "deploykey", Page: deploykeyUsage,
 		Synopsis: []string{"deploykey set|show|remove [--tenant T] NAME"},
 		Summary:  "a tenant's deploy keys, key on stdin; vantagepeers deploykey help",
 		Subs:     []string{"set", "show", "remove"},
@@ -219,7 +219,7 @@ func sentTo(k errormon.DeployKey) string {
 // loggroupsCommand administers the log groups each tenant may name.
 func loggroupsCommand() *command {
 	var tenantFlag string
-	return &command{Name: "loggroups", Page: loggroupsUsage, Args: argsAnywhere,
+	return &command{Name: "loggroups", Page: loggroupsUsage,
 		Synopsis: []string{"loggroups allow|show|remove [--tenant T] NAME-or-PREFIX*"},
 		Summary:  "the log groups a tenant may read; vantagepeers loggroups help",
 		Subs:     []string{"allow", "show", "remove"},

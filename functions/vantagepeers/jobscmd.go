@@ -22,7 +22,7 @@ import (
 // debugging a schedule (and for tests that need a job to have run).
 func jobsCommand() *command {
 	var tenant string
-	return &command{Name: "jobs", Args: argsFirst,
+	return &command{Name: "jobs",
 		Synopsis: []string{"jobs list | run NAME [--tenant T] [--data-dir DIR]"},
 		Summary:  "the background jobs; run one now",
 		Details: `

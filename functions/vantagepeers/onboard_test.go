@@ -136,10 +136,11 @@ func TestConnectPrintsEachHostsConfiguration(t *testing.T) {
 			return hex64.FindString(out)
 		}},
 		{[]string{"codex", "--as", "alice", "--http"}, func(t *testing.T, out string) string {
-			if !strings.Contains(out, `url = "http://127.0.0.1:8787/mcp"`) || !strings.Contains(out, `bearer_token_env_var = "VP_TOKEN"`) || hex64.MatchString(out) {
+			toml, export, _ := strings.Cut(out, "\n# Codex reads the token from the environment")
+			if !strings.Contains(toml, `url = "http://127.0.0.1:8787/mcp"`) || !strings.Contains(toml, `bearer_token_env_var = "VP_TOKEN"`) || hex64.MatchString(toml) {
 				t.Fatalf("codex http (the token goes in the environment, not the file):\n%s", out)
 			}
-			return ""
+			return regexp.MustCompile(`export VP_TOKEN=([0-9a-f]{64})\n`).FindString(export)[len("export VP_TOKEN="):][:64]
 		}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -32,7 +32,7 @@ Every command also takes --data-dir and --log-level.
 func outboxCommand() *command {
 	var tenant string
 	var limit int
-	return &command{Name: "outbox", Page: outboxUsage, Args: argsFirst,
+	return &command{Name: "outbox", Page: outboxUsage,
 		Synopsis: []string{"outbox dead [--tenant T] | retry ID | discard ID"},
 		Summary:  "vantagepeers outbox help",
 		Subs:     []string{"dead", "retry", "discard"},

@@ -15,7 +15,6 @@ import (
 	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/hostconfig"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
@@ -60,7 +59,8 @@ func serve(ctx context.Context, e *env, addr string) error {
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	if a.fresh {
-		if err := printFirstStart(ctx, e.stdout, a, url); err != nil {
+		wd, _ := os.Getwd()
+		if err := printFirstStart(ctx, e.stdout, a, url, hostconfig.CommandName(os.Args[0], wd)); err != nil {
 			_ = ln.Close()
 			return err
 		}
@@ -114,7 +114,7 @@ func serve(ctx context.Context, e *env, addr string) error {
 // usual namespaces: with the master token an agent would have to name an
 // orchestrator in every write, and the admin secret would sit in a project
 // file), then the master token, once, labelled for admin commands only.
-func printFirstStart(ctx context.Context, w io.Writer, a *app, url string) error {
+func printFirstStart(ctx context.Context, w io.Writer, a *app, url, self string) error {
 	agent := firstAgentName()
 	rd, wr := defaultGrants(agent)
 	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: vp.DefaultTenant, ActsAs: []string{agent}, ReadPrefixes: rd, WritePrefixes: wr, Label: "first start"})
@@ -129,9 +129,9 @@ Put this in .mcp.json in your project for Claude Code:
 %s
 More agents, other hosts (Claude Desktop, Cursor, Codex) or stdio — one token per agent:
 
-  vantagepeers connect claude-code --as bob [--stdio] [--write]
+  %s connect claude-code --as bob [--stdio] [--write]
 
-`, agent, tok.ID, agent, vp.DefaultTenant, strings.Join(rd, ","), strings.Join(wr, ","), cfg.Render())
+`, agent, tok.ID, agent, vp.DefaultTenant, strings.Join(rd, ","), strings.Join(wr, ","), cfg.Render(), self)
 	if a.newMaster != "" {
 		fmt.Fprintf(w, `ADMIN token (master: every tenant's admin — for vantagepeers admin/token commands and the
 /admin endpoints only; never put it in an agent's configuration). Shown once; only its hash is stored:
@@ -189,9 +189,7 @@ func stdio(ctx context.Context, e *env) error {
 		// Exiting would show the host only "connection closed": serve, and
 		// answer every request with the reason instead.
 		log.Warn("VP_TOKEN refused", "reason", string(r.Reason), "tokenId", r.TokenID)
-		server := a.mcpServer(nil)
-		server.AddReceivingMiddleware(refuseAll("VP_TOKEN was refused: " + r.Description()))
-		return runStdio(ctx, server, e.stdin, e.stdout)
+		return mcpserver.RefuseStdio(ctx, e.stdin, e.stdout, "VP_TOKEN was refused: "+r.Description())
 	}
 	if err != nil {
 		return err
@@ -212,20 +210,6 @@ func runStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout i
 		return nil
 	}
 	return err
-}
-
-// codeUnauthorized is the JSON-RPC error of a request made with a refused
-// token (the implementation-defined server-error range of JSON-RPC 2.0).
-const codeUnauthorized = -32001
-
-// refuseAll answers every request, initialize included, with the reason
-// the token was refused: MCP hosts show a JSON-RPC error's message.
-func refuseAll(reason string) mcp.Middleware {
-	return func(mcp.MethodHandler) mcp.MethodHandler {
-		return func(context.Context, string, mcp.Request) (mcp.Result, error) {
-			return nil, &jsonrpc.Error{Code: codeUnauthorized, Message: reason}
-		}
-	}
 }
 
 // stdioPrincipal: VP_TOKEN when set; otherwise the owner of the data

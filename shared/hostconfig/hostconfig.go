@@ -98,41 +98,9 @@ func (h Config) Path() string {
 // Write adds the server to the file at path, keeping everything else in
 // it; an entry of the same name is replaced only with force.
 func (h Config) Write(path string, force bool) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	out, err := h.merged(path, force)
+	if err != nil {
 		return err
-	}
-	var out []byte
-	if h.Host == "codex" {
-		header := "[mcp_servers." + h.Name + "]"
-		if bytes.Contains(old, []byte(header)) {
-			return fmt.Errorf("connect: %s already has %s; edit or remove it by hand (TOML is not rewritten)", path, header)
-		}
-		out = old
-		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n\n")) {
-			out = append(out, '\n')
-		}
-		out = append(out, h.toml()...)
-	} else {
-		doc := map[string]any{}
-		if len(bytes.TrimSpace(old)) > 0 {
-			if err := json.Unmarshal(old, &doc); err != nil {
-				return fmt.Errorf("connect: %s is not JSON (%v); fix it or print the configuration without --write", path, err)
-			}
-		}
-		servers, _ := doc["mcpServers"].(map[string]any)
-		if servers == nil {
-			servers = map[string]any{}
-		}
-		if _, taken := servers[h.Name]; taken && !force {
-			return fmt.Errorf("connect: %s already has a server named %q: --force replaces it, --name picks another name", path, h.Name)
-		}
-		servers[h.Name] = h.entry()
-		doc["mcpServers"] = servers
-		if out, err = json.MarshalIndent(doc, "", "  "); err != nil {
-			return err
-		}
-		out = append(out, '\n')
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -144,4 +112,69 @@ func (h Config) Write(path string, force bool) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// Check is the refusal Write would give, without writing: connect asks
+// before it mints a token, so that a refusal leaves none behind.
+func (h Config) Check(path string, force bool) error {
+	_, err := h.merged(path, force)
+	return err
+}
+
+// merged is the file at path with the server added.
+func (h Config) merged(path string, force bool) ([]byte, error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var out []byte
+	if h.Host == "codex" {
+		header := "[mcp_servers." + h.Name + "]"
+		if bytes.Contains(old, []byte(header)) {
+			return nil, fmt.Errorf("connect: %s already has %s; edit or remove it by hand (TOML is not rewritten)", path, header)
+		}
+		out = old
+		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n\n")) {
+			out = append(out, '\n')
+		}
+		out = append(out, h.toml()...)
+	} else {
+		doc := map[string]any{}
+		if len(bytes.TrimSpace(old)) > 0 {
+			if err := json.Unmarshal(old, &doc); err != nil {
+				return nil, fmt.Errorf("connect: %s is not JSON (%v); fix it or print the configuration without --write", path, err)
+			}
+		}
+		servers, _ := doc["mcpServers"].(map[string]any)
+		if servers == nil {
+			servers = map[string]any{}
+		}
+		if _, taken := servers[h.Name]; taken && !force {
+			return nil, fmt.Errorf("connect: %s already has a server named %q: --force replaces it, --name picks another name", path, h.Name)
+		}
+		servers[h.Name] = h.entry()
+		doc["mcpServers"] = servers
+		if out, err = json.MarshalIndent(doc, "", "  "); err != nil {
+			return nil, err
+		}
+		out = append(out, '\n')
+	}
+	return out, nil
+}
+
+// CommandName is the binary as the user can run it again: its name when
+// the shell found it in PATH (arg0 without a separator), "./rel" when it
+// lies under the working directory wd, else its absolute path.
+func CommandName(arg0, wd string) string {
+	if !strings.ContainsRune(arg0, filepath.Separator) {
+		return arg0
+	}
+	abs := arg0
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(wd, abs)
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && wd != "" && !strings.HasPrefix(rel, "..") {
+		return "." + string(filepath.Separator) + rel
+	}
+	return filepath.Clean(abs)
 }
