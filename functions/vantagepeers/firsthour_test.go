@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/hostconfig"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 )
 
@@ -89,21 +87,9 @@ func listTokens(t *testing.T, dir string) string {
 	return out.String()
 }
 
-// The hint names the binary as the user can run it.
-func TestCommandNameIsRunnable(t *testing.T) {
-	wd := filepath.FromSlash("/home/u/vp")
-	for _, c := range []struct{ arg0, want string }{
-		{"vantagepeers", "vantagepeers"},
-		{"./bin/vantagepeers", "./bin/vantagepeers"},
-		{"bin/vantagepeers", "./bin/vantagepeers"},
-		{"/home/u/vp/bin/vantagepeers", "./bin/vantagepeers"},
-		{"/usr/local/bin/vantagepeers", "/usr/local/bin/vantagepeers"},
-		{"../other/vantagepeers", "/home/u/other/vantagepeers"},
-	} {
-		if got := hostconfig.CommandName(c.arg0, wd); got != c.want {
-			t.Errorf("hostconfig.CommandName(%q, %q) = %q, want %q", c.arg0, wd, got, c.want)
-		}
-	}
+// The first-start hint names the binary as the user ran it
+// (hostconfig.CommandName).
+func TestFirstStartHintNamesTheBinary(t *testing.T) {
 	a, err := openApp(context.Background(), t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -124,15 +110,7 @@ func TestStdioRefusedTokenAnswersEveryRequest(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := openApp(ctx, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret, tok, _ := a.Tokens.Create(ctx, auth.Spec{Tenant: "default", ActsAs: []string{"alice"}})
-	if _, err := a.Tokens.Revoke(ctx, tok.ID); err != nil {
-		t.Fatal(err)
-	}
-	_ = a.Close()
+	secret, tok := revokedToken(t, dir)
 	t.Setenv("VP_TOKEN", secret)
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,

@@ -258,15 +258,7 @@ func TestStdioWithARefusedTokenSaysWhy(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := openApp(ctx, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret, tok, _ := a.Tokens.Create(ctx, auth.Spec{Tenant: "default", ActsAs: []string{"alice"}})
-	if _, err := a.Tokens.Revoke(ctx, tok.ID); err != nil {
-		t.Fatal(err)
-	}
-	_ = a.Close()
+	secret, tok := revokedToken(t, dir)
 	for _, c := range []struct{ name, token, want string }{
 		{"revoked", secret, "token " + tok.ID + " was revoked on"},
 		{"unknown", auth.NewSecret(), "not known to this server"},
@@ -341,4 +333,23 @@ func TestFirstStartOnABusyPortStillShowsTheMaster(t *testing.T) {
 	if err == nil || !regexp.MustCompile(`ADMIN \(master\) token[\s\S]*\n  [0-9a-f]{64}\n`).MatchString(out.String()) {
 		t.Fatalf("serve on a busy port: %v; stdout %q", err, out.String())
 	}
+}
+
+// revokedToken is a token of alice in dir's store, revoked.
+func revokedToken(t *testing.T, dir string) (string, auth.Token) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := openApp(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: "default", ActsAs: []string{"alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Tokens.Revoke(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	return secret, tok
 }

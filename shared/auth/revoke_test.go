@@ -3,47 +3,25 @@ package auth_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
-	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/store/storetest"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// losingWrites is a store whose writes, once armed, lose their condition
-// after running meanwhile (another writer's change, when set).
-type losingWrites struct {
-	store.Store
-	armed     atomic.Bool
-	lost      atomic.Int32
-	meanwhile func()
-}
-
-func (s *losingWrites) Write(ctx context.Context, ops ...store.Op) error {
-	if !s.armed.Load() {
-		return s.Store.Write(ctx, ops...)
-	}
-	s.lost.Add(1)
-	if s.meanwhile != nil {
-		s.meanwhile()
-	}
-	return fmt.Errorf("put: %w", store.ErrConditionFailed)
-}
-
-func openLosing(t *testing.T, now func() time.Time) *losingWrites {
+func openLosing(t *testing.T, now func() time.Time) *storetest.LosingWrites {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "a.db"), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	return &losingWrites{Store: st}
+	return &storetest.LosingWrites{Store: st}
 }
 
 // TestRevokeEndsWhenEveryWriteLoses: a revocation whose every write loses
@@ -57,7 +35,7 @@ func TestRevokeEndsWhenEveryWriteLoses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.armed.Store(true)
+	st.Armed.Store(true)
 	done := make(chan error, 1)
 	go func() {
 		_, err := toks.Revoke(ctx, tok.ID)
@@ -69,11 +47,11 @@ func TestRevokeEndsWhenEveryWriteLoses(t *testing.T) {
 		if !vp.IsKind(err, vp.KindConflict) || !errors.As(err, &ve) || ve.Field != "id" {
 			t.Fatalf("every write lost: %v, want a conflict on id", err)
 		}
-		if n := st.lost.Load(); n != table.MaxUpdateAttempts {
+		if n := st.Lost.Load(); n != table.MaxUpdateAttempts {
 			t.Fatalf("%d writes lost, want %d (the bound)", n, table.MaxUpdateAttempts)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("Revoke still rereading after %d lost writes: the loop has no bound", st.lost.Load())
+		t.Fatalf("Revoke still rereading after %d lost writes: the loop has no bound", st.Lost.Load())
 	}
 }
 
@@ -90,16 +68,16 @@ func TestRevokeLosesToAnotherRevocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := auth.New(auth.Options{Store: st.Store, Now: func() time.Time { return at.Add(time.Hour) }})
-	st.meanwhile = func() {
-		st.armed.Store(false)
+	st.Meanwhile = func() {
+		st.Armed.Store(false)
 		if _, err := other.Revoke(ctx, tok.ID); err != nil {
 			t.Error(err)
 		}
 	}
-	st.armed.Store(true)
+	st.Armed.Store(true)
 	got, err := toks.Revoke(ctx, tok.ID)
-	if err != nil || got.RevokedAt != at.Add(time.Hour).UnixMilli() || st.lost.Load() != 1 {
+	if err != nil || got.RevokedAt != at.Add(time.Hour).UnixMilli() || st.Lost.Load() != 1 {
 		t.Fatalf("Revoke after losing to another: %+v %v (%d writes lost); want the other's revocation at %d after 1",
-			got, err, st.lost.Load(), at.Add(time.Hour).UnixMilli())
+			got, err, st.Lost.Load(), at.Add(time.Hour).UnixMilli())
 	}
 }

@@ -3,42 +3,26 @@ package errormon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/outbox"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/sqlite"
+	"github.com/vantagepeers/vantagepeers/shared/store/storetest"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
-// losingWrites is a store whose writes, once armed, lose their condition.
-type losingWrites struct {
-	store.Store
-	armed atomic.Bool
-	lost  atomic.Int32
-}
-
-func (s *losingWrites) Write(ctx context.Context, ops ...store.Op) error {
-	if !s.armed.Load() {
-		return s.Store.Write(ctx, ops...)
-	}
-	s.lost.Add(1)
-	return fmt.Errorf("put: %w", store.ErrConditionFailed)
-}
-
-func summaryService(t *testing.T) (*Service, *losingWrites) {
+func summaryService(t *testing.T) (*Service, *storetest.LosingWrites) {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "vp.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	ls := &losingWrites{Store: st}
+	ls := &storetest.LosingWrites{Store: st}
 	return New(Options{Store: ls}), ls
 }
 
@@ -49,7 +33,7 @@ func summaryService(t *testing.T) (*Service, *losingWrites) {
 func TestHoldSummaryEndsWhenEveryWriteLoses(t *testing.T) {
 	s, st := summaryService(t)
 	hour := time.Now().Truncate(time.Hour).UnixMilli()
-	st.armed.Store(true)
+	st.Armed.Store(true)
 	jctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
@@ -63,7 +47,7 @@ func TestHoldSummaryEndsWhenEveryWriteLoses(t *testing.T) {
 			t.Fatalf("every write lost until the deadline: %v, want unavailable for the deadline", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("holdSummary still rereading after %d lost writes, long after its context ended", st.lost.Load())
+		t.Fatalf("holdSummary still rereading after %d lost writes, long after its context ended", st.Lost.Load())
 	}
 }
 

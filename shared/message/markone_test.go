@@ -1,34 +1,16 @@
 package message_test
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/message"
-	"github.com/vantagepeers/vantagepeers/shared/store"
+	"github.com/vantagepeers/vantagepeers/shared/store/storetest"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/store/teststores"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
-
-// losingWrites is a store whose writes, once armed, lose their condition.
-type losingWrites struct {
-	store.Store
-	armed atomic.Bool
-	lost  atomic.Int32
-}
-
-func (s *losingWrites) Write(ctx context.Context, ops ...store.Op) error {
-	if !s.armed.Load() {
-		return s.Store.Write(ctx, ops...)
-	}
-	s.lost.Add(1)
-	return fmt.Errorf("put: %w", store.ErrConditionFailed)
-}
 
 // TestMarkReadEndsWhenEveryWriteLoses: marking a receipt whose every write
 // loses (the batch's, then the receipt's own) ends with a conflict naming
@@ -36,7 +18,7 @@ func (s *losingWrites) Write(ctx context.Context, ops ...store.Op) error {
 // receipt for ever.
 func TestMarkReadEndsWhenEveryWriteLoses(t *testing.T) {
 	teststores.Each(t, func(t *testing.T, b teststores.Backend) {
-		st := &losingWrites{Store: b.Open(t, nil)}
+		st := &storetest.LosingWrites{Store: b.Open(t, nil)}
 		svc := newServices(t, st, nil)
 		alice, bob := as("acme", "alice"), as("acme", "bob")
 		if _, err := svc.Send(ctx(), alice, message.SendInput{Channel: "bob", Content: "schema merged"}); err != nil {
@@ -46,7 +28,7 @@ func TestMarkReadEndsWhenEveryWriteLoses(t *testing.T) {
 		if err != nil || in.Count != 1 {
 			t.Fatalf("inbox %+v %v", in, err)
 		}
-		st.armed.Store(true)
+		st.Armed.Store(true)
 		type result struct {
 			n   int
 			err error
@@ -62,11 +44,11 @@ func TestMarkReadEndsWhenEveryWriteLoses(t *testing.T) {
 			if r.n != 0 || !errors.As(r.err, &ve) || ve.Kind != vp.KindConflict || ve.Field != "receiptIds" {
 				t.Fatalf("every write lost: marked %d, %v; want 0 and a conflict on receiptIds", r.n, r.err)
 			}
-			if n := st.lost.Load(); n != 1+table.MaxUpdateAttempts {
+			if n := st.Lost.Load(); n != 1+table.MaxUpdateAttempts {
 				t.Fatalf("%d writes lost, want %d (the batch's, then the bound)", n, 1+table.MaxUpdateAttempts)
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("MarkRead still rereading after %d lost writes: the loop has no bound", st.lost.Load())
+			t.Fatalf("MarkRead still rereading after %d lost writes: the loop has no bound", st.Lost.Load())
 		}
 	})
 }
