@@ -64,6 +64,9 @@ const (
 	argsAfterFlags
 	// argsFirst: before the flags too, none after them.
 	argsFirst
+	// argsNone: it takes none; a stray one is refused rather than ignored
+	// (`serve 8080` would otherwise listen on the default port).
+	argsNone
 )
 
 // env is what a command runs with: its subcommand and positional
@@ -179,7 +182,7 @@ func parseArgs(fs *flag.FlagSet, placement argPlacement, args []string) ([]strin
 		for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 			pos, args = append(pos, args[0]), args[1:]
 		}
-	case argsAnywhere:
+	case argsAnywhere, argsNone:
 		for len(args) > 0 {
 			if err := fs.Parse(args); err != nil {
 				return nil, err
@@ -188,6 +191,12 @@ func parseArgs(fs *flag.FlagSet, placement argPlacement, args []string) ([]strin
 				break
 			}
 			pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+		}
+		if placement == argsNone && len(pos) > 0 {
+			err := fmt.Errorf("unexpected argument %q: %s takes flags only", pos[0], fs.Name())
+			fmt.Fprintln(fs.Output(), err)
+			fs.Usage()
+			return nil, err
 		}
 		return pos, nil
 	}

@@ -129,6 +129,37 @@ func TestUnknownSubcommandTouchesNoDataDir(t *testing.T) {
 	}
 }
 
+// A command line the command can refuse is refused before the data dir is
+// opened, so that a typo never initialises one (and prints its master
+// token): stray arguments to a command that takes none exit 2, and a token
+// spec the store would refuse exits 1, both with the data dir untouched.
+func TestRefusedCommandLinesTouchNoDataDir(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		status int
+		names  string // in the error
+	}{
+		{[]string{"serve", "8080"}, 2, `"8080"`},
+		{[]string{"stdio", "--log-level", "warn", "extra"}, 2, `"extra"`},
+		{[]string{"version", "x"}, 2, `"x"`},
+		{[]string{"connect", "codex", "--as", "erin", "extra"}, 2, `"extra"`},
+		{[]string{"connect", "codex", "--as", "erin#2"}, 1, "as"},
+		{[]string{"connect", "cursor", "--as", "system"}, 1, "reserved"},
+		{[]string{"connect", "cursor", "--as", "erin", "--tenant", "Not A Tenant"}, 1, "tenant"},
+		{[]string{"token", "create", "--tenant", "acme", "--as", "a\u202eb"}, 1, "as"},
+		{[]string{"token", "create", "--tenant", "acme", "--as", "erin", "--tool-profile", "most"}, 1, "tool-profile"},
+		{[]string{"token", "revoke"}, 1, "token id"},
+		{[]string{"token", "list", "extra"}, 1, `"extra"`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			status, _, errOut, created := runStatus(t, c.args...)
+			if status != c.status || !strings.Contains(errOut, c.names) || created {
+				t.Fatalf("status %d, stderr %q, data dir created %v; want %d, %s named, no data dir", status, errOut, created, c.status, c.names)
+			}
+		})
+	}
+}
+
 func TestArgumentPlacements(t *testing.T) {
 	for _, c := range []struct {
 		placement argPlacement

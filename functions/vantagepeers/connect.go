@@ -65,6 +65,7 @@ func connectCommand() *command {
 		Synopsis: []string{"connect claude-code|claude-desktop|cursor|codex --as alice [--http|--stdio] [--write]"},
 		Summary:  "an agent's token + its host's config",
 		Subs:     []string{"claude-code", "claude-desktop", "cursor", "codex"}, // the keys of hosts
+		Args:     argsNone,
 		BadSub: func(e *env, host string) error {
 			if host == "" || strings.HasPrefix(host, "-") {
 				fmt.Fprint(e.stderr, connectUsage)
@@ -127,6 +128,12 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 	if err != nil {
 		return err
 	}
+	spec := auth.Spec{Tenant: f.tenant, ActsAs: []string{f.as}, ReadPrefixes: rd, WritePrefixes: wr, Label: "connect " + host, TTL: f.ttl.d}
+	// Every refusal the command line can get comes before the data dir is
+	// opened: a mistake never initialises one.
+	if err := auth.CheckSpec(spec); err != nil {
+		return err
+	}
 	cfg := hostconfig.Config{Host: host, Transport: transport, Name: f.name, URL: f.url, Bin: bin, DataDir: dataDir}
 	path := cfg.Path()
 	if f.write {
@@ -144,8 +151,7 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 	if err != nil {
 		return err
 	}
-	secret, tok, err := a.Create(ctx, auth.Spec{Tenant: f.tenant, ActsAs: []string{f.as}, ReadPrefixes: rd, WritePrefixes: wr,
-		Label: "connect " + host, TTL: f.ttl.d})
+	secret, tok, err := a.Create(ctx, spec)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func main() {
 }
 
 func versionCommand() *command {
-	return &command{Name: "version", Synopsis: []string{"version"}, NoCommon: true,
+	return &command{Name: "version", Args: argsNone, Synopsis: []string{"version"}, NoCommon: true,
 		Run: func(_ context.Context, e *env) error {
 			fmt.Fprintln(e.stdout, "vantagepeers", version)
 			return nil

@@ -25,7 +25,7 @@ import (
 
 func serveCommand() *command {
 	var addr string
-	return &command{Name: "serve", Synopsis: []string{"serve  [--data-dir DIR] [--addr HOST:PORT] [--log-level LEVEL]"},
+	return &command{Name: "serve", Args: argsNone, Synopsis: []string{"serve  [--data-dir DIR] [--addr HOST:PORT] [--log-level LEVEL]"},
 		Details: `
 Starts the MCP server over Streamable HTTP (--addr, env VP_ADDR, default 127.0.0.1:8787). Stop it with
 Ctrl-C or SIGTERM: it finishes the requests in flight and exits. The first start on an empty data dir
@@ -165,7 +165,7 @@ func firstAgentName() string {
 }
 
 func stdioCommand() *command {
-	return &command{Name: "stdio", Synopsis: []string{"stdio  [--data-dir DIR] [--log-level LEVEL]"},
+	return &command{Name: "stdio", Args: argsNone, Synopsis: []string{"stdio  [--data-dir DIR] [--log-level LEVEL]"},
 		Details: `
 Serves MCP over stdin/stdout, for a host that starts the server itself. VP_TOKEN is the agent's token;
 without it, the owner of the data dir acts as the local admin of the default tenant.

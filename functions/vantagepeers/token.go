@@ -63,18 +63,30 @@ The token is printed once on stdout; only its hash is stored.
 }
 
 func token(ctx context.Context, e *env, f tokenFlags) error {
+	spec := auth.Spec{
+		Tenant: f.tenant, ActsAs: split(f.as), ReadPrefixes: split(f.read), WritePrefixes: split(f.write), Label: f.label, TTL: f.ttl.d, ToolProfile: f.profile,
+	}
+	// The command line is checked before the data dir is opened: a mistake
+	// never initialises one.
+	switch {
+	case e.sub == "create" && (f.tenant == "" || f.as == ""):
+		return errors.New("token create: --tenant and --as are required")
+	case e.sub == "create":
+		if err := auth.CheckSpec(spec); err != nil {
+			return err
+		}
+	case e.sub == "revoke" && len(e.args) != 1:
+		return errors.New("token revoke: give the token id (see token list)")
+	case e.sub == "list" && len(e.args) > 0:
+		return fmt.Errorf("token list: unexpected argument %q", e.args[0])
+	}
 	a, err := tokensFor(ctx, e, f.url, true)
 	if err != nil {
 		return err
 	}
 	switch e.sub {
 	case "create":
-		if f.tenant == "" || f.as == "" {
-			return errors.New("token create: --tenant and --as are required")
-		}
-		secret, tok, err := a.Create(ctx, auth.Spec{
-			Tenant: f.tenant, ActsAs: split(f.as), ReadPrefixes: split(f.read), WritePrefixes: split(f.write), Label: f.label, TTL: f.ttl.d, ToolProfile: f.profile,
-		})
+		secret, tok, err := a.Create(ctx, spec)
 		if err != nil {
 			return err
 		}
@@ -101,9 +113,6 @@ func token(ctx context.Context, e *env, f tokenFlags) error {
 		}
 		return tw.Flush()
 	case "revoke":
-		if len(e.args) != 1 {
-			return errors.New("token revoke: give the token id (see token list)")
-		}
 		tok, err := a.Revoke(ctx, e.args[0])
 		if err != nil {
 			return err

@@ -131,28 +131,37 @@ func (t *Tokens) Create(ctx context.Context, s Spec) (string, Token, error) {
 	return secret, tok, nil
 }
 
-// Prepare builds a new token and the write that stores it, without writing:
-// callers that issue a token as part of a larger change (redeeming an OAuth
-// code, rotating a refresh token) put the op in their own transaction. The
-// secret is returned once and never stored.
-func (t *Tokens) Prepare(s Spec) (string, Token, store.Op, error) {
+// CheckSpec is Prepare's refusal of a spec, for callers that check a
+// command line before they open (and so create) the store the token goes to.
+func CheckSpec(s Spec) error {
 	const op = "token.create"
 	if !vp.ValidTenant(s.Tenant) {
-		return "", Token{}, store.Op{}, vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a tenant id (lower-case letters, digits, '-' and '_', at most 63)", s.Tenant)
+		return vp.Errorf(op, vp.KindInvalid, "tenant", "%q is not a tenant id (lower-case letters, digits, '-' and '_', at most 63)", s.Tenant)
 	}
 	for _, a := range s.ActsAs {
 		if a == vp.Wildcard {
 			continue
 		}
 		if err := vp.CheckName(op, "as", a, true); err != nil {
-			return "", Token{}, store.Op{}, err
+			return err
 		}
 		if vp.NormalizeOrchestrator(a) == vp.SystemCaller {
-			return "", Token{}, store.Op{}, vp.E(op, vp.KindInvalid, "as", "\"system\" is reserved for the server and the master token")
+			return vp.E(op, vp.KindInvalid, "as", "\"system\" is reserved for the server and the master token")
 		}
 	}
 	if s.ToolProfile != "" && s.ToolProfile != "core" && s.ToolProfile != "full" {
-		return "", Token{}, store.Op{}, vp.Errorf(op, vp.KindInvalid, "tool-profile", "%q: want core or full", s.ToolProfile)
+		return vp.Errorf(op, vp.KindInvalid, "tool-profile", "%q: want core or full", s.ToolProfile)
+	}
+	return nil
+}
+
+// Prepare builds a new token and the write that stores it, without writing:
+// callers that issue a token as part of a larger change (redeeming an OAuth
+// code, rotating a refresh token) put the op in their own transaction. The
+// secret is returned once and never stored.
+func (t *Tokens) Prepare(s Spec) (string, Token, store.Op, error) {
+	if err := CheckSpec(s); err != nil {
+		return "", Token{}, store.Op{}, err
 	}
 	secret := NewSecret()
 	h := Hash(secret)
@@ -165,7 +174,7 @@ func (t *Tokens) Prepare(s Spec) (string, Token, store.Op, error) {
 	if s.TTL > 0 {
 		tok.ExpiresAt = now.Add(s.TTL).UnixMilli()
 	}
-	it, err := tokens.Item(op, "", storedToken{hash: hex.EncodeToString(h[:]), tok: tok})
+	it, err := tokens.Item("token.create", "", storedToken{hash: hex.EncodeToString(h[:]), tok: tok})
 	if err != nil {
 		return "", Token{}, store.Op{}, err
 	}
