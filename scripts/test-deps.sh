@@ -157,14 +157,26 @@ install_cdk() {
 	(cd "$dir" && npm install --no-audit --no-fund --loglevel=error --save-exact "aws-cdk@$cdk_version" >/dev/null)
 }
 
-install_node_modules
 if [[ "${1:-}" == "clients" ]]; then
 	# make bench needs only the MCP clients.
+	install_node_modules
 	say "ok"
 	exit 0
 fi
-install_dynamodb_local
-install_rie
-install_cdk
-install_chromium
+# The installs are independent and mostly wait on the registry and the
+# disk: run them side by side, then fail if any failed.
+pids=()
+install_node_modules & pids+=($!)
+install_dynamodb_local & pids+=($!)
+install_rie & pids+=($!)
+install_cdk & pids+=($!)
+install_chromium & pids+=($!)
+rc=0
+for p in "${pids[@]}"; do
+	wait "$p" || rc=1
+done
+if ((rc != 0)); then
+	say "ERROR: an install failed (see above)"
+	exit 1
+fi
 say "ok"

@@ -207,9 +207,11 @@ type answer struct {
 	at  time.Time
 }
 
-// A send in this process wakes the waiter at once (the hub), with no
-// change counter and no polling to help.
-func TestWokenInProcessWithin100ms(t *testing.T) {
+// A send in this process wakes the waiter (the hub), with no change
+// counter and no polling to help: polling is off (a minute) and the wait
+// lasts 10 s, so an answer long before either can only come from the hub.
+// How soon is BenchmarkWakeLatency's figure, not a test's.
+func TestWokenInProcessByTheHub(t *testing.T) {
 	s := build(t, teststores.All[0].Open(t, nil), activity.Options{PollMin: time.Minute, PollMax: time.Minute})
 	since := time.Now().UnixMilli()
 	got := waitThen(s, bob, activity.Input{TimeoutMs: ms(10_000), Since: &since})
@@ -217,11 +219,11 @@ func TestWokenInProcessWithin100ms(t *testing.T) {
 	send(t, s, "bob", "wake up")
 	sent := time.Now()
 	a := <-got
-	if a.err != nil || a.res.Count != 1 || a.res.Items[0].Title != "wake up" {
-		t.Fatalf("got %v, err %v", kinds(a.res), a.err)
+	if a.err != nil || a.res.TimedOut || a.res.Count != 1 || a.res.Items[0].Title != "wake up" {
+		t.Fatalf("got %v, timedOut %v, err %v", kinds(a.res), a.res.TimedOut, a.err)
 	}
-	if lat := a.at.Sub(sent); lat > 100*time.Millisecond {
-		t.Fatalf("woken %v after the send; want within 100 ms", lat)
+	if lat := a.at.Sub(sent); lat > 5*time.Second {
+		t.Fatalf("woken %v after the send: by the timeout's last look, not the hub", lat)
 	}
 }
 

@@ -61,6 +61,15 @@ func (f *fake) last(suffix string) []recorded {
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	if r.Method == http.MethodGet && r.URL.Path == "/_nodes/_local/stats/jvm,breaker,thread_pool" {
+		// opensearch-go polls a node's load every 5 s for its load
+		// shedding, in the background: a healthy node's answer, kept out
+		// of the requests the tests count.
+		reply(w, 200, map[string]any{"_nodes": map[string]any{"total": 1, "successful": 1, "failed": 0}, "cluster_name": "fake",
+			"nodes": map[string]any{"fake-node": map[string]any{"jvm": map[string]any{"mem": map[string]any{"heap_used_percent": 20}},
+				"breakers": map[string]any{}, "thread_pool": map[string]any{}}}})
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requests = append(f.requests, recorded{r.Method, r.URL.Path, r.URL.RawQuery, body})
