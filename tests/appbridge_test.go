@@ -91,7 +91,8 @@ var (
 // default CSP. Through the real bridge the view initializes (protocol
 // 2026-01-26) and shows the host's locale and theme at once; shows that the
 // tool's input arrived; renders the result of a real call of the tool (as
-// text: the XSS title is no markup; text-only and isError results too);
+// text: the XSS title is no markup; text-only and isError results too) or
+// the host's cancelling of the call;
 // follows a change of locale and theme; reports its content's size, to
 // which the host fits the frame; passes axe-core in both themes; and
 // answers ui/resource-teardown. No script error or CSP refusal.
@@ -126,7 +127,8 @@ func TestUIAppBridge(t *testing.T) {
 	type hostCase struct {
 		name, tool string
 		args       map[string]any
-		result     any // nil: the tool's result as is
+		result     any    // nil: the tool's result as is
+		cancel     string // the host cancels the call with this reason instead
 		ctx, ctx2  map[string]any
 		rows       int
 		want       []string // in ctx's language
@@ -139,14 +141,15 @@ func TestUIAppBridge(t *testing.T) {
 	frLight, enDark := map[string]any{"locale": "fr-FR", "theme": "light"}, map[string]any{"locale": "en-GB", "theme": "dark"}
 	frDark, enLight := map[string]any{"locale": "fr-CA", "theme": "dark"}, map[string]any{"locale": "en-US", "theme": "light"}
 	cases := []hostCase{
-		{"tasks, structured", "list_tasks", tasks, nil, frLight, enDark, 3, []string{"3 tâches", "Attribué à", "À faire"}, []string{"3 tasks", "Assigned to", "To do"}},
-		{"tasks, text only", "list_tasks", tasks, textOnly, enDark, frLight, 3, []string{"3 tasks", "Assigned to"}, []string{"3 tâches", "Attribué à"}},
-		{"tasks, isError", "list_tasks", map[string]any{"status": "nope"}, nil, enLight, frDark, 0, []string{`role="alert"`, "status", "Could not read the data:"}, []string{`role="alert"`, "Impossible de lire les données"}},
-		{"messages", "list_messages", map[string]any{"from": "alice"}, nil, frDark, enLight, 3, []string{"3 messages", "the build is green", "bob", ">De </span>"}, []string{">From </span>"}},
-		{"diary", "get_diary", map[string]any{"orchestrator": "alice", "date": "2026-05-20"}, nil, enLight, frDark, 1, []string{"1 entry", "Highlights", "Waiting for review"}, []string{"1 entrée", "Points forts", "Blocages"}},
-		{"missions", "list_missions", map[string]any{"pilot": "alice"}, nil, frDark, enLight, 3, []string{"3 missions", "Planification", `<progress class="vp-progress" max="100" value="50"`}, []string{">Plan<", ">Progress<"}},
-		{"briefing", "get_briefing_note", map[string]any{"noteId": noteID}, nil, enLight, frDark, 1, []string{"1 note", "sprint-review", `aria-label="Participants"`}, []string{">Sujet </span>"}},
-		{"memories", "list_memories", map[string]any{"namespace": "project/acme", "type": "decision"}, nil, frLight, enDark, 3, []string{"3 mémoires", "use SQLite locally"}, []string{"3 memories", ">Namespace </span>"}},
+		{"tasks, structured", "list_tasks", tasks, nil, "", frLight, enDark, 3, []string{"3 tâches", "Attribué à", "À faire"}, []string{"3 tasks", "Assigned to", "To do"}},
+		{"tasks, text only", "list_tasks", tasks, textOnly, "", enDark, frLight, 3, []string{"3 tasks", "Assigned to"}, []string{"3 tâches", "Attribué à"}},
+		{"tasks, isError", "list_tasks", map[string]any{"status": "nope"}, nil, "", enLight, frDark, 0, []string{`role="alert"`, "status", "Could not read the data:"}, []string{`role="alert"`, "Impossible de lire les données"}},
+		{"messages", "list_messages", map[string]any{"from": "alice"}, nil, "", frDark, enLight, 3, []string{"3 messages", "the build is green", "bob", ">De </span>"}, []string{">From </span>"}},
+		{"diary", "get_diary", map[string]any{"orchestrator": "alice", "date": "2026-05-20"}, nil, "", enLight, frDark, 1, []string{"1 entry", "Highlights", "Waiting for review"}, []string{"1 entrée", "Points forts", "Blocages"}},
+		{"missions", "list_missions", map[string]any{"pilot": "alice"}, nil, "", frDark, enLight, 3, []string{"3 missions", "Planification", `<progress class="vp-progress" max="100" value="50"`}, []string{">Plan<", ">Progress<"}},
+		{"briefing", "get_briefing_note", map[string]any{"noteId": noteID}, nil, "", enLight, frDark, 1, []string{"1 note", "sprint-review", `aria-label="Participants"`}, []string{">Sujet </span>"}},
+		{"tasks, cancelled", "list_tasks", tasks, nil, "the user stopped it", frDark, enLight, 0, []string{`role="alert"`, "the user stopped it", "Impossible de lire les données"}, []string{"Could not read the data:", "the user stopped it"}},
+		{"memories", "list_memories", map[string]any{"namespace": "project/acme", "type": "decision"}, nil, "", frLight, enDark, 3, []string{"3 mémoires", "use SQLite locally"}, []string{"3 memories", ">Namespace </span>"}},
 	}
 	lang := func(ctx map[string]any) string { return ctx["locale"].(string)[:2] }
 
@@ -254,6 +257,10 @@ func TestUIAppBridge(t *testing.T) {
 		return `vpHost.state(` + jsString(c.name) + `).status === ` + jsString(loadingText[lang(c.ctx)])
 	}), 30*time.Second)
 	for _, c := range cases {
+		if c.cancel != "" {
+			b.eval(`vpHost.toolCancelled(`+jsString(c.name)+`, `+jsString(c.cancel)+`)`, nil)
+			continue
+		}
 		res := c.result
 		if res == nil {
 			res = callRaw(c.tool, c.args)

@@ -138,5 +138,6 @@ window.vpHost = {
   ready: (name) => view(name).rec.initialized,
   toolInput: (name, args) => view(name).bridge.sendToolInput({ arguments: args }).then(() => true),
   toolResult: (name, result) => view(name).bridge.sendToolResult(result).then(() => true),
+  toolCancelled: (name, reason) => view(name).bridge.sendToolCancelled({ reason }).then(() => true),
   setContext: (name, ctx) => (view(name).bridge.setHostContext(ctx), true),
 };
