@@ -6,7 +6,9 @@
 #     (the accessibility checks of the MCP Apps views and the Pacerelle web
 #     app), @hpke/core + @hpke/hybridkem-x-wing (the browser's HPKE, run in
 #     the interop test and bundled into the web app by esbuild,
-#     scripts/pacerelle-bundle.sh), pinned in
+#     scripts/pacerelle-bundle.sh), @modelcontextprotocol/ext-apps (the
+#     AppBridge that hosts the MCP Apps views, bundled by esbuild at test
+#     time), pinned in
 #     tests/package.json and tests/package-lock.json (npm ci). It is
 #     reinstalled only when missing or when package-lock.json changed.
 #   - DynamoDB Local (scripts/dynamodb-local.sh), for the DynamoDB store tests.
@@ -62,6 +64,7 @@ install_node_modules() {
 		-f "$dir/node_modules/@modelcontextprotocol/inspector/package.json" &&
 		-f "$dir/node_modules/@octokit/webhooks-examples/api.github.com/index.json" &&
 		-f "$dir/node_modules/axe-core/axe.min.js" &&
+		-f "$dir/node_modules/@modelcontextprotocol/ext-apps/package.json" &&
 		-f "$dir/node_modules/@hpke/core/package.json" &&
 		-f "$dir/node_modules/@hpke/hybridkem-x-wing/package.json" &&
 		-x "$dir/node_modules/.bin/esbuild" ]]; then
