@@ -39,18 +39,6 @@ const connectUsage = `vantagepeers connect — mint a token for one agent and pr
 The token is printed once, inside the configuration; only its hash is stored.
 `
 
-// hosts are the MCP hosts connect knows, and the transport each uses by
-// default: the one its configuration file is usually written for.
-var hosts = map[string]string{"claude-code": "http", "claude-desktop": "stdio", "cursor": "http", "codex": "stdio"}
-
-// defaultGrants are the namespaces an agent's token reads and writes
-// unless told otherwise: the tenant's shared namespaces and the agent's
-// own. "global" is read-only: an admin curates it.
-func defaultGrants(agent string) (read, write []string) {
-	own := "orchestrator/" + vp.NormalizeOrchestrator(agent)
-	return []string{"global", "workspace", "project", own}, []string{"workspace", "project", own}
-}
-
 // connectFlags are the flags of connect.
 type connectFlags struct {
 	as, url, tenant, read, writeNS, name string
@@ -92,7 +80,7 @@ func connectCommand() *command {
 }
 
 func connect(ctx context.Context, e *env, f connectFlags) error {
-	host, transport := e.sub, hosts[e.sub]
+	host, transport := e.sub, hostconfig.DefaultTransport(e.sub)
 	switch {
 	case f.as == "" || strings.Contains(f.as, ","):
 		return errors.New("connect: --as NAME is required: the one agent this token acts as")
@@ -117,7 +105,7 @@ func connect(ctx context.Context, e *env, f connectFlags) error {
 	if err != nil {
 		return err
 	}
-	rd, wr := defaultGrants(f.as)
+	rd, wr := auth.DefaultGrants(f.as)
 	if f.read != "" {
 		rd = split(f.read)
 	}

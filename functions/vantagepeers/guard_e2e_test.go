@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/gitguard"
 	"github.com/vantagepeers/vantagepeers/shared/gitguard/gitguardtest"
 	"github.com/vantagepeers/vantagepeers/shared/testproc"
@@ -73,7 +74,7 @@ func startBuiltServer(t *testing.T) vpServer {
 // token mints an agent's token with the binary, as an operator would.
 func (s vpServer) token(t *testing.T, agent string) string {
 	t.Helper()
-	rd, wr := defaultGrants(agent)
+	rd, wr := auth.DefaultGrants(agent)
 	cmd := exec.Command(s.bin, "token", "create", "--tenant", "default", "--as", agent,
 		"--read", strings.Join(rd, ","), "--write", strings.Join(wr, ","), "--label", "guard e2e")
 	cmd.Env = append(os.Environ(), "VP_DATA_DIR="+s.dataDir)

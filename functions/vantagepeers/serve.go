@@ -116,7 +116,7 @@ func serve(ctx context.Context, e *env, addr string) error {
 // file), then the master token, once, labelled for admin commands only.
 func printFirstStart(ctx context.Context, w io.Writer, a *app, url, self string) error {
 	agent := firstAgentName()
-	rd, wr := defaultGrants(agent)
+	rd, wr := auth.DefaultGrants(agent)
 	secret, tok, err := a.Tokens.Create(ctx, auth.Spec{Tenant: vp.DefaultTenant, ActsAs: []string{agent}, ReadPrefixes: rd, WritePrefixes: wr, Label: "first start"})
 	if err != nil {
 		return fmt.Errorf("first start: the agent token: %w", err)

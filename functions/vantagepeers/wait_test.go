@@ -45,7 +45,7 @@ func startWaitServer(t testing.TB, agents ...string) *waitServer {
 		t.Fatal(err)
 	}
 	for _, name := range agents {
-		rd, wr := defaultGrants(name)
+		rd, wr := auth.DefaultGrants(name)
 		secret, _, err := a.Tokens.Create(ctx, auth.Spec{Tenant: vp.DefaultTenant, ActsAs: []string{name}, ReadPrefixes: rd, WritePrefixes: wr})
 		if err != nil {
 			t.Fatal(err)

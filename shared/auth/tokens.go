@@ -131,6 +131,14 @@ func (t *Tokens) Create(ctx context.Context, s Spec) (string, Token, error) {
 	return secret, tok, nil
 }
 
+// DefaultGrants are the namespaces an agent's token reads and writes
+// unless told otherwise: the tenant's shared namespaces and the agent's
+// own. "global" is read-only: an admin curates it.
+func DefaultGrants(agent string) (read, write []string) {
+	own := "orchestrator/" + vp.NormalizeOrchestrator(agent)
+	return []string{"global", "workspace", "project", own}, []string{"workspace", "project", own}
+}
+
 // CheckSpec is Prepare's refusal of a spec, for callers that check a
 // command line before they open (and so create) the store the token goes to.
 func CheckSpec(s Spec) error {

@@ -16,6 +16,16 @@ import (
 	"strings"
 )
 
+// DefaultTransport is the transport an MCP host this package configures
+// uses by default: the one its configuration file is usually written for.
+func DefaultTransport(host string) string {
+	switch host {
+	case "claude-code", "cursor":
+		return "http"
+	}
+	return "stdio" // claude-desktop, codex
+}
+
 // Config is one MCP host's entry for the server: Host is claude-code,
 // claude-desktop, cursor or codex; Transport http (URL) or stdio (Bin,
 // DataDir); Token the agent's bearer token.
