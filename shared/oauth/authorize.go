@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/oauth/rights"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -86,10 +87,17 @@ func (s *Server) checkAuthz(ctx context.Context, r *http.Request, q authzRequest
 		return c, &authzFailure{redirect: true, code: "invalid_request", msg: "code_challenge must be the 43-character base64url SHA-256 of the verifier"}
 	case len(q.Scope) > 1024:
 		return c, &authzFailure{redirect: true, code: "invalid_scope", msg: "scope is too long"}
+	case scopeErr(q.Scope) != nil:
+		return c, &authzFailure{redirect: true, code: "invalid_scope", msg: scopeErr(q.Scope).Error()}
 	case q.Resource != "" && !s.ourResource(r, q.Resource):
 		return c, &authzFailure{redirect: true, code: "invalid_target", msg: "resource must be this server's MCP endpoint " + s.baseURL(r) + ResourcePath}
 	}
 	return c, nil
+}
+
+func scopeErr(scope string) error {
+	_, err := vp.ParseScopes("oauth.authorize", "scope", scope)
+	return err
 }
 
 func (s *Server) ourResource(r *http.Request, res string) bool {
@@ -159,7 +167,8 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 		s.renderConsent(w, r, http.StatusBadRequest, q, c, t, t.ChooseAction)
 		return
 	}
-	p, err := s.tokens.Resolve(ctx, strings.TrimSpace(r.PostForm.Get("token")))
+	secret := strings.TrimSpace(r.PostForm.Get("token"))
+	p, err := s.tokens.Resolve(ctx, secret)
 	if errors.Is(err, auth.ErrInvalidToken) {
 		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", ClientID: c.ClientID, Detail: "invalid sign-in token", IP: a.IP, UserAgent: a.UserAgent})
 		s.renderConsent(w, r, http.StatusUnauthorized, q, c, t, t.BadToken)
@@ -170,10 +179,16 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 		s.renderConsent(w, r, http.StatusServiceUnavailable, q, c, t, t.ServerError)
 		return
 	}
+	ap, n, status, msg := s.approval(ctx, c, q, p, secret, r.PostForm, t)
+	if status != 0 {
+		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", Actor: p.TokenID, ClientID: c.ClientID, Tenant: p.Tenant, Detail: msg, IP: a.IP, UserAgent: a.UserAgent})
+		s.renderConsent(w, r, status, q, c, t, msg)
+		return
+	}
 	code := auth.NewSecret()
 	now := s.nowMS()
 	ac := authCode{ClientID: c.ClientID, RedirectURI: q.RedirectURI, Challenge: q.Challenge, Scope: q.Scope, Resource: q.Resource,
-		Tenant: p.Tenant, Approver: approverOf(p), CreatedAt: now, ExpiresAt: now + s.ttl.code.Milliseconds()}
+		Tenant: p.Tenant, Approver: ap, Narrowing: n, CreatedAt: now, ExpiresAt: now + s.ttl.code.Milliseconds()}
 	it := itemOf(codes, secretRecord[authCode]{hash: auth.HashHex(code), v: ac})
 	// A person approved: the client is no longer pending (no TTL, off the
 	// cap), in the transaction that issues the code.
@@ -199,6 +214,31 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.InfoContext(ctx, "oauth authorization approved", "clientId", c.ClientID, "tenant", p.Tenant, "approver", p.TokenID)
 	s.redirectTo(w, r, q, url.Values{"code": {code}})
+}
+
+// approval is what the person approves: their token's rights, narrowed by
+// the choice the form carries, which must cover every right the client
+// asked for by name. A refusal is a status and the message the page shows.
+func (s *Server) approval(ctx context.Context, c Client, q authzRequest, p vp.Principal, secret string, form url.Values, t texts) (rights.Approver, rights.Narrowing, int, string) {
+	hash := ""
+	if p.TokenID != auth.MasterPrincipal("").TokenID {
+		hash = auth.HashHex(secret)
+	}
+	ap := rights.ApproverOf(p, hash)
+	n, err := rights.NarrowingOf("oauth.authorize", ap, form.Get("narrow") != "", form["read"], form["write"])
+	if err != nil {
+		return ap, n, http.StatusBadRequest, err.Error()
+	}
+	pr, err := s.profileOrDefault(ctx, c.ScopeProfile)
+	if err != nil {
+		s.log.ErrorContext(ctx, "loading a scope profile", "profileId", c.ScopeProfile, "err", err)
+		return ap, n, http.StatusServiceUnavailable, t.ServerError
+	}
+	wanted, _ := vp.ParseScopes("oauth.authorize", "scope", q.Scope) // checked by checkAuthz
+	if missing := rights.Missing(rights.For(ceiling(pr), p.Tenant, &ap, &n), wanted); len(missing) > 0 {
+		return ap, n, http.StatusForbidden, t.NotCovered + " " + strings.Join(missing, " ")
+	}
+	return ap, n, 0, ""
 }
 
 func (s *Server) authzFail(w http.ResponseWriter, r *http.Request, q authzRequest, t texts, f *authzFailure) {
@@ -302,6 +342,7 @@ type texts struct {
 	ActsAs, Reads, Writes, Nothing, Everything, Bounded, TokenLabel         string
 	TokenHelp, Approve, Deny, ChooseAction, BadToken, ServerError, NoClient string
 	UnknownClient, BadClientDocument, BadRedirect, ErrorTitle, Language     string
+	NotCovered                                                              string
 }
 
 var allTexts = map[string]texts{
@@ -316,6 +357,7 @@ var allTexts = map[string]texts{
 		UnknownClient: "This application is not registered with this server. It must register again.", BadClientDocument: "The application's metadata document could not be used.",
 		BadRedirect: "The redirect address does not match any address registered by this application, so the request was stopped.",
 		ErrorTitle:  "This authorization request cannot be completed", Language: "Language",
+		NotCovered: "The application asks for rights that the token you signed in with (with the namespaces you kept) does not give. Sign in with a token that has them, or deny:",
 	},
 	"fr": {
 		Lang: "fr", Title: "Autoriser l'accès à VantagePeers", Intro: "souhaite se connecter à votre espace VantagePeers.",
@@ -328,6 +370,7 @@ var allTexts = map[string]texts{
 		UnknownClient: "Cette application n'est pas enregistrée sur ce serveur. Elle doit s'enregistrer de nouveau.", BadClientDocument: "Le document de métadonnées de l'application est inutilisable.",
 		BadRedirect: "L'adresse de redirection ne correspond à aucune adresse enregistrée par cette application : la demande a été arrêtée.",
 		ErrorTitle:  "Cette demande d'autorisation ne peut pas aboutir", Language: "Langue",
+		NotCovered: "L'application demande des droits que le jeton avec lequel vous vous connectez (avec les espaces de noms conservés) ne donne pas. Connectez-vous avec un jeton qui les a, ou refusez :",
 	},
 }
 
@@ -336,7 +379,7 @@ var allTexts = map[string]texts{
 var builtinDescriptions = map[string]map[string]string{
 	"fr": {
 		ProfileMaster:   "Administration complète : tous les espaces de noms, toutes les adresses d'expéditeur. Seulement pour les clients qu'un administrateur élève ; jamais attribué par l'auto-enregistrement.",
-		ProfileGeneric:  "Refus par défaut : le client peut se connecter et s'authentifier, mais ne peut rien lire ni écrire tant qu'un administrateur ne l'a pas élevé.",
+		ProfileGeneric:  "Par défaut : le client obtient ce que peut faire la personne qui l'autorise (l'identité, le locataire et les espaces de noms du jeton avec lequel elle se connecte, restreints sur cette page) ; sans personne (client credentials), rien.",
 		ProfileReadOnly: "Lecture seule de l'espace de noms partagé global ; ne peut ni écrire ni envoyer de messages.",
 	},
 }

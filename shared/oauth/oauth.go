@@ -39,7 +39,7 @@ const (
 	DefaultCodeTTL    = 60 * time.Second
 	// ScopeMCP is the one OAuth scope; what a token may do is decided by
 	// its client's scope profile, not by the scope string.
-	ScopeMCP = "mcp:full"
+	ScopeMCP = vp.ScopeFull
 )
 
 // Options configures New.
