@@ -41,14 +41,15 @@ func TestDiscovery(t *testing.T) {
 	if got := m["code_challenge_methods_supported"].([]any); len(got) != 1 || got[0] != "S256" {
 		t.Errorf("code_challenge_methods_supported = %v", got)
 	}
-	// A 401 from /mcp points at metadata that resolves.
+	// A 401 from /mcp points at metadata that resolves and names the scope
+	// to ask for, the one both metadata documents list.
 	st, _, _ := e.call("", "whoami", nil)
 	if st != http.StatusUnauthorized {
 		t.Fatalf("no token: %d", st)
 	}
 	r = e.do(http.MethodPost, "/mcp", strings.NewReader(`{}`), map[string]string{"Content-Type": "application/json"})
 	wa := r.header.Get("WWW-Authenticate")
-	mm := regexp.MustCompile(`^Bearer resource_metadata="([^"]+)"$`).FindStringSubmatch(wa)
+	mm := regexp.MustCompile(`^Bearer resource_metadata="([^"]+)", scope="mcp:full"$`).FindStringSubmatch(wa)
 	if mm == nil || r.json(t)["error"] != "invalid_token" {
 		t.Fatalf("401: WWW-Authenticate %q body %s", wa, r.body)
 	}
@@ -56,7 +57,14 @@ func TestDiscovery(t *testing.T) {
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("resource_metadata %s: %v %v", mm[1], err, res)
 	}
+	var prm struct {
+		Scopes []string `json:"scopes_supported"`
+	}
+	_ = json.NewDecoder(res.Body).Decode(&prm)
 	res.Body.Close()
+	if as := m["scopes_supported"].([]any); len(prm.Scopes) != 1 || prm.Scopes[0] != "mcp:full" || len(as) != 1 || as[0] != "mcp:full" {
+		t.Errorf("scopes_supported: resource %v, authorization server %v", prm.Scopes, as)
+	}
 	// CORS preflight on the metadata and token endpoints.
 	r = e.do(http.MethodOptions, "/oauth/token", nil, map[string]string{"Origin": "https://claude.ai", "Access-Control-Request-Method": "POST"})
 	if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "*" {

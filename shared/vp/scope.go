@@ -36,9 +36,9 @@ type ScopeRight struct {
 // MaxScopeEntries bounds the scopes of one request.
 const MaxScopeEntries = 50
 
-// ParseScopes reads a space-separated scope string. Unknown scopes are an
-// error naming them: a client that asks for something this server cannot
-// give is told so rather than silently given less.
+// ParseScopes reads a space-separated scope string. Scopes of other
+// vocabularies are ignored; one of ours that names nothing is an error
+// naming it.
 func ParseScopes(op, field, s string) ([]ScopeRight, error) {
 	var out []ScopeRight
 	words := strings.Fields(s)
@@ -59,7 +59,7 @@ func ParseScopes(op, field, s string) ([]ScopeRight, error) {
 		case strings.HasPrefix(w, scopeAsPrefix):
 			r.Kind, rest = "as", w[len(scopeAsPrefix):]
 		default:
-			return nil, Errorf(op, KindInvalid, field, "%q is not a scope of this server (use %s, ns:read:<namespace>, ns:write:<namespace> or as:<orchestrator>)", w, ScopeFull)
+			continue // not ours (openid, offline_access…): granted nothing, as RFC 6749 §3.3 allows
 		}
 		name, err := unescapeScope(rest)
 		if err != nil || name == "" {

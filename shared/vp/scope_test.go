@@ -35,8 +35,11 @@ func TestScopesRoundTrip(t *testing.T) {
 	}
 }
 
-func TestParseScopesRefusesWhatItCannotGive(t *testing.T) {
-	for _, bad := range []string{"admin", "ns:read:", "ns:write:%zz", "ns:write:%4", "openid"} {
+func TestParseScopesRefusesMalformedOnes(t *testing.T) {
+	if got, err := vp.ParseScopes("oauth.authorize", "scope", "openid mcp:full offline_access"); err != nil || len(got) != 1 || got[0].Kind != "full" {
+		t.Errorf("scopes of other vocabularies: %+v %v", got, err)
+	}
+	for _, bad := range []string{"ns:read:", "ns:write:%zz", "ns:write:%4", "as:"} {
 		_, err := vp.ParseScopes("oauth.authorize", "scope", "mcp:full "+bad)
 		if !vp.IsKind(err, vp.KindInvalid) || !strings.Contains(err.Error(), "scope") {
 			t.Errorf("%q: %v", bad, err)
