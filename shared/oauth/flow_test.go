@@ -386,11 +386,11 @@ func TestConsentLanguages(t *testing.T) {
 	for _, tc := range []struct {
 		query, accept, want, lang string
 	}{
-		{"", "", "Approve", "en"},
-		{"&lang=fr", "", "Autoriser", "fr"},
-		{"", "fr-CA,fr;q=0.9,en;q=0.8", "Autoriser", "fr"},
-		{"", "de-DE,en;q=0.5,fr;q=0.4", "Approve", "en"},
-		{"&lang=en", "fr", "Approve", "en"},
+		{"", "", "Continue", "en"},
+		{"&lang=fr", "", "Continuer", "fr"},
+		{"", "fr-CA,fr;q=0.9,en;q=0.8", "Continuer", "fr"},
+		{"", "de-DE,en;q=0.5,fr;q=0.4", "Continue", "en"},
+		{"&lang=en", "fr", "Continue", "en"},
 	} {
 		r := e.do(http.MethodGet, "/oauth/authorize?"+q+tc.query, nil, map[string]string{"Accept-Language": tc.accept})
 		b := string(r.body)

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
@@ -100,6 +101,11 @@ type Server struct {
 	pending struct {
 		max int
 		ttl time.Duration
+	}
+	// ticketKey signs the consent page's tickets (ticket.go).
+	ticketKey struct {
+		mu  sync.Mutex
+		key []byte
 	}
 }
 

@@ -3,8 +3,10 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -184,4 +186,83 @@ func TestExpiredApproverEndsTheRefresh(t *testing.T) {
 	if rr := e.refresh(c, tk.refresh); rr.status != http.StatusBadRequest || !strings.Contains(string(rr.body), tok.ID) {
 		t.Fatalf("refresh after the approver expired: HTTP %d %s", rr.status, rr.body)
 	}
+}
+
+// hiddenFields are the hidden inputs of a rendered page.
+func hiddenFields(page string) url.Values {
+	v := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(page, -1) {
+		v.Set(m[1], html.UnescapeString(m[2]))
+	}
+	return v
+}
+
+// The two steps of the page: signing in shows what the client will get
+// (tenant, identity, a checked box per namespace) without echoing the
+// token; approving with some boxes unticked narrows the grant. The ticket
+// that carries the sign-in is bound to the request and to the token: an
+// altered one, one for another request, or one whose token was revoked
+// meanwhile approves nothing.
+func TestConsentReviewShowsAndNarrows(t *testing.T) {
+	e := sqliteEnv(t, nil)
+	secret, tok := e.person("acme")
+	c := e.register(nil)
+	p := newPKCE()
+	v := authzParams(c, p, "st")
+	v.Set("token", secret)
+	v.Set("action", "review")
+	r := e.postForm("/oauth/authorize", v, nil)
+	page := string(r.body)
+	if r.status != http.StatusOK || strings.Contains(page, secret) || !strings.Contains(page, `id="grant-tenant">acme<`) || !strings.Contains(page, `id="grant-acts-as">alice<`) {
+		t.Fatalf("review: HTTP %d\n%s", r.status, page)
+	}
+	boxes := regexp.MustCompile(`<input type="checkbox" id="(read|write)-\d+" name="(read|write)" value="([^"]+)" checked><label for="(read|write)-\d+">`).FindAllStringSubmatch(page, -1)
+	if len(boxes) != len(tok.ReadPrefixes)+len(tok.WritePrefixes) {
+		t.Fatalf("%d checkboxes, want one per namespace of %v %v\n%s", len(boxes), tok.ReadPrefixes, tok.WritePrefixes, page)
+	}
+	form := hiddenFields(page)
+	if form.Get("ticket") == "" || form.Get("narrow") != "1" || form.Get("token") != "" {
+		t.Fatalf("review form %v", form)
+	}
+	approve := func(f url.Values) resp {
+		f = cloneValues(f)
+		f.Set("action", "approve")
+		f["read"], f["write"] = []string{"project"}, []string{"project/web"}
+		return e.postForm("/oauth/authorize", f, nil)
+	}
+	// Tampered tickets: another token's hash, another request's challenge.
+	wide := e.tenantToken("acme", "alice", "bob")
+	parts := strings.SplitN(form.Get("ticket"), ".", 3)
+	forged := cloneValues(form)
+	forged.Set("ticket", parts[0]+"."+auth.HashHex(wide)+"."+parts[2])
+	other := cloneValues(form)
+	other.Set("code_challenge", newPKCE().challenge)
+	for name, f := range map[string]url.Values{"another token's hash": forged, "another request": other} {
+		if r := approve(f); r.status != http.StatusBadRequest || r.header.Get("Location") != "" || !strings.Contains(string(r.body), "expired or was altered") {
+			t.Errorf("%s: HTTP %d %s", name, r.status, r.header.Get("Location"))
+		}
+	}
+	r = approve(form)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("approve with the ticket: HTTP %d\n%s", r.status, r.body)
+	}
+	u, _ := url.Parse(r.header.Get("Location"))
+	w := e.whoami(mustTokens(t, e.exchange(c, u.Query().Get("code"), p.verifier)).access)
+	if !slices.Equal(w.Read, []string{"project"}) || !slices.Equal(w.Write, []string{"project/web"}) || w.OrchestratorID != "alice" {
+		t.Fatalf("narrowed grant %+v", w)
+	}
+	if _, err := e.tokens.Revoke(context.Background(), tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := approve(form); r.status != http.StatusUnauthorized || r.header.Get("Location") != "" {
+		t.Fatalf("a ticket of a revoked token: HTTP %d %s", r.status, r.header.Get("Location"))
+	}
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
 }

@@ -66,8 +66,8 @@ const MaxNarrowingEntries = 100
 
 // NarrowingOf reads the consent form's choice: set says the form carried
 // one; read and write are the namespaces left checked. Every entry must be
-// one the approver's token has, as the page offered it: anything else is a
-// forged field, refused naming it.
+// within the approver's token's lists, as the page offered it: anything
+// else is a forged field, refused naming it.
 func NarrowingOf(op string, a Approver, set bool, read, write []string) (Narrowing, error) {
 	if !set {
 		return Narrowing{}, nil
@@ -83,7 +83,7 @@ func NarrowingOf(op string, a Approver, set bool, read, write []string) (Narrowi
 			return Narrowing{}, vp.Errorf(op, vp.KindTooLarge, l.field, "has %d entries; the limit is %d", len(l.in), MaxNarrowingEntries)
 		}
 		for _, v := range l.in {
-			if !slices.Contains(l.have, v) {
+			if !slices.ContainsFunc(l.have, func(h string) bool { return covers(h, v) }) {
 				return Narrowing{}, vp.Errorf(op, vp.KindForbidden, l.field, "%q is not one of the %s namespaces of the token you signed in with (%s)", v, l.field, strings.Join(l.have, ", "))
 			}
 			if !slices.Contains(*l.out, v) {
