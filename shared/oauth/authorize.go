@@ -144,6 +144,9 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
+	if s.consentLimit(w, r) {
+		return
+	}
 	q := authzFrom(r.PostForm)
 	t := consent.Pick(r, q.Lang)
 	ctx := r.Context()
@@ -283,7 +286,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, q au
 	if err != nil {
 		pr = Profile{ID: c.ScopeProfile}
 	}
-	if d, ok := builtinDescriptions[t.Lang][pr.ID]; ok && isDefaultDescription(pr) {
+	if d, ok := consent.Description(t.Lang, pr.ID); ok && isDefaultDescription(pr) {
 		pr.Description = d
 	}
 	q.Lang = t.Lang
@@ -313,16 +316,6 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, q au
 	wanted, _ := vp.ParseScopes("oauth.authorize", "scope", q.Scope)
 	pg.Requested = rights.Missing(rights.Grant{}, wanted) // every right named, as scopes
 	consent.Render(w, status, host, pg)
-}
-
-// builtinDescriptions translate the seeded descriptions of the built-in
-// profiles (an admin's own wording is shown as written).
-var builtinDescriptions = map[string]map[string]string{
-	"fr": {
-		ProfileMaster:   "Administration complète : tous les espaces de noms, toutes les adresses d'expéditeur. Seulement pour les clients qu'un administrateur élève ; jamais attribué par l'auto-enregistrement.",
-		ProfileGeneric:  "Par défaut : le client obtient ce que peut faire la personne qui l'autorise (l'identité, le locataire et les espaces de noms du jeton avec lequel elle se connecte, restreints sur cette page) ; sans personne (client credentials), rien.",
-		ProfileReadOnly: "Lecture seule de l'espace de noms partagé global ; ne peut ni écrire ni envoyer de messages.",
-	},
 }
 
 func isDefaultDescription(p Profile) bool {

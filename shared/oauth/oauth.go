@@ -197,7 +197,7 @@ func (s *Server) ruleFor(r *http.Request) (ratelimit.Rule, string, bool) {
 	case p == "/oauth/register":
 		return rules.Register, "client registrations", true
 	case p == "/oauth/authorize" && r.Method == http.MethodPost:
-		return rules.Consent, "consent submissions", true
+		return ratelimit.Rule{}, "", false // by what it carries: consentLimit
 	case p == "/oauth/authorize":
 		return rules.Authorize, "authorization requests", true
 	case p == "/oauth/token", p == "/oauth/revoke":

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/oauth/consent"
+	"github.com/vantagepeers/vantagepeers/shared/ratelimit"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -61,6 +62,22 @@ func (s *Server) signIn(ctx context.Context, form url.Values, q authzRequest, t 
 		hash = auth.HashHex(secret)
 	}
 	return p, hash, 0, ""
+}
+
+// consentLimit bounds the consent form's submissions of one address: those
+// that try a token (Rules.Consent, few: guessing tokens is what it stops)
+// apart from approvals by ticket, which try none (Rules.Authorize), so that
+// a person's two steps count once. It reports whether it answered.
+func (s *Server) consentLimit(w http.ResponseWriter, r *http.Request) bool {
+	rule, what := s.lim.Rules().Consent, "consent submissions"
+	if r.PostForm.Get("token") == "" && r.PostForm.Get("ticket") != "" {
+		rule, what = s.lim.Rules().Authorize, "authorization requests"
+	}
+	if d := s.lim.Check(r, rule); !d.Allowed {
+		ratelimit.Refuse(w, d, "rate_limited", d.Message(what))
+		return true
+	}
+	return false
 }
 
 // ticket signs hash for the authorization request q.

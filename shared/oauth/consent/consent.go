@@ -138,6 +138,22 @@ var allTexts = map[string]Texts{
 	},
 }
 
+// descriptions translate the seeded descriptions of the built-in profiles
+// (an admin's own wording is shown as written).
+var descriptions = map[string]map[string]string{
+	"fr": {
+		"master":          "Administration complète : tous les espaces de noms, toutes les adresses d'expéditeur. Seulement pour les clients qu'un administrateur élève ; jamais attribué par l'auto-enregistrement.",
+		"client-generic":  "Par défaut : le client obtient ce que peut faire la personne qui l'autorise (l'identité, le locataire et les espaces de noms du jeton avec lequel elle se connecte, restreints sur cette page) ; sans personne (client credentials), rien.",
+		"public-readonly": "Lecture seule de l'espace de noms partagé global ; ne peut ni écrire ni envoyer de messages.",
+	},
+}
+
+// Description is the translation of built-in profile id's description.
+func Description(lang, id string) (string, bool) {
+	d, ok := descriptions[lang][id]
+	return d, ok
+}
+
 // Pick chooses the language: ?lang= (or the form's lang), else the
 // best of Accept-Language, else English.
 func Pick(r *http.Request, explicit string) Texts {
