@@ -10,7 +10,9 @@ import (
 	"html"
 	"image/png"
 	"io"
+	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,9 +25,13 @@ import (
 
 // TestOAuthTypeScriptClient drives the OAuth flow of the official MCP
 // TypeScript SDK (auth() with an OAuthClientProvider: discovery, dynamic
-// registration, PKCE, token exchange, refresh) against `vantagepeers serve`,
-// approving the consent page with a scripted form post, then lists and
-// calls tools with the token the SDK obtained (clients/oauth-flow.mjs).
+// registration or a client ID metadata document, PKCE, token exchange,
+// refresh) against `vantagepeers serve`, the person at the consent page
+// played by scripted form posts (sign in, review, approve), then calls
+// tools with the token the SDK obtained (clients/oauth-flow.mjs). Signed
+// in with alice's agent token, the client acts as alice at once, in her
+// namespaces; a write outside them answers 403 insufficient_scope; once
+// her token is revoked the client is refused at its next call.
 func TestOAuthTypeScriptClient(t *testing.T) {
 	requireNode(t)
 	putProfile(t, "e2e-writer", map[string]any{"description": "end-to-end writer", "fromAllowList": []string{"*"},
@@ -37,12 +43,12 @@ func TestOAuthTypeScriptClient(t *testing.T) {
 		s := runClient(t, "oauth-flow.mjs", "sdk-auth", map[string]any{
 			"url": srv.url, "master": masterToken, "tenant": tenant, "userToken": createToken(t, tenant, "alice"), "profile": "e2e-writer",
 		})
-		// Cross-checks with another client: the message is in the approver's
+		// Cross-checks with another client: the message is alice's, in her
 		// tenant, and the admin sees the client with its profile and the
 		// issuance in the audit log.
 		id, _ := s.Facts["messageId"].(string)
 		m := decode[struct{ From, Content string }](t, callTool(t, masterToken, tenant, "get_message", map[string]any{"messageId": id}))
-		if m.From != "alice" || m.Content != "hello from an OAuth client" {
+		if m.From != "alice" || m.Content != "hello from DCR client" {
 			t.Errorf("get_message %s = %+v", id, m)
 		}
 		clientID, _ := s.Facts["clientId"].(string)
@@ -84,6 +90,57 @@ func TestOAuthTypeScriptClient(t *testing.T) {
 			"url": srv.url, "master": masterToken, "tenant": tenant, "userToken": createToken(t, tenant, "alice"),
 		})
 	})
+	t.Run("cimd", func(t *testing.T) {
+		t.Parallel()
+		cs, cimdURL := cimdServer(t)
+		tenant := newTenant("cimd")
+		wide := createTokenOn(t, cs, tenant, "alice")
+		s := runClientOn(t, cs, "oauth-flow.mjs", "cimd", map[string]any{
+			"url": cs.url, "master": masterToken, "tenant": tenant, "userToken": wide, "cimd": cimdURL,
+		})
+		id, _ := s.Facts["messageId"].(string)
+		m := decode[struct{ From, Content string }](t, callToolOn(t, cs, wide, "get_message", map[string]any{"messageId": id}))
+		if m.From != "alice" || m.Content != "hello from CIMD client" {
+			t.Errorf("get_message %s = %+v", id, m)
+		}
+	})
+}
+
+// cimdServer serves a client ID metadata document over https on a loopback
+// address and starts a server that may fetch it: the operator's egress
+// allow-list names the address, and SSL_CERT_FILE trusts the test
+// certificate. It returns the server and the document's URL (the client id).
+func cimdServer(t *testing.T) (*server, string) {
+	t.Helper()
+	var docURL string
+	meta := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/clients/e2e.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "client_name": "CIMD client",
+			"redirect_uris": []string{"http://127.0.0.1:47913/callback"}, "grant_types": []string{"authorization_code", "refresh_token"},
+			"response_types": []string{"code"}, "token_endpoint_auth_method": "none"})
+	}))
+	t.Cleanup(meta.Close)
+	docURL = meta.URL + "/clients/e2e.json"
+	certFile := filepath.Join(t.TempDir(), "cimd-ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: meta.Certificate().Raw})
+	if err := os.WriteFile(certFile, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := startServer(filepath.Join(t.TempDir(), "data"), map[string]string{
+		"VP_MASTER_TOKEN": masterToken, "VP_EGRESS_ALLOW_HOSTS": "127.0.0.1", "SSL_CERT_FILE": certFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cs.stop(15 * time.Second); err != nil {
+			t.Errorf("CIMD test server shutdown: %v", err)
+		}
+	})
+	return cs, docURL
 }
 
 // TestOAuthConsentInChromium opens the consent page in headless Chromium:
@@ -117,7 +174,8 @@ func TestOAuthConsentInChromium(t *testing.T) {
 	dom := runChromium(t, chromium, "--dump-dom", pageURL)
 	for _, want := range []string{
 		`<label for="token">Your VantagePeers token</label>`, `id="token"`, `type="password"`, `aria-describedby="token-help"`,
-		`id="approve"`, `>Approve</button>`, `>Deny</button>`, "Chromium Consent Client", ">client-generic<", `<html lang="en">`,
+		`id="continue"`, `>Continue</button>`, `>Deny</button>`, "Chromium Consent Client", ">client-generic<", `<html lang="en">`,
+		`id="person-grant"`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the rendered page lacks %s\n%s", want, dom)
@@ -143,7 +201,7 @@ func TestOAuthConsentInChromium(t *testing.T) {
 		t.Error("the consent page uses JavaScript")
 	}
 	fr := runChromium(t, chromium, "--dump-dom", pageURL+"&lang=fr")
-	if !strings.Contains(fr, `<html lang="fr">`) || !strings.Contains(fr, ">Autoriser</button>") || !strings.Contains(fr, "Votre jeton VantagePeers") {
+	if !strings.Contains(fr, `<html lang="fr">`) || !strings.Contains(fr, ">Continuer</button>") || !strings.Contains(fr, "Votre jeton VantagePeers") {
 		t.Errorf("the French page:\n%s", fr)
 	}
 

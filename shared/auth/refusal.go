@@ -22,6 +22,9 @@ const (
 	ReasonExpired       Reason = "expired"
 	ReasonRevoked       Reason = "revoked"
 	ReasonClientDeleted Reason = "client_deleted"
+	// ReasonApproverGone: an OAuth client's token whose approving token
+	// (the person's, pasted on the consent page) was revoked or expired.
+	ReasonApproverGone Reason = "approver_revoked"
 )
 
 // RefusedError is a refused token: errors.Is(err, ErrInvalidToken) holds.
@@ -29,6 +32,8 @@ type RefusedError struct {
 	Reason  Reason
 	TokenID string    // set once the hash matched a stored token
 	At      time.Time // when it expired or was revoked
+	// Approver is the id of the approving token (ReasonApproverGone).
+	Approver string
 }
 
 func (e *RefusedError) Error() string { return ErrInvalidToken.Error() + ": " + e.Description() }
@@ -52,6 +57,11 @@ func (e *RefusedError) Description() string {
 		return fmt.Sprintf("token %s expired on %s — mint a new one with vantagepeers token create (or vantagepeers connect)", e.TokenID, day)
 	case ReasonRevoked:
 		return fmt.Sprintf("token %s was revoked on %s — ask the server's admin for a new one (vantagepeers token create)", e.TokenID, day)
+	case ReasonApproverGone:
+		if e.Approver == "" {
+			return fmt.Sprintf("token %s was issued to an OAuth client on the approval of a token this server no longer knows — sign in again with a valid token", e.TokenID)
+		}
+		return fmt.Sprintf("token %s was issued to an OAuth client on the approval of token %s, which was revoked or expired on %s — sign in again with a valid token", e.TokenID, e.Approver, day)
 	case ReasonClientDeleted:
 		return fmt.Sprintf("token %s belonged to an OAuth client that was deleted — connect the client again", e.TokenID)
 	}

@@ -48,6 +48,10 @@ type Token struct {
 	// token to be valid: deleting that item (an OAuth client) revokes every
 	// token that requires it in one write.
 	Requires *store.Key `json:"requires,omitempty"`
+	// Approver, on a token an OAuth client got from a person's approval, is
+	// the hash of the token that person signed in with: this one is refused
+	// as soon as that one is revoked or expires (checked at every resolve).
+	Approver string `json:"approver,omitempty"`
 }
 
 // Principal is the identity the token grants.
@@ -55,6 +59,7 @@ func (t Token) Principal() vp.Principal {
 	return vp.Principal{
 		Tenant: t.Tenant, Orchestrators: t.ActsAs, ReadPrefixes: t.ReadPrefixes,
 		WritePrefixes: t.WritePrefixes, Scopes: t.Scopes, Admin: t.Admin, TokenID: t.ID, ToolProfile: t.ToolProfile,
+		ClientID: t.ClientID,
 	}
 }
 
@@ -114,6 +119,7 @@ type Spec struct {
 	ClientID string
 	FamilyID string
 	Requires *store.Key
+	Approver string // the hash of the approving token (Token.Approver)
 	// Admin grants the admin flag (an OAuth client elevated to the master
 	// profile, approved by the master token).
 	Admin bool
@@ -177,7 +183,7 @@ func (t *Tokens) Prepare(s Spec) (string, Token, store.Op, error) {
 	tok := Token{
 		ID: t.ids.New("tok"), Tenant: s.Tenant, ActsAs: clean(s.ActsAs), ReadPrefixes: clean(s.ReadPrefixes),
 		WritePrefixes: clean(s.WritePrefixes), Scopes: s.Scopes, Label: s.Label, ToolProfile: s.ToolProfile, CreatedAt: now.UnixMilli(),
-		Kind: s.Kind, ClientID: s.ClientID, FamilyID: s.FamilyID, Requires: s.Requires, Admin: s.Admin,
+		Kind: s.Kind, ClientID: s.ClientID, FamilyID: s.FamilyID, Requires: s.Requires, Admin: s.Admin, Approver: s.Approver,
 	}
 	if s.TTL > 0 {
 		tok.ExpiresAt = now.Add(s.TTL).UnixMilli()
@@ -354,33 +360,61 @@ func (t *Tokens) Resolve(ctx context.Context, secret string) (vp.Principal, erro
 	if t.master != ([32]byte{}) && subtle.ConstantTimeCompare(h[:], t.master[:]) == 1 {
 		return MasterPrincipal(vp.DefaultTenant), nil
 	}
-	it, err := t.st.Get(ctx, tokenKey(hex.EncodeToString(h[:])))
-	if errors.Is(err, store.ErrNotFound) {
-		if !ValidSecret(secret) {
-			return vp.Principal{}, refused(ReasonMalformed)
-		}
-		return vp.Principal{}, refused(ReasonUnknown)
+	tok, err := t.live(ctx, hex.EncodeToString(h[:]))
+	var r *RefusedError
+	if errors.As(err, &r) && r.Reason == ReasonUnknown && !ValidSecret(secret) {
+		return vp.Principal{}, refused(ReasonMalformed)
 	}
 	if err != nil {
-		return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
+		return vp.Principal{}, err
 	}
-	var tok Token
-	if err := json.Unmarshal(it.Data, &tok); err != nil {
-		return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
-	}
-	now := t.now().UnixMilli()
-	if tok.RevokedAt != 0 {
-		return vp.Principal{}, &RefusedError{Reason: ReasonRevoked, TokenID: tok.ID, At: time.UnixMilli(tok.RevokedAt)}
-	}
-	if tok.ExpiresAt != 0 && tok.ExpiresAt <= now {
-		return vp.Principal{}, &RefusedError{Reason: ReasonExpired, TokenID: tok.ID, At: time.UnixMilli(tok.ExpiresAt)}
-	}
-	if tok.Requires != nil {
-		if _, err := t.st.Get(ctx, *tok.Requires); errors.Is(err, store.ErrNotFound) {
-			return vp.Principal{}, &RefusedError{Reason: ReasonClientDeleted, TokenID: tok.ID}
-		} else if err != nil {
-			return vp.Principal{}, fmt.Errorf("auth.Resolve: %w", err)
+	if tok.Approver != "" {
+		ap, err := t.live(ctx, tok.Approver)
+		if r := Refusal(err); r != nil {
+			return vp.Principal{}, &RefusedError{Reason: ReasonApproverGone, TokenID: tok.ID, At: r.At, Approver: ap.ID}
+		}
+		if err != nil {
+			return vp.Principal{}, err
 		}
 	}
 	return tok.Principal(), nil
+}
+
+// Live returns the token whose secret has the SHA-256 hashHex when it may
+// still be used, else a *RefusedError (unknown, revoked, expired, its
+// client deleted). The approval of an OAuth grant is checked with it.
+func (t *Tokens) Live(ctx context.Context, hashHex string) (Token, error) {
+	if !hex64.MatchString(hashHex) {
+		return Token{}, refused(ReasonUnknown)
+	}
+	return t.live(ctx, hashHex)
+}
+
+func (t *Tokens) live(ctx context.Context, hashHex string) (Token, error) {
+	it, err := t.st.Get(ctx, tokenKey(hashHex))
+	if errors.Is(err, store.ErrNotFound) {
+		return Token{}, refused(ReasonUnknown)
+	}
+	if err != nil {
+		return Token{}, fmt.Errorf("auth.Resolve: %w", err)
+	}
+	var tok Token
+	if err := json.Unmarshal(it.Data, &tok); err != nil {
+		return Token{}, fmt.Errorf("auth.Resolve: %w", err)
+	}
+	now := t.now().UnixMilli()
+	if tok.RevokedAt != 0 {
+		return tok, &RefusedError{Reason: ReasonRevoked, TokenID: tok.ID, At: time.UnixMilli(tok.RevokedAt)}
+	}
+	if tok.ExpiresAt != 0 && tok.ExpiresAt <= now {
+		return tok, &RefusedError{Reason: ReasonExpired, TokenID: tok.ID, At: time.UnixMilli(tok.ExpiresAt)}
+	}
+	if tok.Requires != nil {
+		if _, err := t.st.Get(ctx, *tok.Requires); errors.Is(err, store.ErrNotFound) {
+			return tok, &RefusedError{Reason: ReasonClientDeleted, TokenID: tok.ID}
+		} else if err != nil {
+			return tok, fmt.Errorf("auth.Resolve: %w", err)
+		}
+	}
+	return tok, nil
 }

@@ -33,6 +33,10 @@ func bearer(o Options, lim *ratelimit.Limiter, refusals *refusalLog, flight flig
 		admitted := false
 		sdkauth.RequireBearerToken(c.verify, opts)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			admitted = true
+			if c.clientID != "" && r.Method == http.MethodPost {
+				stepUp(w, r, resourceMetadataURL(o, r), c.flightKey, flight, next)
+				return
+			}
 			admit(w, r, c.flightKey, flight, next)
 		})).ServeHTTP(discardWriter{}, r)
 		if admitted {
@@ -91,6 +95,7 @@ type check struct {
 	// flightKey is the token's own tenant and id: the master token's
 	// X-VP-Tenant does not buy it a fresh set of request slots.
 	flightKey string
+	clientID  string                    // the OAuth client of the token, if any
 	deny      func(http.ResponseWriter) // a refused X-VP-Tenant
 }
 
@@ -113,6 +118,7 @@ func (c *check) verify(ctx context.Context, secret string, r *http.Request) (*sd
 		return nil, c.err
 	}
 	c.flightKey = p.Tenant + "/" + p.TokenID
+	c.clientID = p.ClientID
 	if t := r.Header.Get(TenantHeader); t != "" {
 		if p.TokenID != "master" {
 			c.deny = func(w http.ResponseWriter) {

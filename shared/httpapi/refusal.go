@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
 // writeRefusal answers 401 with the reason in both the WWW-Authenticate
@@ -16,7 +17,7 @@ import (
 // with no token gets no error code (§3.1), only the challenge.
 func writeRefusal(w http.ResponseWriter, metadataURL string, r *auth.RefusedError) {
 	desc := r.Description()
-	challenge := `Bearer resource_metadata="` + metadataURL + `"`
+	challenge := `Bearer resource_metadata="` + metadataURL + `", scope="` + vp.ScopeFull + `"`
 	if r.Reason != auth.ReasonMissing {
 		// A quoted-string may not hold '"' or '\\'; the descriptions never do,
 		// but the header must stay well-formed whatever they say.

@@ -26,7 +26,7 @@ func (s *Service) NamespaceMemories(ctx context.Context, op string, p vp.Princip
 		return nil, err
 	}
 	if !p.CanRead(ns) {
-		return nil, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", ns, describePrefixes(p.ReadPrefixes))
+		return nil, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", ns, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(ns))
 	}
 	q := memories.Query(tenant, store.GSI1, table.Values{"ns": ns})
 	q.Limit = 500

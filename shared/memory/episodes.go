@@ -94,7 +94,7 @@ func (s *Service) ListEpisodes(ctx context.Context, p vp.Principal, in ListEpiso
 		return listing.Page[any]{}, err
 	}
 	if in.Namespace != "" && !p.CanRead(in.Namespace) {
-		return listing.Page[any]{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes))
+		return listing.Page[any]{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(in.Namespace))
 	}
 	orch := vp.NormalizeOrchestrator(in.Orchestrator)
 	var q store.Query

@@ -86,7 +86,7 @@ func (s *Service) storeMemory(ctx context.Context, op string, p vp.Principal, in
 		return StoreResult{}, err
 	}
 	if !p.CanWrite(in.Namespace) {
-		return StoreResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not write namespace %q (write prefixes: %s)", in.Namespace, describePrefixes(p.WritePrefixes))
+		return StoreResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not write namespace %q (write prefixes: %s)", in.Namespace, describePrefixes(p.WritePrefixes)).WithScope(vp.WriteScope(in.Namespace))
 	}
 	now := s.now()
 	var expiresAt int64
@@ -183,14 +183,14 @@ func (s *Service) relationOps(ctx context.Context, op, tenant string, p vp.Princ
 			return nil, nil, vp.Errorf(op, vp.KindNotFound, "relations", "memory %q was deleted or has expired", r.TargetID)
 		}
 		if !p.CanRead(t.Namespace) {
-			return nil, nil, vp.Errorf(op, vp.KindForbidden, "relations", "memory %q is in namespace %q, which this token may not read", r.TargetID, t.Namespace)
+			return nil, nil, vp.Errorf(op, vp.KindForbidden, "relations", "memory %q is in namespace %q, which this token may not read", r.TargetID, t.Namespace).WithScope(vp.ReadScope(t.Namespace))
 		}
 		if r.Type != vp.RelationUpdates || seen[r.TargetID] {
 			continue
 		}
 		seen[r.TargetID] = true
 		if !p.CanWrite(t.Namespace) {
-			return nil, nil, vp.Errorf(op, vp.KindForbidden, "relations", "an updates relation supersedes memory %q in namespace %q, which this token may not write", r.TargetID, t.Namespace)
+			return nil, nil, vp.Errorf(op, vp.KindForbidden, "relations", "an updates relation supersedes memory %q in namespace %q, which this token may not write", r.TargetID, t.Namespace).WithScope(vp.WriteScope(t.Namespace))
 		}
 		if !t.IsLatest {
 			msg := "memory %q is not the latest version"
@@ -304,7 +304,7 @@ func (s *Service) getMemory(ctx context.Context, op, field string, p vp.Principa
 		return vp.Memory{}, vp.Errorf(op, vp.KindNotFound, field, "no memory %q in this tenant (it may have expired)", id)
 	}
 	if !p.CanRead(m.Namespace) {
-		return vp.Memory{}, vp.Errorf(op, vp.KindForbidden, field, "memory %q is in namespace %q, which this token may not read (read prefixes: %s)", id, m.Namespace, describePrefixes(p.ReadPrefixes))
+		return vp.Memory{}, vp.Errorf(op, vp.KindForbidden, field, "memory %q is in namespace %q, which this token may not read (read prefixes: %s)", id, m.Namespace, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(m.Namespace))
 	}
 	return m, nil
 }
@@ -335,7 +335,7 @@ func (s *Service) SoftDeleteMemory(ctx context.Context, p vp.Principal, id strin
 			return err
 		}
 		if !p.CanWrite(m.Namespace) {
-			return vp.Errorf(op, vp.KindForbidden, "memoryId", "memory %q is in namespace %q, which this token may not write (write prefixes: %s)", id, m.Namespace, describePrefixes(p.WritePrefixes))
+			return vp.Errorf(op, vp.KindForbidden, "memoryId", "memory %q is in namespace %q, which this token may not write (write prefixes: %s)", id, m.Namespace, describePrefixes(p.WritePrefixes)).WithScope(vp.WriteScope(m.Namespace))
 		}
 		if already = m.DeletedAt != 0; already {
 			return nil
@@ -387,7 +387,7 @@ func (s *Service) ListMemories(ctx context.Context, p vp.Principal, in ListInput
 		return listing.Page[any]{}, err
 	}
 	if !p.CanRead(in.Namespace) {
-		return listing.Page[any]{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes))
+		return listing.Page[any]{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(in.Namespace))
 	}
 	q := memories.Query(tenant, store.GSI1, table.Values{"ns": in.Namespace})
 	if in.Type != "" {

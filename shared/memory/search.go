@@ -94,7 +94,7 @@ func (s *Service) searchMemories(ctx context.Context, op string, p vp.Principal,
 	f := search.Filter{Tenant: tenant, Kinds: []string{KindMemory}, Types: types, NowMS: s.nowMS()}
 	if in.Namespace != "" {
 		if !p.CanRead(in.Namespace) {
-			return SearchResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes))
+			return SearchResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(in.Namespace))
 		}
 		f.Namespaces = []string{in.Namespace}
 	} else if f.Namespaces = readableNamespaces(p); len(f.Namespaces) == 0 {

@@ -2,20 +2,17 @@ package oauth
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/oauth/consent"
+	"github.com/vantagepeers/vantagepeers/shared/oauth/rights"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -86,10 +83,17 @@ func (s *Server) checkAuthz(ctx context.Context, r *http.Request, q authzRequest
 		return c, &authzFailure{redirect: true, code: "invalid_request", msg: "code_challenge must be the 43-character base64url SHA-256 of the verifier"}
 	case len(q.Scope) > 1024:
 		return c, &authzFailure{redirect: true, code: "invalid_scope", msg: "scope is too long"}
+	case scopeErr(q.Scope) != nil:
+		return c, &authzFailure{redirect: true, code: "invalid_scope", msg: scopeErr(q.Scope).Error()}
 	case q.Resource != "" && !s.ourResource(r, q.Resource):
 		return c, &authzFailure{redirect: true, code: "invalid_target", msg: "resource must be this server's MCP endpoint " + s.baseURL(r) + ResourcePath}
 	}
 	return c, nil
+}
+
+func scopeErr(scope string) error {
+	_, err := vp.ParseScopes("oauth.authorize", "scope", scope)
+	return err
 }
 
 func (s *Server) ourResource(r *http.Request, res string) bool {
@@ -122,7 +126,7 @@ func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, q authzReque
 
 func (s *Server) authorizeGet(w http.ResponseWriter, r *http.Request) {
 	q := authzFrom(r.URL.Query())
-	t := pickTexts(r, q.Lang)
+	t := consent.Pick(r, q.Lang)
 	c, fail := s.checkAuthz(r.Context(), r, q, t)
 	if fail != nil {
 		s.authzFail(w, r, q, t, fail)
@@ -140,8 +144,11 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
+	if s.consentLimit(w, r) {
+		return
+	}
 	q := authzFrom(r.PostForm)
-	t := pickTexts(r, q.Lang)
+	t := consent.Pick(r, q.Lang)
 	ctx := r.Context()
 	c, fail := s.checkAuthz(ctx, r, q, t)
 	if fail != nil {
@@ -154,33 +161,38 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", ClientID: c.ClientID, Detail: "denied by the user", IP: a.IP, UserAgent: a.UserAgent})
 		s.redirectTo(w, r, q, url.Values{"error": {"access_denied"}, "error_description": {"the user denied the request"}})
 		return
-	case "approve":
+	case "approve", "review":
 	default:
 		s.renderConsent(w, r, http.StatusBadRequest, q, c, t, t.ChooseAction)
 		return
 	}
-	p, err := s.tokens.Resolve(ctx, strings.TrimSpace(r.PostForm.Get("token")))
-	if errors.Is(err, auth.ErrInvalidToken) {
-		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", ClientID: c.ClientID, Detail: "invalid sign-in token", IP: a.IP, UserAgent: a.UserAgent})
-		s.renderConsent(w, r, http.StatusUnauthorized, q, c, t, t.BadToken)
+	p, secretHash, status, msg := s.signIn(ctx, r.PostForm, q, t)
+	if status != 0 {
+		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", ClientID: c.ClientID, Detail: "invalid sign-in", IP: a.IP, UserAgent: a.UserAgent})
+		s.renderConsent(w, r, status, q, c, t, msg)
 		return
 	}
-	if err != nil {
-		s.log.ErrorContext(ctx, "resolving the sign-in token", "err", err)
-		s.renderConsent(w, r, http.StatusServiceUnavailable, q, c, t, t.ServerError)
+	if r.PostForm.Get("action") == "review" {
+		s.renderReview(w, r, q, c, t, p, secretHash)
+		return
+	}
+	ap, n, status, msg := s.approval(ctx, c, q, p, secretHash, r.PostForm, t)
+	if status != 0 {
+		s.audit(ctx, AuditRecord{Action: "oauth.authorize", Outcome: "refused", Actor: p.TokenID, ClientID: c.ClientID, Tenant: p.Tenant, Detail: msg, IP: a.IP, UserAgent: a.UserAgent})
+		s.renderConsent(w, r, status, q, c, t, msg)
 		return
 	}
 	code := auth.NewSecret()
 	now := s.nowMS()
 	ac := authCode{ClientID: c.ClientID, RedirectURI: q.RedirectURI, Challenge: q.Challenge, Scope: q.Scope, Resource: q.Resource,
-		Tenant: p.Tenant, Approver: approverOf(p), CreatedAt: now, ExpiresAt: now + s.ttl.code.Milliseconds()}
+		Tenant: p.Tenant, Approver: ap, Narrowing: n, CreatedAt: now, ExpiresAt: now + s.ttl.code.Milliseconds()}
 	it := itemOf(codes, secretRecord[authCode]{hash: auth.HashHex(code), v: ac})
 	// A person approved: the client is no longer pending (no TTL, off the
 	// cap), in the transaction that issues the code.
 	// Only settling can lose to another writer (the client or its hour's
 	// counter changed): the code and its audit record are new rows, so a
 	// lost write without settling would lose again and is not retried.
-	err = table.Conflicts{Op: "oauth.authorize", Field: "client_id", ID: c.ClientID, Max: 5, Unmapped: true}.Retry(ctx, func() error {
+	err := table.Conflicts{Op: "oauth.authorize", Field: "client_id", ID: c.ClientID, Max: 5, Unmapped: true}.Retry(ctx, func() error {
 		settle, err := s.settleOps(ctx, c.ClientID)
 		if err != nil {
 			return err
@@ -201,6 +213,27 @@ func (s *Server) authorizePost(w http.ResponseWriter, r *http.Request) {
 	s.redirectTo(w, r, q, url.Values{"code": {code}})
 }
 
+// approval is what the person approves: their token's rights, narrowed by
+// the choice the form carries, which must cover every right the client
+// asked for by name. A refusal is a status and the message the page shows.
+func (s *Server) approval(ctx context.Context, c Client, q authzRequest, p vp.Principal, hash string, form url.Values, t texts) (rights.Approver, rights.Narrowing, int, string) {
+	ap := rights.ApproverOf(p, hash)
+	n, err := rights.NarrowingOf("oauth.authorize", ap, form.Get("narrow") != "", form["read"], form["write"])
+	if err != nil {
+		return ap, n, http.StatusBadRequest, err.Error()
+	}
+	pr, err := s.profileOrDefault(ctx, c.ScopeProfile)
+	if err != nil {
+		s.log.ErrorContext(ctx, "loading a scope profile", "profileId", c.ScopeProfile, "err", err)
+		return ap, n, http.StatusServiceUnavailable, t.ServerError
+	}
+	wanted, _ := vp.ParseScopes("oauth.authorize", "scope", q.Scope) // checked by checkAuthz
+	if missing := rights.Missing(rights.For(ceiling(pr), p.Tenant, &ap, &n), wanted); len(missing) > 0 {
+		return ap, n, http.StatusForbidden, t.NotCovered + " " + strings.Join(missing, " ")
+	}
+	return ap, n, 0, ""
+}
+
 func (s *Server) authzFail(w http.ResponseWriter, r *http.Request, q authzRequest, t texts, f *authzFailure) {
 	if f.redirect {
 		s.redirectTo(w, r, q, url.Values{"error": {f.code}, "error_description": {f.msg}})
@@ -210,51 +243,50 @@ func (s *Server) authzFail(w http.ResponseWriter, r *http.Request, q authzReques
 	if f.code == "server_error" {
 		status = http.StatusInternalServerError
 	}
-	s.renderPage(w, status, "", page{T: t, Lang: t.Lang, Error: f.msg, Fatal: true})
+	consent.Render(w, status, "", consent.Page{T: t, Lang: t.Lang, Error: f.msg, Fatal: true})
 }
 
-// ---- the page ----
+// ---- the page (package consent) ----
 
-//go:embed consent.html
-var consentHTML string
+type texts = consent.Texts
 
-// consentTmpl is parsed on first use: the mcp and embedder functions link
-// this package but never render the page, and parsing it took ~4 ms of
-// their cold start.
-var consentTmpl = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("consent").Funcs(template.FuncMap{"list": describeList}).Parse(consentHTML))
-})
-
-// describeList renders a profile list for people: "nothing", "everything"
-// or the entries.
-func describeList(v []string, t texts) string {
-	if len(v) == 0 {
-		return t.Nothing
-	}
-	if slices.Contains(v, vp.Wildcard) {
-		return t.Everything
-	}
-	return strings.Join(v, ", ")
-}
-
-type page struct {
-	T       texts
-	Lang    string
-	Error   string
-	Fatal   bool // no form: the request itself is bad
-	Client  Client
-	Profile Profile
-	Req     authzRequest
-	Host    string // where the browser goes back to
-	LangURL map[string]string
-}
-
+// renderConsent shows step one: the client, what it would get, the token
+// field.
 func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, status int, q authzRequest, c Client, t texts, msg string) {
+	s.render(w, r, status, q, c, t, msg, nil)
+}
+
+// renderReview shows step two: what the client gets from the person who
+// signed in, a checkbox per namespace, and the ticket that carries the
+// sign-in to the approval.
+func (s *Server) renderReview(w http.ResponseWriter, r *http.Request, q authzRequest, c Client, t texts, p vp.Principal, hash string) {
+	pr, err := s.profileOrDefault(r.Context(), c.ScopeProfile)
+	if err != nil {
+		s.renderConsent(w, r, http.StatusServiceUnavailable, q, c, t, t.ServerError)
+		return
+	}
+	ticket, err := s.ticket(r.Context(), q, hash)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "signing a consent ticket", "err", err)
+		s.renderConsent(w, r, http.StatusServiceUnavailable, q, c, t, t.ServerError)
+		return
+	}
+	ap := rights.ApproverOf(p, hash)
+	g := rights.For(ceiling(pr), p.Tenant, &ap, nil)
+	msg := ""
+	wanted, _ := vp.ParseScopes("oauth.authorize", "scope", q.Scope)
+	if missing := rights.Missing(g, wanted); len(missing) > 0 {
+		msg = t.NotCovered + " " + strings.Join(missing, " ")
+	}
+	s.render(w, r, http.StatusOK, q, c, t, msg, &consent.Review{Tenant: g.Tenant, Lists: consent.Lists{ActsAs: g.ActsAs, Read: g.Read, Write: g.Write}, Ticket: ticket})
+}
+
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, q authzRequest, c Client, t texts, msg string, rv *consent.Review) {
 	pr, err := s.profileOrDefault(r.Context(), c.ScopeProfile)
 	if err != nil {
 		pr = Profile{ID: c.ScopeProfile}
 	}
-	if d, ok := builtinDescriptions[t.Lang][pr.ID]; ok && isDefaultDescription(pr) {
+	if d, ok := consent.Description(t.Lang, pr.ID); ok && isDefaultDescription(pr) {
 		pr.Description = d
 	}
 	q.Lang = t.Lang
@@ -273,72 +305,17 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, status in
 		}
 		langURL[l] = "/oauth/authorize?" + v.Encode()
 	}
-	s.renderPage(w, status, host, page{T: t, Lang: t.Lang, Error: msg, Client: c, Profile: pr, Req: q, Host: host, LangURL: langURL})
-}
-
-func (s *Server) renderPage(w http.ResponseWriter, status int, redirectOrigin string, p page) {
-	h := w.Header()
-	formAction := "'self'"
-	if redirectOrigin != "" {
-		// Chromium applies form-action to the redirect that follows the
-		// form: allow the client's origin too.
-		formAction += " " + redirectOrigin
+	pg := consent.Page{T: t, Lang: t.Lang, Error: msg, ClientName: c.Name, ClientID: c.ClientID, Host: host, ProfileID: pr.ID,
+		ProfileDescription: pr.Description, Review: rv, LangURL: langURL, Hidden: []consent.Field{
+			{Name: "client_id", Value: q.ClientID}, {Name: "redirect_uri", Value: q.RedirectURI}, {Name: "response_type", Value: q.ResponseType},
+			{Name: "state", Value: q.State}, {Name: "code_challenge", Value: q.Challenge}, {Name: "code_challenge_method", Value: q.Method},
+			{Name: "scope", Value: q.Scope}, {Name: "resource", Value: q.Resource}, {Name: "lang", Value: t.Lang}}}
+	if pr.ID != ProfileGeneric {
+		pg.Ceiling = &consent.Lists{ActsAs: pr.FromAllowList, Read: pr.NamespaceReadPrefixes, Write: pr.NamespaceWritePrefixes}
 	}
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = consentTmpl().Execute(w, p)
-}
-
-// ---- languages ----
-
-// texts are the strings of the page in one language.
-type texts struct {
-	Lang, Title, Intro, ClientID, ReturnsTo, ProfileLabel, Grants           string
-	ActsAs, Reads, Writes, Nothing, Everything, Bounded, TokenLabel         string
-	TokenHelp, Approve, Deny, ChooseAction, BadToken, ServerError, NoClient string
-	UnknownClient, BadClientDocument, BadRedirect, ErrorTitle, Language     string
-}
-
-var allTexts = map[string]texts{
-	"en": {
-		Lang: "en", Title: "Authorize access to VantagePeers", Intro: "wants to connect to your VantagePeers workspace.",
-		ClientID: "Client ID", ReturnsTo: "You will be sent back to", ProfileLabel: "Scope profile it will get",
-		Grants: "What its tokens may do", ActsAs: "Act as (send messages from)", Reads: "Read namespaces", Writes: "Write namespaces",
-		Nothing: "nothing", Everything: "everything", Bounded: "It never gets more than the token you sign in with may do, and only in that token's tenant.",
-		TokenLabel: "Your VantagePeers token", TokenHelp: "A tenant token or the master token (64 hexadecimal characters). It is used to sign you in and is not given to the application.",
-		Approve: "Approve", Deny: "Deny", ChooseAction: "Choose Approve or Deny.", BadToken: "That token is not valid (unknown, revoked or expired). Check it and try again.",
-		ServerError: "The server could not complete the request. Try again in a moment.", NoClient: "The request names no client (client_id is missing).",
-		UnknownClient: "This application is not registered with this server. It must register again.", BadClientDocument: "The application's metadata document could not be used.",
-		BadRedirect: "The redirect address does not match any address registered by this application, so the request was stopped.",
-		ErrorTitle:  "This authorization request cannot be completed", Language: "Language",
-	},
-	"fr": {
-		Lang: "fr", Title: "Autoriser l'accès à VantagePeers", Intro: "souhaite se connecter à votre espace VantagePeers.",
-		ClientID: "Identifiant du client", ReturnsTo: "Vous serez renvoyé vers", ProfileLabel: "Profil de portée attribué",
-		Grants: "Ce que ses jetons pourront faire", ActsAs: "Agir en tant que (envoyer des messages de)", Reads: "Lire les espaces de noms", Writes: "Écrire dans les espaces de noms",
-		Nothing: "rien", Everything: "tout", Bounded: "Elle n'obtient jamais plus que ce que permet le jeton avec lequel vous vous connectez, et seulement dans le locataire de ce jeton.",
-		TokenLabel: "Votre jeton VantagePeers", TokenHelp: "Un jeton de locataire ou le jeton maître (64 caractères hexadécimaux). Il sert à vous identifier et n'est pas transmis à l'application.",
-		Approve: "Autoriser", Deny: "Refuser", ChooseAction: "Choisissez Autoriser ou Refuser.", BadToken: "Ce jeton n'est pas valide (inconnu, révoqué ou expiré). Vérifiez-le et réessayez.",
-		ServerError: "Le serveur n'a pas pu traiter la demande. Réessayez dans un instant.", NoClient: "La demande ne nomme aucun client (client_id manquant).",
-		UnknownClient: "Cette application n'est pas enregistrée sur ce serveur. Elle doit s'enregistrer de nouveau.", BadClientDocument: "Le document de métadonnées de l'application est inutilisable.",
-		BadRedirect: "L'adresse de redirection ne correspond à aucune adresse enregistrée par cette application : la demande a été arrêtée.",
-		ErrorTitle:  "Cette demande d'autorisation ne peut pas aboutir", Language: "Langue",
-	},
-}
-
-// builtinDescriptions translate the seeded descriptions of the built-in
-// profiles (an admin's own wording is shown as written).
-var builtinDescriptions = map[string]map[string]string{
-	"fr": {
-		ProfileMaster:   "Administration complète : tous les espaces de noms, toutes les adresses d'expéditeur. Seulement pour les clients qu'un administrateur élève ; jamais attribué par l'auto-enregistrement.",
-		ProfileGeneric:  "Refus par défaut : le client peut se connecter et s'authentifier, mais ne peut rien lire ni écrire tant qu'un administrateur ne l'a pas élevé.",
-		ProfileReadOnly: "Lecture seule de l'espace de noms partagé global ; ne peut ni écrire ni envoyer de messages.",
-	},
+	wanted, _ := vp.ParseScopes("oauth.authorize", "scope", q.Scope)
+	pg.Requested = rights.Missing(rights.Grant{}, wanted) // every right named, as scopes
+	consent.Render(w, status, host, pg)
 }
 
 func isDefaultDescription(p Profile) bool {
@@ -348,35 +325,4 @@ func isDefaultDescription(p Profile) bool {
 		}
 	}
 	return false
-}
-
-// pickTexts chooses the language: ?lang= (or the form's lang), else the
-// best of Accept-Language, else English.
-func pickTexts(r *http.Request, explicit string) texts {
-	if t, ok := allTexts[explicit]; ok {
-		return t
-	}
-	type choice struct {
-		lang string
-		q    float64
-	}
-	var cs []choice
-	for i, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
-		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		q := 1.0
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				q = f
-			}
-		}
-		primary, _, _ := strings.Cut(strings.ToLower(tag), "-")
-		if _, ok := allTexts[primary]; ok && q > 0 {
-			cs = append(cs, choice{primary, q - float64(i)*1e-6})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].q > cs[j].q })
-	if len(cs) > 0 {
-		return allTexts[cs[0].lang]
-	}
-	return allTexts["en"]
 }

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
@@ -39,7 +40,7 @@ const (
 	DefaultCodeTTL    = 60 * time.Second
 	// ScopeMCP is the one OAuth scope; what a token may do is decided by
 	// its client's scope profile, not by the scope string.
-	ScopeMCP = "mcp:full"
+	ScopeMCP = vp.ScopeFull
 )
 
 // Options configures New.
@@ -100,6 +101,11 @@ type Server struct {
 	pending struct {
 		max int
 		ttl time.Duration
+	}
+	// ticketKey signs the consent page's tickets (ticket.go).
+	ticketKey struct {
+		mu  sync.Mutex
+		key []byte
 	}
 }
 
@@ -191,7 +197,7 @@ func (s *Server) ruleFor(r *http.Request) (ratelimit.Rule, string, bool) {
 	case p == "/oauth/register":
 		return rules.Register, "client registrations", true
 	case p == "/oauth/authorize" && r.Method == http.MethodPost:
-		return rules.Consent, "consent submissions", true
+		return ratelimit.Rule{}, "", false // by what it carries: consentLimit
 	case p == "/oauth/authorize":
 		return rules.Authorize, "authorization requests", true
 	case p == "/oauth/token", p == "/oauth/revoke":

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vantagepeers/vantagepeers/shared/oauth/rights"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/records"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
@@ -19,8 +20,8 @@ import (
 
 // Built-in profile ids.
 const (
-	ProfileMaster   = "master"
-	ProfileGeneric  = "client-generic"
+	ProfileMaster   = rights.Master
+	ProfileGeneric  = rights.Generic
 	ProfileReadOnly = "public-readonly"
 )
 
@@ -31,7 +32,9 @@ const (
 )
 
 // Profile is a scope profile: what a token of a client assigned to it may
-// do inside the approving user's tenant. Empty lists grant nothing.
+// do inside the approving user's tenant. Empty lists grant nothing. On a
+// person's approval, client-generic sets no ceiling and any other profile
+// is one (package rights).
 type Profile struct {
 	ID                     string   `json:"profileId"`
 	Description            string   `json:"description"`
@@ -46,7 +49,7 @@ type Profile struct {
 var DefaultProfiles = []Profile{
 	{ID: ProfileMaster, Description: "Full admin: every namespace, every from-address. Only for clients an admin elevates; never given by self-registration.",
 		FromAllowList: []string{vp.Wildcard}, NamespaceReadPrefixes: []string{vp.Wildcard}, NamespaceWritePrefixes: []string{vp.Wildcard}},
-	{ID: ProfileGeneric, Description: "Deny by default: the client can connect and authenticate but can neither read nor write anything until an admin elevates it.",
+	{ID: ProfileGeneric, Description: "The default: the client gets what the person who approves it may do (the identity, tenant and namespaces of the token they sign in with, narrowed on the consent page); without a person (client credentials), nothing.",
 		FromAllowList: []string{}, NamespaceReadPrefixes: []string{}, NamespaceWritePrefixes: []string{}},
 	{ID: ProfileReadOnly, Description: "Read-only on the shared namespace global; cannot write or send messages.",
 		FromAllowList: []string{}, NamespaceReadPrefixes: []string{"global"}, NamespaceWritePrefixes: []string{}},
@@ -227,105 +230,11 @@ func (s *Server) profileOrDefault(ctx context.Context, id string) (Profile, erro
 	return p, err
 }
 
-// ---- what a token gets ----
+// ---- what a token gets (package rights) ----
 
-// approver is who approved an authorization: the lists of the token or
-// master token that signed in on the consent page, kept with the grant so
-// that a refresh never gives more than the approver had.
-type approver struct {
-	TokenID string   `json:"tokenId"`
-	Tenant  string   `json:"tenant"`
-	ActsAs  []string `json:"actsAs"`
-	Read    []string `json:"read"`
-	Write   []string `json:"write"`
-	Admin   bool     `json:"admin,omitempty"`
-}
-
-func approverOf(p vp.Principal) approver {
-	return approver{TokenID: p.TokenID, Tenant: p.Tenant, ActsAs: nz(p.Orchestrators), Read: nz(p.ReadPrefixes), Write: nz(p.WritePrefixes), Admin: p.Admin}
-}
-
-func nz(v []string) []string {
-	if v == nil {
-		return []string{}
-	}
-	return v
-}
-
-// grant is what one token carries.
-type grant struct {
-	Tenant  string
-	Profile string
-	ActsAs  []string
-	Read    []string
-	Write   []string
-	Admin   bool
-}
-
-// grantFor is the profile's lists in tenant, bounded by the approver when
-// there is one (authorization code) — a profile never lets a client do
-// more than the person who approved it may. Only the master profile
-// approved by an admin carries the admin flag.
-func grantFor(pr Profile, tenant string, ap *approver) grant {
-	g := grant{Tenant: tenant, Profile: pr.ID, ActsAs: nz(pr.FromAllowList), Read: nz(pr.NamespaceReadPrefixes), Write: nz(pr.NamespaceWritePrefixes)}
-	if ap == nil {
-		g.Admin = pr.ID == ProfileMaster
-		return g
-	}
-	if ap.Admin {
-		g.Admin = pr.ID == ProfileMaster
-		return g
-	}
-	g.ActsAs = intersectActs(g.ActsAs, ap.ActsAs)
-	g.Read = intersectPrefixes(g.Read, ap.Read)
-	g.Write = intersectPrefixes(g.Write, ap.Write)
-	return g
-}
-
-func intersectActs(profile, approver []string) []string {
-	out := []string{}
-	p := vp.Principal{Orchestrators: approver}
-	for _, x := range profile {
-		if x == vp.Wildcard {
-			for _, a := range approver {
-				if !slices.Contains(out, a) {
-					out = append(out, a)
-				}
-			}
-			continue
-		}
-		if p.CanActAs(x) && !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// covers reports whether prefix a grants namespace (or prefix) b.
-func covers(a, b string) bool {
-	a = strings.TrimSuffix(a, "/")
-	b = strings.TrimSuffix(b, "/")
-	return a == vp.Wildcard || a == b || (b != vp.Wildcard && strings.HasPrefix(b, a+"/"))
-}
-
-func intersectPrefixes(profile, approver []string) []string {
-	out := []string{}
-	add := func(v string) {
-		if !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	for _, p := range profile {
-		for _, a := range approver {
-			switch {
-			case covers(a, p):
-				add(p)
-			case covers(p, a):
-				add(a)
-			}
-		}
-	}
-	return out
+// ceiling is the part of pr the grant rules read.
+func ceiling(pr Profile) rights.Profile {
+	return rights.Profile{ID: pr.ID, ActsAs: pr.FromAllowList, Read: pr.NamespaceReadPrefixes, Write: pr.NamespaceWritePrefixes}
 }
 
 // ---- helpers ----

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/oauth/rights"
 	"github.com/vantagepeers/vantagepeers/shared/store"
 	"github.com/vantagepeers/vantagepeers/shared/store/table"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
@@ -27,34 +28,36 @@ const codeReplayWindow = 10 * 60 // seconds
 // authCode is a pending authorization: single use, short-lived, bound to
 // the client, the redirect URI and the PKCE challenge.
 type authCode struct {
-	ClientID    string   `json:"clientId"`
-	RedirectURI string   `json:"redirectUri"`
-	Challenge   string   `json:"codeChallenge"`
-	Scope       string   `json:"scope,omitempty"`
-	Resource    string   `json:"resource,omitempty"`
-	Tenant      string   `json:"tenant"`
-	Approver    approver `json:"approver"`
-	CreatedAt   int64    `json:"createdAt"`
-	ExpiresAt   int64    `json:"expiresAt"`
-	UsedAt      int64    `json:"usedAt,omitempty"`
-	FamilyID    string   `json:"familyId,omitempty"`
+	ClientID    string           `json:"clientId"`
+	RedirectURI string           `json:"redirectUri"`
+	Challenge   string           `json:"codeChallenge"`
+	Scope       string           `json:"scope,omitempty"`
+	Resource    string           `json:"resource,omitempty"`
+	Tenant      string           `json:"tenant"`
+	Approver    rights.Approver  `json:"approver"`
+	Narrowing   rights.Narrowing `json:"narrowing,omitzero"`
+	CreatedAt   int64            `json:"createdAt"`
+	ExpiresAt   int64            `json:"expiresAt"`
+	UsedAt      int64            `json:"usedAt,omitempty"`
+	FamilyID    string           `json:"familyId,omitempty"`
 }
 
 // family is one grant: the chain of refresh tokens issued from one
 // authorization. It names the current refresh and access tokens, so that
 // presenting an older refresh token (a reuse) revokes the live ones.
 type family struct {
-	ID          string    `json:"familyId"`
-	ClientID    string    `json:"clientId"`
-	Tenant      string    `json:"tenant"`
-	Approver    *approver `json:"approver,omitempty"`
-	RefreshHash string    `json:"refreshHash"`
-	AccessHash  string    `json:"accessHash"`
-	Rotations   int       `json:"rotations"`
-	CreatedAt   int64     `json:"createdAt"`
-	UpdatedAt   int64     `json:"updatedAt,omitempty"`
-	ExpiresAt   int64     `json:"expiresAt"`
-	RevokedAt   int64     `json:"revokedAt,omitempty"`
+	ID          string            `json:"familyId"`
+	ClientID    string            `json:"clientId"`
+	Tenant      string            `json:"tenant"`
+	Approver    *rights.Approver  `json:"approver,omitempty"`
+	Narrowing   *rights.Narrowing `json:"narrowing,omitempty"`
+	RefreshHash string            `json:"refreshHash"`
+	AccessHash  string            `json:"accessHash"`
+	Rotations   int               `json:"rotations"`
+	CreatedAt   int64             `json:"createdAt"`
+	UpdatedAt   int64             `json:"updatedAt,omitempty"`
+	ExpiresAt   int64             `json:"expiresAt"`
+	RevokedAt   int64             `json:"revokedAt,omitempty"`
 }
 
 type refreshToken struct {
@@ -220,9 +223,13 @@ func pkceOK(verifier, challenge string) bool {
 }
 
 // accessSpec is the auth token an OAuth grant issues.
-func (s *Server) accessSpec(c Client, g grant, familyID string) auth.Spec {
+func (s *Server) accessSpec(c Client, g rights.Grant, ap *rights.Approver, familyID string) auth.Spec {
 	k := clientKey(c.ClientID)
-	return auth.Spec{
+	approver := ""
+	if ap != nil {
+		approver = ap.Hash
+	}
+	return auth.Spec{Approver: approver,
 		Tenant: g.Tenant, ActsAs: g.ActsAs, ReadPrefixes: g.Read, WritePrefixes: g.Write, Admin: g.Admin,
 		Scopes: []string{ScopeMCP, "profile:" + g.Profile}, Label: "oauth: " + truncate(c.Name, 100), TTL: s.ttl.access,
 		Kind: "oauth", ClientID: c.ClientID, FamilyID: familyID, Requires: &k,
@@ -274,8 +281,8 @@ func (s *Server) redeemCode(r *http.Request, c Client) (tokenResponse, error) {
 		if err != nil {
 			return err
 		}
-		g := grantFor(pr, ac.Tenant, &ac.Approver)
-		f := family{ID: s.ids.New("fam"), ClientID: c.ClientID, Tenant: ac.Tenant, Approver: &ac.Approver, CreatedAt: now, ExpiresAt: now + s.ttl.refresh.Milliseconds()}
+		g := rights.For(ceiling(pr), ac.Tenant, &ac.Approver, &ac.Narrowing)
+		f := family{ID: s.ids.New("fam"), ClientID: c.ClientID, Tenant: ac.Tenant, Approver: &ac.Approver, Narrowing: &ac.Narrowing, CreatedAt: now, ExpiresAt: now + s.ttl.refresh.Milliseconds()}
 		r1, ops, err := s.issue(c, g, &f)
 		if err != nil {
 			return err
@@ -299,12 +306,13 @@ func (s *Server) redeemCode(r *http.Request, c Client) (tokenResponse, error) {
 
 // issue prepares an access token (and, with a family, a refresh token) and
 // the writes that store them; the client must still exist when they land.
-func (s *Server) issue(c Client, g grant, f *family) (tokenResponse, []store.Op, error) {
+func (s *Server) issue(c Client, g rights.Grant, f *family) (tokenResponse, []store.Op, error) {
 	famID := ""
+	var ap *rights.Approver
 	if f != nil {
-		famID = f.ID
+		famID, ap = f.ID, f.Approver
 	}
-	access, _, atOp, err := s.tokens.Prepare(s.accessSpec(c, g, famID))
+	access, _, atOp, err := s.tokens.Prepare(s.accessSpec(c, g, ap, famID))
 	if err != nil {
 		return tokenResponse{}, nil, err
 	}
@@ -368,7 +376,11 @@ func (s *Server) refresh(r *http.Request, c Client) (tokenResponse, error) {
 		if err != nil {
 			return err
 		}
-		g := grantFor(pr, f.Tenant, f.Approver)
+		if err := s.approverLive(ctx, f.Approver); err != nil {
+			s.revokeFamily(ctx, f.ID, Actor{ID: c.ClientID, IP: s.clientIP(r), UserAgent: r.UserAgent()}, "the approving token is no longer valid")
+			return err
+		}
+		g := rights.For(ceiling(pr), f.Tenant, f.Approver, f.Narrowing)
 		oldAccess := f.AccessHash
 		r1, ops, err := s.issue(c, g, &f)
 		if err != nil {
@@ -409,7 +421,7 @@ func (s *Server) clientCredentials(r *http.Request, c Client) (tokenResponse, er
 	if err != nil {
 		return tokenResponse{}, err
 	}
-	g := grantFor(pr, c.Tenant, nil)
+	g := rights.For(ceiling(pr), c.Tenant, nil, nil)
 	resp, ops, err := s.issue(c, g, nil)
 	if err != nil {
 		return tokenResponse{}, err
@@ -422,6 +434,19 @@ func (s *Server) clientCredentials(r *http.Request, c Client) (tokenResponse, er
 	}
 	s.log.InfoContext(ctx, "oauth tokens issued", "grantType", grantClientCredentials, "clientId", c.ClientID, "tenant", g.Tenant, "profile", g.Profile)
 	return resp, nil
+}
+
+// approverLive refuses a refresh whose approving token was revoked or
+// expired since: the grant ends with it.
+func (s *Server) approverLive(ctx context.Context, ap *rights.Approver) error {
+	if ap == nil || ap.Hash == "" {
+		return nil
+	}
+	_, err := s.tokens.Live(ctx, ap.Hash)
+	if r := auth.Refusal(err); r != nil {
+		return invalidGrant("token " + ap.TokenID + ", which approved this grant, is no longer valid (" + string(r.Reason) + "); authorize again")
+	}
+	return err
 }
 
 // revokeFamily marks a grant revoked along with its live access token.

@@ -71,6 +71,9 @@ type Error struct {
 	// do next. The domain does not know which tool does it: the MCP layer
 	// turns the remedy into a hint naming the tool (mcpserver/remedies.go).
 	Remedy string
+	// Scope, on a forbidden error, is the OAuth scope the call needed
+	// (ReadScope, WriteScope, ActAsScope).
+	Scope string
 }
 
 // WithRemedy sets e's remedy and returns e.

@@ -36,6 +36,10 @@ type Principal struct {
 	// ToolProfile is the tool profile advertised to this principal by
 	// default ("core", "full", or "" for the server's default).
 	ToolProfile string
+	// ClientID is the OAuth client the token was issued to ("" for an
+	// agent token): a refusal it may overcome by asking for more is
+	// answered 403 insufficient_scope rather than as a tool error.
+	ClientID string
 }
 
 // NormalizeOrchestrator returns the canonical form of an orchestrator id:
@@ -91,7 +95,7 @@ func (p Principal) ActAs(op, field, arg string) (string, error) {
 		return "", Errorf(op, KindInvalid, field, "%q is reserved (a channel or wildcard word) and cannot be an orchestrator id", arg)
 	}
 	if !p.CanActAs(arg) {
-		return "", Errorf(op, KindForbidden, field, "this token may not act as %q (it may act as %s)", arg, p.describeOrchestrators())
+		return "", Errorf(op, KindForbidden, field, "this token may not act as %q (it may act as %s)", arg, p.describeOrchestrators()).WithScope(actAsScope(arg))
 	}
 	return NormalizeOrchestrator(arg), nil
 }
@@ -130,4 +134,13 @@ func matchPrefixes(prefixes []string, ns string) bool {
 		}
 	}
 	return false
+}
+
+// actAsScope is the scope that would let a token act as id: none for the
+// server's own name, which no grant gives.
+func actAsScope(id string) string {
+	if NormalizeOrchestrator(id) == SystemCaller {
+		return ""
+	}
+	return ActAsScope(id)
 }
