@@ -129,8 +129,8 @@ func (e *Embedder) vector(t *table, text string) []float32 {
 		// The longest expression WordNet lists that starts here, with
 		// at least one content word ("look into", not "in that").
 		n := 0
-		lem = lem[:0]
-		if t.hasPrefix(toks[i]+"_") || t.exc[toks[i]] != nil {
+		lem = t.lemmas(lem[:0], toks[i])
+		if t.startsExpression(toks[i], lem) {
 			key.Reset()
 			key.WriteString(toks[i])
 			content := local.Content(toks[i])
@@ -152,8 +152,7 @@ func (e *Embedder) vector(t *table, text string) []float32 {
 			continue
 		}
 		if tok := toks[i]; local.Content(tok) {
-			lem = t.lemmas(lem, tok)
-			e.addConcepts(&b, t, lem, local.Prior(tok))
+			e.addConcepts(&b, t, lem, local.Prior(tok)) // lem: tok's lemmas, from above
 		}
 		i++
 	}

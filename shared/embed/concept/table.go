@@ -193,6 +193,20 @@ func (t *table) hasPrefix(p string) bool {
 	return i < len(t.keys) && strings.HasPrefix(t.keys[i], p)
 }
 
+// startsExpression reports whether some multi-word key starts with the
+// token or one of its lemmas (indexes): "looked" starts "look_into".
+func (t *table) startsExpression(tok string, lemmas []int) bool {
+	if t.hasPrefix(tok + "_") {
+		return true
+	}
+	for _, l := range lemmas {
+		if k := t.keys[l]; k != tok && !strings.Contains(k, "_") && t.hasPrefix(k+"_") {
+			return true
+		}
+	}
+	return false
+}
+
 // Detachment rules of WordNet's morphy (morph.c), per part of speech: an
 // inflected ending and what replaces it.
 var rules = []struct {
