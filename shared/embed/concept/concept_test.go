@@ -245,3 +245,33 @@ func TestTableIsFresh(t *testing.T) {
 		t.Errorf("wordnet.bin.gz (%d bytes uncompressed) differs from what the generator makes (%d): run go generate ./shared/embed/concept", len(got), len(want))
 	}
 }
+
+// BenchmarkEmbed reports the throughput in words per second on
+// conversational text (the hash embedder's for comparison).
+func BenchmarkEmbed(b *testing.B) {
+	text := "Caroline: I went to a LGBTQ support group yesterday and it was so powerful. The stories were inspiring. " +
+		"Melanie: I've been looking into adoption agencies; we picked up the paperwork and the kids were thrilled."
+	words := float64(len(strings.Fields(text)))
+	for _, e := range []interface{ Vector(string) []float32 }{concept.New(concept.Options{}), local.New(local.Options{})} {
+		name := "concept"
+		if _, ok := e.(*local.Embedder); ok {
+			name = "hash"
+		}
+		b.Run(name, func(b *testing.B) {
+			e.Vector(text) // the table is loaded once, not timed
+			for b.Loop() {
+				e.Vector(text)
+			}
+			b.ReportMetric(words*float64(b.N)/b.Elapsed().Seconds(), "words/s")
+		})
+	}
+}
+
+// BenchmarkLoadTable is the cost of the first embedding in a process.
+func BenchmarkLoadTable(b *testing.B) {
+	for b.Loop() {
+		if err := concept.DecodeTable(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
