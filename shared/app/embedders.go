@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/concept"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
@@ -22,7 +23,8 @@ const maxLocalDim = 4096
 
 // LocalEmbedder returns the offline embedder of that name, optionally with
 // its dimension ("local-concept-v1", "local-hash-v1/384"); empty is
-// DefaultLocalEmbedder. Changing it changes the vectors' embedder name, so
+// DefaultLocalEmbedder. VP_EMBEDDER's values on AWS, "concept" and
+// "local", name the same two, so that one variable means one thing. Changing it changes the vectors' embedder name, so
 // the memory service re-embeds every memory (memory.EnsureEmbedder).
 func LocalEmbedder(name string) (embed.Embedder, error) {
 	const op, field = "embedder", "embedder"
@@ -39,9 +41,9 @@ func LocalEmbedder(name string) (embed.Embedder, error) {
 		dim = n
 	}
 	switch base {
-	case concept.Version:
+	case concept.Version, awsenv.EmbedderConcept:
 		return concept.New(concept.Options{Dim: dim}), nil
-	case local.Version:
+	case local.Version, awsenv.EmbedderLocal:
 		return local.New(local.Options{Dim: dim}), nil
 	}
 	return nil, vp.Errorf(op, vp.KindInvalid, field, "%q is not an offline embedder: use one of %s (optionally with /dimension)", name, strings.Join(LocalEmbedders, ", "))

@@ -15,6 +15,8 @@ func TestLocalEmbedder(t *testing.T) {
 		"local-concept-v1/1024": "local-concept-v1/1024",
 		"local-hash-v1":         "local-hash-v1/384", // still there by name
 		"local-hash-v1/256":     "local-hash-v1/256",
+		"concept":               "local-concept-v1/384", // VP_EMBEDDER's values on AWS mean the same
+		"local":                 "local-hash-v1/384",
 	} {
 		e, err := app.LocalEmbedder(name)
 		if err != nil || e.Name() != want {
