@@ -127,11 +127,18 @@ func TestEmbeddingProviders(t *testing.T) {
 			t.Errorf("%s environment = %s", fn, env)
 		}
 	}
-	m = synth(t, CustomerProps{Embedding: awsenv.EmbedderLocal})
-	for _, fn := range Functions {
-		_, roleID := m.function(fn)
-		if a := actionsOf(m.policy(roleID)); slices.Contains(a, "bedrock:InvokeModel") {
-			t.Errorf("%s may call Bedrock with embedding=local", fn)
+	for _, offline := range []string{awsenv.EmbedderLocal, awsenv.EmbedderConcept} {
+		m = synth(t, CustomerProps{Embedding: offline})
+		for _, fn := range Functions {
+			fnID, roleID := m.function(fn)
+			if a := actionsOf(m.policy(roleID)); slices.Contains(a, "bedrock:InvokeModel") {
+				t.Errorf("%s may call Bedrock with embedding=%s", fn, offline)
+			}
+			if fn == awsenv.FuncEmbedder {
+				if env := fmt.Sprint(m.Resources[fnID].Properties["Environment"]); !strings.Contains(env, awsenv.EnvEmbedder+":"+offline) {
+					t.Errorf("embedding=%s: the embedder's environment = %s", offline, env)
+				}
+			}
 		}
 	}
 }

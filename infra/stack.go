@@ -159,13 +159,13 @@ func (p *CustomerProps) Validate() error {
 	switch p.Embedding {
 	case "":
 		p.Embedding = awsenv.EmbedderBedrock
-	case awsenv.EmbedderBedrock, awsenv.EmbedderLocal:
+	case awsenv.EmbedderBedrock, awsenv.EmbedderLocal, awsenv.EmbedderConcept:
 	case awsenv.EmbedderOpenAI:
 		if p.OpenAIBaseURL == "" {
 			return fmt.Errorf("embedding=openai needs openaiBaseUrl (for example https://api.openai.com/v1)")
 		}
 	default:
-		return fmt.Errorf("embedding %q: use bedrock, openai or local", p.Embedding)
+		return fmt.Errorf("embedding %q: use bedrock, openai, concept or local", p.Embedding)
 	}
 	switch p.SearchTier {
 	case "":

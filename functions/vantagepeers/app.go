@@ -16,7 +16,6 @@ import (
 	vpapp "github.com/vantagepeers/vantagepeers/shared/app"
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
-	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/github"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
@@ -105,9 +104,15 @@ func (a *app) open(ctx context.Context, dataDir string, log *slog.Logger) error 
 	if err != nil {
 		return err
 	}
+	// VP_EMBEDDER names the offline embedder; every process on this data
+	// dir must name the same one, or each would re-embed the others' vectors.
+	emb, err := vpapp.LocalEmbedder(os.Getenv(awsenv.EnvEmbedder))
+	if err != nil {
+		return fmt.Errorf("%s: %w", awsenv.EnvEmbedder, err)
+	}
 	a.Services, err = vpapp.Build(ctx, vpapp.Ports{Groups: vpapp.All,
 		Store: servicesStore(a.store), Index: a.index, Cursors: signer, MasterHash: &masterHash,
-		Embedder: embedlocal.New(embedlocal.Options{}), Queue: storequeue.New(storequeue.Options{Store: a.store, Name: "embed"}),
+		Embedder: emb, Queue: storequeue.New(storequeue.Options{Store: a.store, Name: "embed"}),
 		OAuth: &oauth.Options{BaseURL: publicBaseURL(), MaxPendingClients: a.limits.maxPending, Clerk: oauth.ClerkOptions{
 			Issuer: os.Getenv("CLERK_JWT_ISSUER_DOMAIN"), Audience: os.Getenv("VP_CLERK_AUDIENCE"), AllowedExtIDs: split(os.Getenv("VP_ALLOWED_EXT_IDS")),
 		}},

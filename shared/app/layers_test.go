@@ -28,7 +28,7 @@ var layers = []struct {
 		"shared/outbox", "shared/search", "shared/auth", "shared/admintokens", "shared/ratelimit", "shared/domaintest"}},
 	{"adapters: one technology each, behind a port", []string{
 		"shared/store/sqlite", "shared/store/dynamo", "shared/store/teststores", "shared/search/local", "shared/search/opensearch",
-		"shared/search/searchtest", "shared/queue/sqs", "shared/queue/storequeue", "shared/embed/bedrock", "shared/embed/local",
+		"shared/search/searchtest", "shared/queue/sqs", "shared/queue/storequeue", "shared/embed/bedrock", "shared/embed/local", "shared/embed/concept",
 		"shared/embed/openai", "shared/errormon/cloudwatch", "shared/errormon/convex", "shared/github/githubfake", "webhooks/webhookstest", "shared/gitguard"}},
 	{"capabilities: the domain services", []string{
 		"shared/briefing", "shared/businessunit", "shared/component", "shared/diary", "shared/digest", "shared/iframe", "shared/issue",

@@ -29,6 +29,7 @@ import (
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
 	"github.com/vantagepeers/vantagepeers/shared/embed"
 	"github.com/vantagepeers/vantagepeers/shared/embed/bedrock"
+	"github.com/vantagepeers/vantagepeers/shared/embed/concept"
 	"github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/embed/openai"
 	"github.com/vantagepeers/vantagepeers/shared/listing"
@@ -351,6 +352,8 @@ func (a *App) newIndex() (*opensearch.Index, error) {
 func (a *App) newEmbedder(ctx context.Context, secrets Secrets) (embed.Embedder, error) {
 	c := a.Config
 	switch c.Embedder {
+	case awsenv.EmbedderConcept:
+		return concept.New(concept.Options{}), nil
 	case awsenv.EmbedderBedrock:
 		return bedrock.New(bedrock.Options{Client: bedrockruntime.NewFromConfig(a.AWS), Model: c.BedrockModel})
 	case awsenv.EmbedderOpenAI:

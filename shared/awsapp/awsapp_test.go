@@ -180,6 +180,15 @@ func TestSearchIndexAtLoad(t *testing.T) {
 			t.Fatalf("%s: %v (memory %v)", fn, err, a != nil && a.Memory != nil)
 		}
 	}
+	// The offline embedders are there by name; the stack's default stays Bedrock (infra).
+	for name, want := range map[string]string{awsenv.EmbedderConcept: "local-concept-v1/384", awsenv.EmbedderLocal: "local-hash-v1/384"} {
+		env := e()
+		env[awsenv.EnvEmbedder] = name
+		a, _, err := load(t, awsenv.FuncEmbedder, env, awsapp.StaticSecrets{})
+		if err != nil || a.Memory == nil || a.Memory.EmbedderName() != want {
+			t.Fatalf("%s=%s: %v, embedder %v", awsenv.EnvEmbedder, name, err, a != nil && a.Memory != nil && a.Memory.EmbedderName() == want)
+		}
+	}
 	if seen, want := srv.Requests(), []string{"HEAD /vantagepeers-search", "PUT /_search/pipeline/vantagepeers-rrf"}; !reflect.DeepEqual(seen[:2], want) {
 		t.Errorf("requests %v, want %v first", seen, want)
 	}

@@ -176,9 +176,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	switch c.Embedder {
 	case "":
 		c.Embedder = awsenv.EmbedderLocal
-	case awsenv.EmbedderLocal, awsenv.EmbedderBedrock, awsenv.EmbedderOpenAI:
+	case awsenv.EmbedderLocal, awsenv.EmbedderConcept, awsenv.EmbedderBedrock, awsenv.EmbedderOpenAI:
 	default:
-		bad(awsenv.EnvEmbedder, fmt.Sprintf("%q is not one of local, bedrock, openai", c.Embedder))
+		bad(awsenv.EnvEmbedder, fmt.Sprintf("%q is not one of local, concept, bedrock, openai", c.Embedder))
 	}
 	if c.BedrockModel == "" {
 		c.BedrockModel = awsenv.DefaultBedrockModel

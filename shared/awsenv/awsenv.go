@@ -30,7 +30,7 @@ const (
 	EnvSearchEndpoint   = "VP_OPENSEARCH_ENDPOINT"
 	EnvSearchService    = "VP_OPENSEARCH_SERVICE"  // "es" (domain, default) or "aoss" (serverless)
 	EnvSearchReplicas   = "VP_OPENSEARCH_REPLICAS" // replicas of the index (default 1; 0 on a one-node domain)
-	EnvEmbedder         = "VP_EMBEDDER"            // local (default) | bedrock | openai
+	EnvEmbedder         = "VP_EMBEDDER"            // local (default) | concept | bedrock | openai; the embedded server: local-concept-v1 (default) | local-hash-v1
 	EnvBedrockModel     = "VP_BEDROCK_MODEL"       // default amazon.titan-embed-text-v2:0
 	EnvOpenAIBaseURL    = "VP_OPENAI_BASE_URL"
 	EnvOpenAIModel      = "VP_OPENAI_MODEL"
@@ -129,7 +129,11 @@ const DefaultTenant = "default"
 
 // Embedder providers.
 const (
-	EmbedderLocal   = "local"
+	// EmbedderLocal is local-hash-v1 (embed/local), offline.
+	EmbedderLocal = "local"
+	// EmbedderConcept is local-concept-v1 (embed/concept), offline with
+	// WordNet's concepts.
+	EmbedderConcept = "concept"
 	EmbedderBedrock = "bedrock"
 	EmbedderOpenAI  = "openai"
 )

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/vantagepeers/vantagepeers/shared/embed"
-	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	searchlocal "github.com/vantagepeers/vantagepeers/shared/search/local"
 )
@@ -32,12 +31,11 @@ type indexBackend struct {
 	opts search.HybridOptions
 }
 
-func openIndexBackend(ctx context.Context, dir string, vectorWeight float64) (backend, error) {
+func openIndexBackend(ctx context.Context, dir string, emb embed.Embedder, vectorWeight float64) (backend, error) {
 	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(dir, "search.db")})
 	if err != nil {
 		return nil, err
 	}
-	emb := embedlocal.New(embedlocal.Options{})
 	if vectorWeight <= 0 {
 		vectorWeight = embed.FusionWeight(emb)
 	}

@@ -39,6 +39,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vantagepeers/vantagepeers/shared/app"
+	"github.com/vantagepeers/vantagepeers/shared/embed"
 )
 
 func main() {
@@ -48,9 +51,14 @@ func main() {
 	verbose := flag.Bool("v", false, "print progress")
 	via := flag.String("via", "memory", "memory: store and search through the memory service (the tools' code path); index: straight to search/local")
 	misses := flag.Bool("misses", false, "print to stderr each question whose top 5 lacks part of its ground truth")
+	embName := flag.String("embedder", "", "offline embedder: local-concept-v1 (default) or local-hash-v1, optionally /dimension")
 	vw := flag.Float64("vector-weight", 0, "with -via index: weight of the vector ranking in hybrid fusion (default: the embedder's, embed.FusionWeight)")
 	flag.Parse()
-	if err := run(context.Background(), *data, split(*gran), split(*modes), *via, *vw, *verbose, *misses); err != nil {
+	emb, err := app.LocalEmbedder(*embName)
+	if err == nil {
+		err = run(context.Background(), *data, split(*gran), split(*modes), *via, emb, *vw, *verbose, *misses)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchretrieval:", err)
 		os.Exit(1)
 	}
@@ -66,7 +74,7 @@ func split(s string) []string {
 	return out
 }
 
-func run(ctx context.Context, dataPath string, grans, modes []string, via string, vectorWeight float64, verbose, misses bool) error {
+func run(ctx context.Context, dataPath string, grans, modes []string, via string, emb embed.Embedder, vectorWeight float64, verbose, misses bool) error {
 	path, err := findData(dataPath)
 	if err != nil {
 		return err
@@ -79,7 +87,7 @@ func run(ctx context.Context, dataPath string, grans, modes []string, via string
 	for _, c := range convs {
 		nq += len(c.QA)
 	}
-	fmt.Printf("LoCoMo dev: %d conversations, %d questions (%s); stored via %s\n\n", len(convs), nq, path, via)
+	fmt.Printf("LoCoMo dev: %d conversations, %d questions (%s); stored via %s; embedder %s\n\n", len(convs), nq, path, via, emb.Name())
 	var storeLat []time.Duration
 	fmt.Println("| granularity | docs | mode | recall@5 | recall@10 | MRR | p50 ms | p95 ms | cpu p50 ms | cpu p95 ms |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
@@ -95,9 +103,9 @@ func run(ctx context.Context, dataPath string, grans, modes []string, via string
 		var b backend
 		switch via {
 		case "memory":
-			b, err = openMemoryBackend(ctx, dir, nil)
+			b, err = openMemoryBackend(ctx, dir, emb)
 		case "index":
-			b, err = openIndexBackend(ctx, dir, vectorWeight)
+			b, err = openIndexBackend(ctx, dir, emb, vectorWeight)
 		default:
 			err = fmt.Errorf("-via %q: want memory or index", via)
 		}

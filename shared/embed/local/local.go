@@ -99,68 +99,105 @@ const (
 
 // Vector embeds one text.
 func (e *Embedder) Vector(text string) []float32 {
-	type feature struct{ tf, w float64 }
-	feats := make(map[uint64]feature, 64)
-	var order []uint64 // first-seen order: sums in a fixed order are bit-identical
-	add := func(h uint64, w float64) {
-		f, ok := feats[h]
-		if !ok {
-			order = append(order, h)
-		}
-		f.tf++
-		f.w = max(f.w, w)
-		feats[h] = f
+	var b Bag
+	b.AddText(text)
+	return b.Vector(e.dim)
+}
+
+// Bag collects hashed features with their term frequency and weight, in
+// first-seen order, so that embedders built on these features (embed/concept)
+// fold them into a vector exactly as this one does. The zero value is ready.
+type Bag struct {
+	feats map[uint64]feature
+	order []uint64 // first-seen order: sums in a fixed order are bit-identical
+	frame []rune
+}
+
+type feature struct{ tf, w float64 }
+
+// Add counts feature h once more; its weight is the largest it was given.
+func (b *Bag) Add(h uint64, w float64) {
+	if b.feats == nil {
+		b.feats = make(map[uint64]feature, 64)
 	}
-	var frame []rune
+	f, ok := b.feats[h]
+	if !ok {
+		b.order = append(b.order, h)
+	}
+	f.tf++
+	f.w = max(f.w, w)
+	b.feats[h] = f
+}
+
+// AddText adds this embedder's features of text: stemmed content words,
+// pairs of consecutive content words and character n-grams.
+func (b *Bag) AddText(text string) {
 	prev := ""
 	for _, tok := range analysis.Tokens(text) {
-		if analysis.IsStopWord(tok) || len(tok) == 1 && (tok[0] < '0' || tok[0] > '9') {
+		if !Content(tok) {
 			prev = "" // a stop word breaks a pair
 			continue
 		}
 		stem := analysis.Stem(tok)
-		w := prior(tok)
-		add(hashString(seedWord, stem), wordWeight*w)
+		w := Prior(tok)
+		b.Add(HashString(seedWord, stem), wordWeight*w)
 		if prev != "" {
-			add(hashPair(seedBigram, prev, stem), bigramWeight*w)
+			b.Add(hashPair(seedBigram, prev, stem), bigramWeight*w)
 		}
 		prev = stem
-		// Character n-grams of the token framed by boundary marks,
-		// "<word>"; tokens shorter than minGram letters get none (the word
-		// feature covers them).
-		frame = append(frame[:0], '<')
-		for _, r := range tok {
-			frame = append(frame, r)
-		}
-		frame = append(frame, '>')
-		if len(frame) < minGram+2 {
-			continue
-		}
-		grams := 0
-		for n := minGram; n <= maxGram; n++ {
-			grams += max(0, len(frame)-n+1)
-		}
-		gw := charWeight * w / math.Sqrt(float64(grams))
-		for n := minGram; n <= maxGram; n++ {
-			for i := 0; i+n <= len(frame); i++ {
-				add(hashRunes(seedChar+uint64(n), frame[i:i+n]), gw)
-			}
+		b.addGrams(tok, w)
+	}
+}
+
+// Content reports whether a token is a feature of its own: not a stop word
+// and not a lone letter.
+func Content(tok string) bool {
+	return !analysis.IsStopWord(tok) && (len(tok) != 1 || tok[0] >= '0' && tok[0] <= '9')
+}
+
+// addGrams adds the character n-grams of the token framed by boundary
+// marks, "<word>"; tokens shorter than minGram letters get none (the word
+// feature covers them).
+func (b *Bag) addGrams(tok string, w float64) {
+	b.frame = append(b.frame[:0], '<')
+	for _, r := range tok {
+		b.frame = append(b.frame, r)
+	}
+	b.frame = append(b.frame, '>')
+	frame := b.frame
+	if len(frame) < minGram+2 {
+		return
+	}
+	grams := 0
+	for n := minGram; n <= maxGram; n++ {
+		grams += max(0, len(frame)-n+1)
+	}
+	gw := charWeight * w / math.Sqrt(float64(grams))
+	for n := minGram; n <= maxGram; n++ {
+		for i := 0; i+n <= len(frame); i++ {
+			b.Add(hashRunes(seedChar+uint64(n), frame[i:i+n]), gw)
 		}
 	}
-	v := make([]float64, e.dim)
-	for _, h := range order {
-		f := feats[h]
+}
+
+// Vector folds the features into dim dimensions by signed feature hashing,
+// each weighing w·(1 + ln tf), normalised to unit length (all zeros for an
+// empty bag).
+func (b *Bag) Vector(dim int) []float32 {
+	v := make([]float64, dim)
+	for _, h := range b.order {
+		f := b.feats[h]
 		x := f.w * (1 + math.Log(f.tf))
 		if h>>63 == 1 {
 			x = -x
 		}
-		v[h%uint64(e.dim)] += x
+		v[h%uint64(dim)] += x
 	}
 	var norm float64
 	for _, x := range v {
 		norm += x * x
 	}
-	out := make([]float32, e.dim)
+	out := make([]float32, dim)
 	if norm == 0 {
 		return out
 	}
@@ -171,9 +208,9 @@ func (e *Embedder) Vector(text string) []float32 {
 	return out
 }
 
-// prior is the weight of a word from its form alone: very frequent
+// Prior is the weight of a word from its form alone: very frequent
 // English words weigh less than rare ones, short tokens less than long.
-func prior(tok string) float64 {
+func Prior(tok string) float64 {
 	if w, ok := frequent[tok]; ok {
 		return w
 	}
@@ -183,8 +220,9 @@ func prior(tok string) float64 {
 	return 1
 }
 
-// FNV-1a with a final avalanche (splitmix64), stable across processes.
-func hashString(seed uint64, s string) uint64 {
+// HashString is FNV-1a of seed and s with a final avalanche (splitmix64),
+// stable across processes: distinct seeds keep feature classes apart.
+func HashString(seed uint64, s string) uint64 {
 	h := seed ^ 14695981039346656037
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])
@@ -194,7 +232,7 @@ func hashString(seed uint64, s string) uint64 {
 }
 
 func hashPair(seed uint64, a, b string) uint64 {
-	h := hashString(seed, a)
+	h := HashString(seed, a)
 	h ^= 0xff
 	h *= 1099511628211
 	for i := 0; i < len(b); i++ {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/embed"
+	"github.com/vantagepeers/vantagepeers/shared/embed/concept"
 	embedlocal "github.com/vantagepeers/vantagepeers/shared/embed/local"
 	"github.com/vantagepeers/vantagepeers/shared/search"
 	"github.com/vantagepeers/vantagepeers/shared/search/local"
@@ -57,15 +58,20 @@ func (c *corpus) words(n int) string {
 
 type fixture struct {
 	x       *local.Index
-	emb     *embedlocal.Embedder
+	emb     embed.Embedder
 	queries []string
 	vecs    []search.Vector
 }
 
-var fixtures = map[int]*fixture{}
+var fixtures = map[string]*fixture{}
 
-func build(b testing.TB, n int) *fixture {
-	if f, ok := fixtures[n]; ok {
+// build indexes n documents with emb's vectors (the hash embedder if nil).
+func build(b testing.TB, n int, emb embed.Embedder) *fixture {
+	if emb == nil {
+		emb = embedlocal.New(embedlocal.Options{})
+	}
+	key := fmt.Sprintf("%d %s", n, emb.Name())
+	if f, ok := fixtures[key]; ok {
 		return f
 	}
 	ctx := context.Background()
@@ -74,7 +80,6 @@ func build(b testing.TB, n int) *fixture {
 	if err != nil {
 		b.Fatal(err)
 	}
-	emb := embedlocal.New(embedlocal.Options{})
 	c := newCorpus(uint64(n))
 	start := time.Now()
 	const batch = 1000
@@ -106,7 +111,7 @@ func build(b testing.TB, n int) *fixture {
 		vs, _ := emb.Embed(ctx, []string{q})
 		f.vecs = append(f.vecs, search.Vector{Embedder: emb.Name(), Values: vs[0]})
 	}
-	fixtures[n] = f
+	fixtures[key] = f
 	return f
 }
 
@@ -135,8 +140,8 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func benchSearch(b *testing.B, n int) {
-	f := build(b, n)
+func benchSearch(b *testing.B, n int, emb embed.Embedder) {
+	f := build(b, n, emb)
 	ctx := context.Background()
 	filter := search.Filter{Tenant: "t", Kinds: []string{"memory"}, Namespaces: []string{"*"}, NowMS: 1}
 	nsFilter := search.Filter{Tenant: "t", Kinds: []string{"memory"}, Namespaces: []string{"ns/3"}, NowMS: 1}
@@ -152,7 +157,7 @@ func benchSearch(b *testing.B, n int) {
 		"vector":    recallVsExact(b, f, filter),
 		"vector-ns": recallVsExact(b, f, nsFilter),
 	}
-	for _, mode := range []string{"text", "vector", "hybrid", "vector-ns"} {
+	for _, mode := range []string{"text", "vector", "hybrid", "hybrid-embed", "vector-ns"} {
 		b.Run(mode, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			cpu := make([]time.Duration, 0, b.N)
@@ -169,6 +174,12 @@ func benchSearch(b *testing.B, n int) {
 					_, err = f.x.Vector(ctx, v, nsFilter, 10)
 				case "hybrid":
 					_, err = search.Hybrid(ctx, f.x, q, &v, filter, 10, search.HybridOptions{VectorWeight: embed.FusionWeight(f.emb)})
+				case "hybrid-embed": // what hybrid_search does: the query embedded, then both rankings fused
+					var vs [][]float32
+					if vs, err = f.emb.Embed(ctx, []string{q}); err == nil {
+						qv := search.Vector{Embedder: f.emb.Name(), Values: vs[0]}
+						_, err = search.Hybrid(ctx, f.x, q, &qv, filter, 10, search.HybridOptions{VectorWeight: embed.FusionWeight(f.emb)})
+					}
 				}
 				lat = append(lat, time.Since(start))
 				cpu = append(cpu, cpuTime()-cstart)
@@ -215,5 +226,11 @@ func recallVsExact(tb testing.TB, f *fixture, filter search.Filter) float64 {
 	return float64(found) / float64(total)
 }
 
-func BenchmarkSearch2k(b *testing.B)   { benchSearch(b, 2_000) }
-func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000) }
+func BenchmarkSearch2k(b *testing.B)   { benchSearch(b, 2_000, nil) }
+func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000, nil) }
+
+// BenchmarkSearch100kConcept: the same with the embedded server's default
+// embedder (embed/concept), whose query embedding hybrid-embed includes.
+func BenchmarkSearch100kConcept(b *testing.B) {
+	benchSearch(b, 100_000, concept.New(concept.Options{}))
+}
