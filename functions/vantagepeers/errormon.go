@@ -319,41 +319,14 @@ func deploymentLearner(ctx context.Context, dataDir, tenant, name string) (*temp
 	if err := vp.CheckKeyText(op, "deployment", name, vp.MaxNameBytes, true); err != nil {
 		return nil, err
 	}
-	src := filepath.Join(dataDir, "vantagepeers.db")
-	if _, err := os.Stat(src); err != nil {
+	// A copy: the server may be running on this data dir.
+	st, err := sqlite.OpenCopy(ctx, filepath.Join(dataDir, "vantagepeers.db"))
+	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("errors group: --deployment: no data at %s (--data-dir or VP_DATA_DIR): %w", dataDir, err)
 	}
-	tmp, err := os.MkdirTemp("", "vp-errors-group-")
 	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	for _, suffix := range []string{"", "-wal"} {
-		if err := copyFile(src+suffix, filepath.Join(tmp, "vantagepeers.db"+suffix)); err != nil && !(suffix != "" && errors.Is(err, os.ErrNotExist)) {
-			return nil, fmt.Errorf("errors group: copying the database: %w", err)
-		}
-	}
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(tmp, "vantagepeers.db"), Synchronous: "OFF"})
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("errors group: %w", err)
 	}
 	defer st.Close()
 	return errormon.StoredLearner(ctx, st, tenant, name)
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return err
-	}
-	return out.Close()
 }

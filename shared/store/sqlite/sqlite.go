@@ -31,6 +31,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -79,6 +80,8 @@ type Store struct {
 
 	path    string
 	version dataVersion // DataVersion's connection (dataversion.go)
+	// removeOnClose is OpenCopy's folder.
+	removeOnClose string
 }
 
 const (
@@ -149,7 +152,11 @@ func (s *Store) Close() error {
 		}
 	}
 	s.version.close()
-	return s.file.Close()
+	err := s.file.Close()
+	if s.removeOnClose != "" {
+		_ = os.RemoveAll(s.removeOnClose)
+	}
+	return err
 }
 
 // read returns the prepared reader statement for query. The set of queries
