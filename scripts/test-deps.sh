@@ -15,9 +15,10 @@
 #   - The Lambda Runtime Interface Emulator (Go module) into .cache/bin, for
 #     tests/lambda, and the CDK CLI aws-cdk@2.1148.1 (npm) into .cache/cdk,
 #     for make synth (aws-cdk@3 does not read this CDK's cloud assembly).
-#   - chromium (Debian package), for the OAuth consent page and the MCP Apps
-#     views end-to-end tests;
-#     installed with apt-get only when missing.
+#   - chromium and wordnet-base (Debian packages), for the browser tests
+#     (OAuth consent page, MCP Apps views, Pacerelle web app) and the
+#     concept embedder's table check; installed with apt-get only when
+#     missing.
 #
 # Without node/npm or java the matching tests skip with a loud message, so
 # this script only warns about them — except with CI=true, where it fails.
@@ -106,23 +107,28 @@ install_dynamodb_local() {
 	rm -f "$log"
 }
 
-# ---- chromium (headless, for the consent page test) ----
-install_chromium() {
-	if command -v chromium >/dev/null; then
+# ---- Debian packages: chromium (headless, for the browser tests) and
+# wordnet-base (WordNet 3.0, which the concept embedder's table is checked
+# against) — one apt-get, installed only when missing ----
+install_debian_packages() {
+	local want=()
+	command -v chromium >/dev/null || want+=(chromium)
+	[[ -f /usr/share/wordnet/data.noun ]] || want+=(wordnet-base)
+	if ((${#want[@]} == 0)); then
 		return 0
 	fi
 	if ! command -v apt-get >/dev/null || [[ "$(id -u)" != 0 ]]; then
-		missing "chromium is not installed (Debian: apt-get install chromium)"
+		missing "${want[*]} not installed (Debian: apt-get install ${want[*]})"
 		return 0
 	fi
-	say "installing chromium (apt-get)"
+	say "installing ${want[*]} (apt-get)"
 	local log
 	log="$(mktemp)"
-	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$log" 2>&1; then
-		say "ERROR: apt-get install chromium failed:"
+	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${want[@]}"; } >"$log" 2>&1; then
+		say "ERROR: apt-get install ${want[*]} failed:"
 		tail -20 "$log" >&2
 		rm -f "$log"
-		missing "chromium could not be installed"
+		missing "${want[*]} could not be installed"
 		return 0
 	fi
 	rm -f "$log"
@@ -173,7 +179,7 @@ install_node_modules & pids+=($!)
 install_dynamodb_local & pids+=($!)
 install_rie & pids+=($!)
 install_cdk & pids+=($!)
-install_chromium & pids+=($!)
+install_debian_packages & pids+=($!)
 rc=0
 for p in "${pids[@]}"; do
 	wait "$p" || rc=1
