@@ -12,6 +12,6 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	app := awsapp.MustLoad(awsapp.FuncEmbedder, version)
+	app := awsapp.MustLoad(awsapp.FuncEmbedder, version, awsapp.ConceptEmbedder)
 	lambda.Start(app.HandleEmbedBatch)
 }

@@ -13,6 +13,6 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	app := awsapp.MustLoad(awsapp.FuncMCP, version)
+	app := awsapp.MustLoad(awsapp.FuncMCP, version, awsapp.ConceptEmbedder)
 	lambda.Start(app.HTTP(app.MCPHandler()))
 }

@@ -95,6 +95,9 @@ type Options struct {
 	// ErrorSources makes the error monitor's log sources, on the function
 	// that runs it (ErrorMonitorSources); others leave it nil.
 	ErrorSources func(a *App) map[string]source.Source
+	// Concept makes the WordNet concept embedder, on the functions that
+	// embed (ConceptEmbedder); others leave it nil and link no table.
+	Concept func() embed.Embedder
 }
 
 // processStart is (nearly) when the process started: package variables are
@@ -116,7 +119,8 @@ type App struct {
 	// this function's needs: nil fields for the groups it does not build.
 	*vpapp.Services
 
-	loaded time.Time // when Load returned
+	loaded  time.Time             // when Load returned
+	concept func() embed.Embedder // Options.Concept
 }
 
 // Load reads the configuration, resolves the secrets the function needs and
@@ -141,7 +145,7 @@ func Load(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Function: o.Function, Version: o.Version, Config: cfg, Started: o.Now(),
+	a := &App{Function: o.Function, Version: o.Version, Config: cfg, Started: o.Now(), concept: o.Concept,
 		Log: NewLogger(o.LogOutput, cfg.LogLevel, o.Function)}
 	if o.AWS != nil {
 		a.AWS = *o.AWS
@@ -348,12 +352,23 @@ func (a *App) newIndex() (*opensearch.Index, error) {
 	return opensearch.New(opensearch.Options{Client: client, Replicas: replicas})
 }
 
+// ConceptEmbedder links the WordNet concept embedder (0.8 MB of table) into
+// a function that embeds — mcp (queries) and embedder (memories) — so that
+// VP_EMBEDDER=concept works there; the others never embed and, without
+// it, link no table.
+func ConceptEmbedder(o *Options) {
+	o.Concept = func() embed.Embedder { return concept.New(concept.Options{}) }
+}
+
 // newEmbedder returns the configured embedder.
 func (a *App) newEmbedder(ctx context.Context, secrets Secrets) (embed.Embedder, error) {
 	c := a.Config
 	switch c.Embedder {
 	case awsenv.EmbedderConcept:
-		return concept.New(concept.Options{}), nil
+		if a.concept == nil {
+			return nil, fmt.Errorf("awsapp: %s=%s: the %s function's main does not pass awsapp.ConceptEmbedder to MustLoad", awsenv.EnvEmbedder, c.Embedder, a.Function)
+		}
+		return a.concept(), nil
 	case awsenv.EmbedderBedrock:
 		return bedrock.New(bedrock.Options{Client: bedrockruntime.NewFromConfig(a.AWS), Model: c.BedrockModel})
 	case awsenv.EmbedderOpenAI:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -103,6 +104,7 @@ func load(t *testing.T, fn string, e map[string]string, s awsapp.Secrets) (*awsa
 	var logs bytes.Buffer
 	o := awsapp.Options{Function: fn, Version: "test", Getenv: env(e), Secrets: s, AWS: &cfg, LogOutput: &logs}
 	awsapp.ErrorMonitorSources(&o) // as the error monitor's main does; the other functions ignore it
+	awsapp.ConceptEmbedder(&o)     // as the embedding functions' mains do
 	a, err := awsapp.Load(context.Background(), o)
 	return a, logs.String(), err
 }
@@ -188,6 +190,15 @@ func TestSearchIndexAtLoad(t *testing.T) {
 		if err != nil || a.Memory == nil || a.Memory.EmbedderName() != want {
 			t.Fatalf("%s=%s: %v, embedder %v", awsenv.EnvEmbedder, name, err, a != nil && a.Memory != nil && a.Memory.EmbedderName() == want)
 		}
+	}
+	// A main that does not link the concept embedder says so at load.
+	m := e()
+	m[awsenv.EnvEmbedder] = awsenv.EmbedderConcept
+	m[awsenv.EnvTable] = "vp-test"
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("x", "y", "")}
+	if _, err := awsapp.Load(context.Background(), awsapp.Options{Function: awsenv.FuncMCP, Getenv: env(m), Secrets: awsapp.StaticSecrets{}, AWS: &cfg, LogOutput: io.Discard}); err == nil ||
+		!strings.Contains(err.Error(), "awsapp.ConceptEmbedder") {
+		t.Fatalf("concept without the main's option: %v, want the option named", err)
 	}
 	if seen, want := srv.Requests(), []string{"HEAD /vantagepeers-search", "PUT /_search/pipeline/vantagepeers-rrf"}; !reflect.DeepEqual(seen[:2], want) {
 		t.Errorf("requests %v, want %v first", seen, want)

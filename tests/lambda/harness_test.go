@@ -10,7 +10,6 @@
 package lambda_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -487,27 +486,4 @@ func normalize(v any) any {
 		return v
 	}
 	return v
-}
-
-// zipSize is the size of the function's bootstrap zipped as make lambdas
-// zips it (deflate).
-func zipSize(t testing.TB, path string) int {
-	t.Helper()
-	bin, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: "bootstrap", Method: zip.Deflate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(bin); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Len()
 }

@@ -36,8 +36,21 @@ type table struct {
 }
 
 // loadTable decodes the embedded table once, on first use: the binary
-// starts without paying for it when no one embeds.
-var loadTable = sync.OnceValues(func() (*table, error) { return decode(wordnetTable) })
+// starts without paying for it when no one embeds. A function rather than
+// a package variable holding sync.OnceValues' closure, whose initialisation
+// would make the table reachable from the package's init: this way a
+// binary that imports the package but never embeds (a Lambda function
+// whose main does not ask for the concept embedder) links no table.
+func loadTable() (*table, error) {
+	tableOnce.Do(func() { tableLoaded, tableErr = decode(wordnetTable) })
+	return tableLoaded, tableErr
+}
+
+var (
+	tableOnce   sync.Once
+	tableLoaded *table
+	tableErr    error
+)
 
 func decode(gz []byte) (*table, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
