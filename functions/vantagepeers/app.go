@@ -147,7 +147,7 @@ func gitHubFromEnv(st *sqlite.Store, dataDir string) (github.ForTenants, error) 
 func (a *app) mcpServer(local *vp.Principal) *mcp.Server {
 	s := mcpserver.New(vpapp.MCPOptions(a.Services, mcpserver.Options{Version: version, Logger: a.Log,
 		LocalPrincipal: local, ToolProfile: os.Getenv("VP_TOOL_PROFILE"),
-		EmitUIMarkers: awsenv.On(os.Getenv(awsenv.EnvEmitUIMarkers)),
+		EmitUIMarkers: awsenv.On(os.Getenv(awsenv.EnvEmitUIMarkers)), Extend: conformanceOptions(),
 	}))
 	addConformanceFixtures(s)
 	return s

@@ -35,7 +35,7 @@ var layers = []struct {
 		"shared/keyword", "shared/mandate", "shared/memory", "shared/message", "shared/mission", "shared/profile", "shared/recurring",
 		"shared/task", "shared/reservation", "shared/errormon", "shared/okfsvc", "shared/oauth", "shared/pacerelle", "shared/tenants", "shared/github", "webhooks",
 		"shared/activity"}},
-	{"drivers: MCP tools, HTTP routes, jobs", []string{"shared/mcpserver", "shared/httpapi", "shared/jobs"}},
+	{"drivers: MCP tools, HTTP routes, jobs", []string{"shared/mcpserver", "shared/httpapi", "shared/jobs", "shared/conformance"}},
 	{"the composition root", []string{"shared/app"}},
 	{"the AWS backend", []string{"shared/awsapp"}},
 	{"commands and binaries", []string{"functions", "tests", "shared/app/deploygen"}},

@@ -56,6 +56,11 @@ type Options struct {
 	// embedded-metric figures to its log line.
 	EMF *emf.Recorder
 
+	// Extend, when set, adds to the SDK's options what it takes only at
+	// construction (the conformance build's completion and subscription
+	// handlers, shared/conformance); release builds leave it nil.
+	Extend func(*mcp.ServerOptions)
+
 	// inferSchemas ignores schemas.json (its generator and test set it).
 	inferSchemas bool
 }
@@ -95,7 +100,7 @@ func build(o Options) (*server, *mcp.Server) {
 		panic(err)
 	}
 	s := &server{opts: o, log: o.Logger, schemas: schemas}
-	m := mcp.NewServer(&mcp.Implementation{Name: "vantagepeers", Title: "VantagePeers", Version: o.Version}, &mcp.ServerOptions{
+	so := &mcp.ServerOptions{
 		Instructions: "VantagePeers coordinates a team of AI agents: profiles and presence (set_summary, list_peers), " +
 			"messages with read receipts (send_message, check_messages, mark_as_read). Start a session with set_summary, " +
 			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you. " +
@@ -112,7 +117,11 @@ func build(o Options) (*server, *mcp.Server) {
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.CacheScope, c.TTLMs = CacheScopePrivate, 0
 		},
-	})
+	}
+	if o.Extend != nil {
+		o.Extend(so)
+	}
+	m := mcp.NewServer(&mcp.Implementation{Name: "vantagepeers", Title: "VantagePeers", Version: o.Version}, so)
 	m.AddReceivingMiddleware(s.filterToolList)
 	for _, ts := range o.Toolsets {
 		if ts.add != nil {
