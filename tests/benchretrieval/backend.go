@@ -26,20 +26,22 @@ func namespace(conv string) string { return "locomo/" + conv }
 // indexBackend goes straight to the search port: search/local with the
 // offline embedder, in process.
 type indexBackend struct {
-	idx  *searchlocal.Index
-	emb  embed.Embedder
-	opts search.HybridOptions
+	idx    *searchlocal.Index
+	emb    embed.Embedder
+	opts   search.HybridOptions
+	expand bool
 }
 
-func openIndexBackend(ctx context.Context, dir string, emb embed.Embedder, vectorWeight float64) (backend, error) {
+func openIndexBackend(ctx context.Context, dir string, emb embed.Embedder, io indexOptions) (backend, error) {
 	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(dir, "search.db")})
 	if err != nil {
 		return nil, err
 	}
+	vectorWeight := io.vectorWeight
 	if vectorWeight <= 0 {
 		vectorWeight = embed.FusionWeight(emb)
 	}
-	return &indexBackend{idx: idx, emb: emb, opts: search.HybridOptions{VectorWeight: vectorWeight}}, nil
+	return &indexBackend{idx: idx, emb: emb, opts: search.HybridOptions{VectorWeight: vectorWeight}, expand: io.expand}, nil
 }
 
 func (b *indexBackend) close() error { return b.idx.Close() }
@@ -106,6 +108,12 @@ func (b *indexBackend) hybrid(ctx context.Context, conv, query string, k int) ([
 	if err != nil {
 		return nil, err
 	}
-	hits, err := search.Hybrid(ctx, b.idx, query, &v, b.filter(conv), k, b.opts)
+	o := b.opts
+	if b.expand {
+		for _, t := range embed.ExpandQuery(b.emb, query) {
+			o.Expansion = append(o.Expansion, search.Term{Text: t.Text, Weight: t.Weight})
+		}
+	}
+	hits, err := search.Hybrid(ctx, b.idx, query, &v, b.filter(conv), k, o)
 	return ids(hits), err
 }
