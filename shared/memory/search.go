@@ -164,7 +164,7 @@ func (s *Service) rank(ctx context.Context, op, query string, qv **search.Vector
 			// The embedder is unavailable: hybrid search degrades to BM25.
 			s.log.WarnContext(ctx, "query not embedded; hybrid search returns keyword results only", "op", op, "err", err)
 		}
-		hits, err := search.Hybrid(ctx, s.idx, query, v, f, k, search.HybridOptions{VectorWeight: embed.FusionWeight(s.emb), Expansion: expansion(s.emb, query)})
+		hits, err := search.Hybrid(ctx, s.idx, query, v, f, k, search.HybridOptions{VectorWeight: embed.FusionWeight(s.emb)})
 		switch {
 		case errors.Is(err, search.ErrEmptyQuery) && v == nil:
 			return nil, noWords
@@ -183,20 +183,6 @@ func (s *Service) rank(ctx context.Context, op, query string, qv **search.Vector
 		return nil, noWords
 	}
 	return s.vectorHits(ctx, op, *v, f, k)
-}
-
-// expansion is the embedder's expansion of query for the keyword side of
-// hybrid search (embed.QueryExpander), none for most embedders.
-func expansion(e embed.Embedder, query string) []search.Term {
-	qt := embed.ExpandQuery(e, query)
-	if len(qt) == 0 {
-		return nil
-	}
-	out := make([]search.Term, len(qt))
-	for i, t := range qt {
-		out[i] = search.Term{Text: t.Text, Weight: t.Weight}
-	}
-	return out
 }
 
 func (s *Service) vectorHits(ctx context.Context, op string, v search.Vector, f search.Filter, k int) ([]search.Hit, error) {

@@ -25,24 +25,6 @@ type HybridOptions struct {
 	// Depth is the number of candidates per list (default HybridDepth, and
 	// never fewer than k).
 	Depth int
-	// Expansion adds terms to the keyword side, OR'd with the query's
-	// words at their weights (use embed.ExpandQuery(embedder)). An index
-	// that does not implement Expander ignores them.
-	Expansion []Term
-}
-
-// Term is a word or expression added to a keyword query, weighted against
-// the query's own words (1): a passage holding only expansion terms is a
-// match, ranked by them at their weight.
-type Term struct {
-	Text   string
-	Weight float64
-}
-
-// Expander is implemented by indexes whose BM25 takes expansion terms.
-type Expander interface {
-	// TextExpanded is Text with the terms of exp added to the query.
-	TextExpanded(ctx context.Context, query string, exp []Term, f Filter, k int) ([]Hit, error)
 }
 
 // Hybrid is hybrid retrieval: the best max(k, Depth) hits of Text and of
@@ -60,13 +42,7 @@ func Hybrid(ctx context.Context, idx Index, query string, v *Vector, f Filter, k
 	if o.Depth <= 0 {
 		depth = max(k, HybridDepth)
 	}
-	var text []Hit
-	var err error
-	if x, ok := idx.(Expander); ok && len(o.Expansion) > 0 {
-		text, err = x.TextExpanded(ctx, query, o.Expansion, f, depth)
-	} else {
-		text, err = idx.Text(ctx, query, f, depth)
-	}
+	text, err := idx.Text(ctx, query, f, depth)
 	if err != nil {
 		return nil, err
 	}

@@ -26,22 +26,20 @@ func namespace(conv string) string { return "locomo/" + conv }
 // indexBackend goes straight to the search port: search/local with the
 // offline embedder, in process.
 type indexBackend struct {
-	idx    *searchlocal.Index
-	emb    embed.Embedder
-	opts   search.HybridOptions
-	expand bool
+	idx  *searchlocal.Index
+	emb  embed.Embedder
+	opts search.HybridOptions
 }
 
-func openIndexBackend(ctx context.Context, dir string, emb embed.Embedder, io indexOptions) (backend, error) {
+func openIndexBackend(ctx context.Context, dir string, emb embed.Embedder, vectorWeight float64) (backend, error) {
 	idx, err := searchlocal.Open(ctx, searchlocal.Options{Path: filepath.Join(dir, "search.db")})
 	if err != nil {
 		return nil, err
 	}
-	vectorWeight := io.vectorWeight
 	if vectorWeight <= 0 {
 		vectorWeight = embed.FusionWeight(emb)
 	}
-	return &indexBackend{idx: idx, emb: emb, opts: search.HybridOptions{VectorWeight: vectorWeight}, expand: io.expand}, nil
+	return &indexBackend{idx: idx, emb: emb, opts: search.HybridOptions{VectorWeight: vectorWeight}}, nil
 }
 
 func (b *indexBackend) close() error { return b.idx.Close() }
@@ -108,12 +106,6 @@ func (b *indexBackend) hybrid(ctx context.Context, conv, query string, k int) ([
 	if err != nil {
 		return nil, err
 	}
-	o := b.opts
-	if b.expand {
-		for _, t := range embed.ExpandQuery(b.emb, query) {
-			o.Expansion = append(o.Expansion, search.Term{Text: t.Text, Weight: t.Weight})
-		}
-	}
-	hits, err := search.Hybrid(ctx, b.idx, query, &v, b.filter(conv), k, o)
+	hits, err := search.Hybrid(ctx, b.idx, query, &v, b.filter(conv), k, b.opts)
 	return ids(hits), err
 }

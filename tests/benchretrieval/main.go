@@ -53,11 +53,10 @@ func main() {
 	misses := flag.Bool("misses", false, "print to stderr each question whose top 5 lacks part of its ground truth")
 	embName := flag.String("embedder", "", "offline embedder: local-concept-v1 (default) or local-hash-v1, optionally /dimension")
 	vw := flag.Float64("vector-weight", 0, "with -via index: weight of the vector ranking in hybrid fusion (default: the embedder's, embed.FusionWeight)")
-	expand := flag.Bool("expand", true, "with -via index: hybrid search adds the embedder's query expansion to its keyword side (embed.ExpandQuery), as the memory service does")
 	flag.Parse()
 	emb, err := app.LocalEmbedder(*embName)
 	if err == nil {
-		err = run(context.Background(), *data, split(*gran), split(*modes), *via, emb, indexOptions{vectorWeight: *vw, expand: *expand}, *verbose, *misses)
+		err = run(context.Background(), *data, split(*gran), split(*modes), *via, emb, *vw, *verbose, *misses)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchretrieval:", err)
@@ -75,13 +74,7 @@ func split(s string) []string {
 	return out
 }
 
-// indexOptions tune the -via index backend's hybrid search.
-type indexOptions struct {
-	vectorWeight float64
-	expand       bool
-}
-
-func run(ctx context.Context, dataPath string, grans, modes []string, via string, emb embed.Embedder, io indexOptions, verbose, misses bool) error {
+func run(ctx context.Context, dataPath string, grans, modes []string, via string, emb embed.Embedder, vectorWeight float64, verbose, misses bool) error {
 	path, err := findData(dataPath)
 	if err != nil {
 		return err
@@ -112,7 +105,7 @@ func run(ctx context.Context, dataPath string, grans, modes []string, via string
 		case "memory":
 			b, err = openMemoryBackend(ctx, dir, emb)
 		case "index":
-			b, err = openIndexBackend(ctx, dir, emb, io)
+			b, err = openIndexBackend(ctx, dir, emb, vectorWeight)
 		default:
 			err = fmt.Errorf("-via %q: want memory or index", via)
 		}

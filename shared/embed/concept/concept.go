@@ -122,16 +122,6 @@ const seedConcept = 0x7f4a7c159e3779b9
 func (e *Embedder) vector(t *table, text string) []float32 {
 	var b local.Bag
 	b.AddText(text)
-	t.units(text, func(lemmas []int, w float64, _ []string) { e.addConcepts(&b, t, lemmas, w) })
-	return b.Vector(e.dim)
-}
-
-// units calls fn with the lemmas (table indexes) of each unit of text that
-// carries meaning, the unit's weight and its tokens: the longest
-// expression WordNet lists that starts at a token ("look into",
-// mweWeight), else the token if it is a content word (its local.Prior).
-// fn must not keep lemmas.
-func (t *table) units(text string, fn func(lemmas []int, w float64, toks []string)) {
 	toks := analysis.Tokens(text)
 	var lem []int
 	var key strings.Builder
@@ -157,15 +147,16 @@ func (t *table) units(text string, fn func(lemmas []int, w float64, toks []strin
 			}
 		}
 		if n > 0 {
-			fn(lem, mweWeight, toks[i:i+n])
+			e.addConcepts(&b, t, lem, mweWeight)
 			i += n
 			continue
 		}
 		if tok := toks[i]; local.Content(tok) {
-			fn(lem, local.Prior(tok), toks[i:i+1]) // lem: tok's lemmas, from above
+			e.addConcepts(&b, t, lem, local.Prior(tok)) // lem: tok's lemmas, from above
 		}
 		i++
 	}
+	return b.Vector(e.dim)
 }
 
 // addConcepts adds the senses of the lemmas (table indexes) and their

@@ -33,9 +33,6 @@ type table struct {
 	senseSyn   []uint32
 	senseCnt   []uint32
 	exc        map[string][]string
-
-	memberOnce sync.Once
-	memberList *synMembers // see members
 }
 
 // loadTable decodes the embedded table once, on first use: the binary

@@ -253,14 +253,6 @@ func (x *Index) Delete(ctx context.Context, tenant string, ids ...string) error 
 // Text implements search.Index: BM25, best first; Score is the BM25 score
 // of the document's best passage, feedback terms included (feedbackDocs).
 func (x *Index) Text(ctx context.Context, query string, f search.Filter, k int) ([]search.Hit, error) {
-	return x.TextExpanded(ctx, query, nil, f, k)
-}
-
-// TextExpanded implements search.Expander: Text with the expansion terms
-// OR'd to the query's words at their weights (a term's BM25 contribution
-// times its weight). Feedback terms are chosen as in Text, their weight
-// scaled by the query's own words only.
-func (x *Index) TextExpanded(ctx context.Context, query string, exp []search.Term, f search.Filter, k int) ([]search.Hit, error) {
 	if f.Tenant == "" {
 		return nil, search.ErrNoTenant
 	}
@@ -280,7 +272,7 @@ func (x *Index) TextExpanded(ctx context.Context, query string, exp []search.Ter
 	}
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
-	return ts.search(terms, expansionTerms(exp, terms), rowFilter(f), k), nil
+	return ts.search(terms, rowFilter(f), k), nil
 }
 
 // Warm loads the text index and vector caches of every tenant that keep

@@ -244,46 +244,6 @@ func queryTerms(text string) []string {
 // maxTerms bounds the terms of one query (a pasted page stays a query).
 const maxTerms = 64
 
-// wterm is an expansion term: a stem and its weight.
-type wterm struct {
-	stem string
-	w    float32
-}
-
-// expansionTerms are the stems of the expansion terms, not in terms (the
-// query's own), each at its term's weight shared among the term's words
-// ("look into" is "look" at the full weight: "into" is a stop word),
-// the highest when several terms give one stem, best first.
-func expansionTerms(exp []search.Term, terms []string) []wterm {
-	if len(exp) == 0 {
-		return nil
-	}
-	w := map[string]float32{}
-	for _, t := range exp {
-		if !(t.Weight > 0) {
-			continue
-		}
-		words := analysis.Content(t.Text)
-		for _, tok := range words {
-			st := analysis.Term(tok)
-			if x := float32(t.Weight) / float32(len(words)); x > w[st] && !slices.Contains(terms, st) {
-				w[st] = x
-			}
-		}
-	}
-	out := make([]wterm, 0, len(w))
-	for st, x := range w {
-		out = append(out, wterm{st, x})
-	}
-	slices.SortFunc(out, func(a, b wterm) int {
-		if c := cmp.Compare(b.w, a.w); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.stem, b.stem)
-	})
-	return out[:min(len(out), maxTerms)]
-}
-
 // scratch holds the per-query accumulators, reused through a pool.
 type scratch struct {
 	pscore  []float32 // by passage
@@ -317,20 +277,14 @@ type ranked struct {
 // search ranks the documents passing pass (nil: all) by BM25 of their best
 // passage, with pseudo-relevance feedback, and returns the best k, best
 // first.
-func (s *textSet) search(terms []string, exp []wterm, pass func(*rowMeta) bool, k int) []search.Hit {
+func (s *textSet) search(terms []string, pass func(*rowMeta) bool, k int) []search.Hit {
 	if s.live == 0 {
 		return nil
 	}
-	q := make([]qterm, 0, len(terms)+len(exp)+feedbackTerms)
+	q := make([]qterm, 0, len(terms)+feedbackTerms)
 	for _, st := range terms {
 		if id, ok := s.terms[st]; ok && s.postings[id].df > 0 {
 			q = append(q, qterm{id, 1})
-		}
-	}
-	own := len(q)
-	for _, e := range exp {
-		if id, ok := s.terms[e.stem]; ok && s.postings[id].df > 0 {
-			q = append(q, qterm{id, e.w})
 		}
 	}
 	if len(q) == 0 {
@@ -339,7 +293,7 @@ func (s *textSet) search(terms []string, exp []wterm, pass func(*rowMeta) bool, 
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	words := len(q)
-	if fb := s.feedback(q, max(own, 1), s.rank(sc, q, words, pass, feedbackDocs)); len(fb) > 0 {
+	if fb := s.feedback(q, s.rank(sc, q, words, pass, feedbackDocs)); len(fb) > 0 {
 		q = append(q, fb...)
 	}
 	res := s.rank(sc, q, words, pass, k)
@@ -359,8 +313,8 @@ func (s *textSet) idf(id int32) float32 {
 
 // feedback returns the expansion terms voted for by the best passages of
 // top (see feedbackDocs), weighted to sum to feedbackWeight times the
-// number of the query's own words, own.
-func (s *textSet) feedback(q []qterm, own int, top []ranked) []qterm {
+// weight of q.
+func (s *textSet) feedback(q []qterm, top []ranked) []qterm {
 	if len(top) == 0 || top[0].score <= 0 {
 		return nil
 	}
@@ -399,7 +353,7 @@ func (s *textSet) feedback(q []qterm, own int, top []ranked) []qterm {
 		return nil
 	}
 	for i := range best {
-		best[i].w *= feedbackWeight * float32(own) / sum
+		best[i].w *= feedbackWeight * float32(len(q)) / sum
 	}
 	return best
 }
