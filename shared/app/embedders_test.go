@@ -10,12 +10,12 @@ import (
 
 func TestLocalEmbedder(t *testing.T) {
 	for name, want := range map[string]string{
-		"":                      "local-concept-v1/384", // the embedded server's default
-		"local-concept-v1":      "local-concept-v1/384",
+		"":                      "local-concept-v1/1024", // the embedded server's default
+		"local-concept-v1":      "local-concept-v1/1024",
 		"local-concept-v1/1024": "local-concept-v1/1024",
 		"local-hash-v1":         "local-hash-v1/384", // still there by name
 		"local-hash-v1/256":     "local-hash-v1/256",
-		"concept":               "local-concept-v1/384", // VP_EMBEDDER's values on AWS mean the same
+		"concept":               "local-concept-v1/1024", // VP_EMBEDDER's values on AWS mean the same
 		"local":                 "local-hash-v1/384",
 	} {
 		e, err := app.LocalEmbedder(name)

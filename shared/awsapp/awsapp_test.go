@@ -183,7 +183,7 @@ func TestSearchIndexAtLoad(t *testing.T) {
 		}
 	}
 	// The offline embedders are there by name; the stack's default stays Bedrock (infra).
-	for name, want := range map[string]string{awsenv.EmbedderConcept: "local-concept-v1/384", awsenv.EmbedderLocal: "local-hash-v1/384"} {
+	for name, want := range map[string]string{awsenv.EmbedderConcept: "local-concept-v1/1024", awsenv.EmbedderLocal: "local-hash-v1/384"} {
 		env := e()
 		env[awsenv.EnvEmbedder] = name
 		a, _, err := load(t, awsenv.FuncEmbedder, env, awsapp.StaticSecrets{})

@@ -65,7 +65,9 @@ type Index interface {
 	// Upsert indexes documents' text synchronously: once it returns, Text
 	// finds them.
 	Upsert(ctx context.Context, docs ...Doc) error
-	// SetVector attaches an embedding to an indexed document.
+	// SetVector attaches an embedding to an indexed document. It may drop
+	// the document's vectors of other embedders (search/local does): the
+	// domain re-embeds every document when its embedder changes.
 	SetVector(ctx context.Context, tenant, id string, v Vector) error
 	// Delete removes documents (text and vector); absent ids are ignored.
 	Delete(ctx context.Context, tenant string, ids ...string) error

@@ -109,7 +109,7 @@ func TestTypoStillMatches(t *testing.T) {
 
 func TestEmbedder(t *testing.T) {
 	e := concept.New(concept.Options{})
-	if e.Name() != "local-concept-v1/384" || e.Dim() != 384 {
+	if e.Name() != "local-concept-v1/1024" || e.Dim() != 1024 {
 		t.Fatalf("name %s dim %d", e.Name(), e.Dim())
 	}
 	if got := concept.New(concept.Options{Dim: 64}).Name(); got != "local-concept-v1/64" {
@@ -128,7 +128,7 @@ func TestEmbedder(t *testing.T) {
 		for _, x := range v {
 			n += float64(x) * float64(x)
 		}
-		if len(v) != 384 || math.Abs(n-1) > 1e-4 {
+		if len(v) != concept.DefaultDim || math.Abs(n-1) > 1e-4 {
 			t.Errorf("vector %d: %d dims, norm² %v", i, len(v), n)
 		}
 	}

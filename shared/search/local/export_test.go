@@ -25,3 +25,25 @@ func LoadedTenants(x *Index) []string {
 	}
 	return out
 }
+
+// LoadedEmbedders lists the embedders whose vectors of tenant are in memory.
+func LoadedEmbedders(x *Index, tenant string) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []string
+	for k := range x.sets {
+		if k.tenant == tenant {
+			out = append(out, k.embedder)
+		}
+	}
+	return out
+}
+
+// StoredVectors counts the rows of search_vectors made by embedder.
+func StoredVectors(tb interface{ Fatal(...any) }, x *Index, embedder string) int {
+	var n int
+	if err := x.r.QueryRow(`SELECT count(*) FROM search_vectors WHERE embedder = ?`, embedder).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -205,5 +206,79 @@ func TestFeedback(t *testing.T) {
 	}
 	if got := ids(hits); got != "d1 d2 rye pistol" && got != "d2 d1 rye pistol" {
 		t.Errorf("Text(sourdough starter) = %q, want d1 and d2, then rye, then pistol", got)
+	}
+}
+
+// TestNewEmbedderReplacesOldVectors: re-embedding a document with another
+// embedder (the configuration changed, memory.ReembedAll) deletes its
+// vector of the old one, in the file and in memory, so that the old
+// embedder's vectors neither fill the disk nor are loaded at start once
+// every document is re-embedded; documents not yet re-embedded keep theirs.
+func TestNewEmbedderReplacesOldVectors(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "search.db")
+	x, err := local.Open(ctx, local.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	old, cur := search.Vector{Embedder: "old/2", Values: []float32{1, 2}}, search.Vector{Embedder: "new/2", Values: []float32{2, 1}}
+	f := search.Filter{Tenant: "t", Namespaces: []string{"ns"}}
+	for i := range n {
+		id := fmt.Sprintf("m%02d", i)
+		if err := x.Upsert(ctx, search.Doc{Tenant: "t", ID: id, Kind: "memory", Namespace: "ns", Text: "words " + id}); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.SetVector(ctx, "t", id, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits, err := x.Vector(ctx, old, f, 2*n); err != nil || len(hits) != n {
+		t.Fatalf("old vectors before: %d hits, %v; want %d", len(hits), err, n)
+	}
+	for i := range n / 2 {
+		if err := x.SetVector(ctx, "t", fmt.Sprintf("m%02d", i), cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, err := x.Vector(ctx, old, f, 2*n)
+	if err != nil || len(hits) != n-n/2 {
+		t.Fatalf("half re-embedded: %d old hits, %v; want %d", len(hits), err, n-n/2)
+	}
+	for _, h := range hits {
+		if h.ID < fmt.Sprintf("m%02d", n/2) {
+			t.Errorf("%s was re-embedded, its old vector is still found", h.ID)
+		}
+	}
+	if got := local.StoredVectors(t, x, "old/2"); got != n-n/2 {
+		t.Errorf("%d old vectors stored, want %d", got, n-n/2)
+	}
+	for i := n / 2; i < n; i++ {
+		if err := x.SetVector(ctx, "t", fmt.Sprintf("m%02d", i), cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits, err := x.Vector(ctx, cur, f, 2*n); err != nil || len(hits) != n {
+		t.Fatalf("new vectors: %d hits, %v; want %d", len(hits), err, n)
+	}
+	if got := local.StoredVectors(t, x, "old/2"); got != 0 {
+		t.Errorf("%d old vectors stored after re-embedding all, want 0", got)
+	}
+	if got := local.LoadedEmbedders(x, "t"); !slices.Equal(got, []string{"new/2"}) {
+		t.Errorf("embedders in memory %v, want only new/2", got)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	y, err := local.Open(ctx, local.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if err := y.Warm(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := local.LoadedEmbedders(y, "t"); !slices.Equal(got, []string{"new/2"}) {
+		t.Errorf("embedders warmed after reopening %v, want only new/2", got)
 	}
 }

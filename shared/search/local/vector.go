@@ -234,6 +234,14 @@ func (s *vectorSet) remove(id string) {
 	delete(s.slot, id)
 }
 
+// drop removes a row and reports whether the set is now empty.
+func (s *vectorSet) drop(id string) bool {
+	s.remove(id)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.meta) == 0
+}
+
 // setMeta refreshes the filter fields of a row after a re-upsert.
 func (s *vectorSet) setMeta(d search.Doc) {
 	s.mu.Lock()
@@ -250,7 +258,11 @@ func metaOf(d search.Doc) rowMeta {
 
 // SetVector implements search.Index. The vector is stored normalised to
 // unit length. A document that is not indexed (deleted before its vector
-// was computed) is ignored, like an absent id in Delete.
+// was computed) is ignored, like an absent id in Delete. It replaces the
+// document's vectors of other embedders: the domain uses one embedder at
+// a time and re-embeds every document when it changes, so an old vector
+// is never searched again, and would otherwise stay on disk and be loaded
+// at every start (Warm).
 func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vector) error {
 	if tenant == "" {
 		return search.ErrNoTenant
@@ -291,6 +303,11 @@ func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vecto
 		rid, v.Embedder, encode(unit)); err != nil {
 		return fmt.Errorf("search.local.SetVector: %w", err)
 	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM search_vectors WHERE rid = ? AND embedder <> ?`, rid, v.Embedder)
+	if err != nil {
+		return fmt.Errorf("search.local.SetVector: %w", err)
+	}
+	replaced, _ := res.RowsAffected()
 	versions, err := bumpVersions(ctx, tx, tenant)
 	if err != nil {
 		return err
@@ -302,6 +319,13 @@ func (x *Index) SetVector(ctx context.Context, tenant, id string, v search.Vecto
 	}
 	x.recordVersions(versions)
 	set.put(metaOf(d), unit)
+	if replaced > 0 {
+		for k, other := range x.sets {
+			if k.tenant == tenant && k.embedder != v.Embedder && other.drop(id) {
+				delete(x.sets, k) // its last vector: free the set
+			}
+		}
+	}
 	return nil
 }
 
