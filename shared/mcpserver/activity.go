@@ -41,7 +41,7 @@ func ActivityTools(a *activity.Service) Toolset {
 }
 
 func (s *server) addActivityTools(m *mcp.Server, a *activity.Service) {
-	add(s, m, tool{Name: "wait_for_activity", Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "wait_for_activity", Title: "Wait for activity", Core: true, Annotations: readOnly,
 		Limits:      activity.Input{}.Limits(),
 		Description: "Wait for work instead of polling: answers at once with your unread messages, tasks assigned to you not started, and tasks newly unblocked; else holds until one arrives or timeoutMs (timedOut:true). Marks nothing read. Pass its since back next time. Example: {\"timeoutMs\":20000}"},
 		func(ctx context.Context, p vp.Principal, in waitForActivityIn) (activity.Result, error) {

@@ -116,9 +116,6 @@ func TestToolsAreDescribed(t *testing.T) {
 		if writer && tool.Annotations.ReadOnlyHint {
 			t.Errorf("%s: a writer marked readOnlyHint", tool.Name)
 		}
-		if tool.OutputSchema != nil {
-			t.Errorf("%s: tools/list carries an output schema", tool.Name)
-		}
 		if strings.HasPrefix(tool.Name, "delete_") && (tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
 			t.Errorf("%s: not marked destructive", tool.Name)
 		}

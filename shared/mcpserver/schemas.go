@@ -34,6 +34,11 @@ type schemaEntry struct {
 	Type       string          `json:"type"`
 	Schema     json.RawMessage `json:"schema"`
 	Advertised json.RawMessage `json:"advertised"`
+	// OutType and Output are a core tool's result type and the output
+	// schema inferred from it (outputSchema in tools/list); none for the
+	// other tools.
+	OutType string          `json:"outType,omitempty"`
+	Output  json.RawMessage `json:"output,omitempty"`
 }
 
 // toolSchema is the input schema of one registered tool.
@@ -42,6 +47,7 @@ type toolSchema struct {
 	description string // for the example arguments of missing-field errors
 	full        json.RawMessage
 	advertised  json.RawMessage
+	output      json.RawMessage // nil: the tool declares no outputSchema
 
 	once     sync.Once
 	resolved *jsonschema.Resolved
@@ -74,20 +80,121 @@ func newSchemaSet(inferOnly bool) (*schemaSet, error) {
 	return set, nil
 }
 
-// schemaFor returns the input schema of tool t, whose arguments decode
-// into In. Its limits are part of the generated advertised schema.
-func schemaFor[In any](set *schemaSet, t tool) (*toolSchema, error) {
-	typ := reflect.TypeFor[In]().String()
+// schemaFor returns the schemas of tool t, whose arguments decode into In
+// and whose handler returns Out. Its limits are part of the generated
+// advertised schema; a core tool's output schema is inferred from Out.
+func schemaFor[In, Out any](set *schemaSet, t tool) (*toolSchema, error) {
+	typ, outTyp := reflect.TypeFor[In]().String(), ""
+	if t.Core {
+		outTyp = reflect.TypeFor[Out]().String()
+	}
 	set.declared[t.Name] = t.Limits
-	if e, ok := set.cached[t.Name]; ok && e.Type == typ {
-		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised}, nil
+	if e, ok := set.cached[t.Name]; ok && e.Type == typ && e.OutType == outTyp {
+		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised, output: e.Output}, nil
 	}
 	e, err := inferSchema[In](t.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: input schema of %s: %w", t.Name, err)
 	}
+	if t.Core {
+		if e.Output, err = inferOutput[Out](); err != nil {
+			return nil, fmt.Errorf("mcpserver: output schema of %s: %w", t.Name, err)
+		}
+		e.OutType = outTyp
+	}
 	set.inferred[t.Name] = e
-	return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised}, nil
+	return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised, output: e.Output}, nil
+}
+
+// inferOutput infers the output schema of a tool returning Out, as the
+// SDK's typed AddTool would (a pointer's element type), then trims it the
+// way leanOutput says: the structuredContent of every call still matches
+// it (TestCoreOutputSchemas).
+func inferOutput[Out any]() (json.RawMessage, error) {
+	rt := reflect.TypeFor[Out]()
+	if rt.Kind() == reflect.Pointer {
+		rt = rt.Elem()
+	}
+	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if s.Type != "object" {
+		// structuredContent is a JSON object (MCP 2025-06-18 and later).
+		return nil, fmt.Errorf("the result must be a JSON object, not %q", s.Type)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var node map[string]any
+	if err := json.Unmarshal(b, &node); err != nil {
+		return nil, err
+	}
+	leanOutput(node)
+	return json.Marshal(node)
+}
+
+// leanOutput trims an inferred output schema to the members of the
+// result, typed, within the tools/list budget, without letting any result
+// of the Go type fail it. Of the root object it keeps each member's type
+// and the required list; it drops descriptions (the tool's description
+// says what it returns), "additionalProperties": false (encoding/json
+// writes no other member) and the "null" of an optional member's type
+// (omitempty omits a nil slice, map or pointer rather than writing null;
+// a required member keeps its null). A member that is an object, or an
+// array of objects, is typed as such without its own members: those are
+// another tool's result (a task's in get_task, a message's in
+// get_message), and spelling them out in every schema that nests them
+// would cost more than the whole core profile may.
+func leanOutput(root map[string]any) {
+	delete(root, "additionalProperties")
+	delete(root, "description")
+	required := map[string]bool{}
+	if req, ok := root["required"].([]any); ok {
+		for _, r := range req {
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
+		}
+	}
+	props, _ := root["properties"].(map[string]any)
+	for name, p := range props {
+		child, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if !required[name] {
+			dropNull(child)
+		}
+		props[name] = shallow(child)
+	}
+}
+
+// shallow is a member's schema with its type and, for an array, its
+// items' type: nothing below.
+func shallow(n map[string]any) map[string]any {
+	out := map[string]any{}
+	if t, ok := n["type"]; ok {
+		out["type"] = t
+	}
+	if items, ok := n["items"].(map[string]any); ok {
+		if t, ok := items["type"]; ok {
+			out["items"] = map[string]any{"type": t}
+		}
+	}
+	return out
+}
+
+// dropNull turns a type ["null", T] into T.
+func dropNull(n map[string]any) {
+	if types, ok := n["type"].([]any); ok && len(types) == 2 {
+		for i, ty := range types {
+			if ty == "null" {
+				n["type"] = types[1-i]
+			}
+		}
+	}
 }
 
 // inferSchema infers the full schema of In and derives the advertised

@@ -15,7 +15,13 @@ import (
 // says about the tool is declared here, once.
 type tool struct {
 	Name string
-	// Core puts the tool in the core profile (toolsets.go).
+	// Title is the tool's short human name, shown by hosts in place of
+	// Name (tools/list "title"); every tool has one (TestToolsHaveTitles).
+	Title string
+	// Core puts the tool in the core profile (toolsets.go) and makes
+	// tools/list declare its outputSchema, inferred from the handler's
+	// result type (schemas.go): the everyday tools are the ones hosts
+	// and clients check results of, and only their schemas fit the budget.
 	Core        bool
 	Annotations *mcp.ToolAnnotations
 	Description string
