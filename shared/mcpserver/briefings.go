@@ -77,7 +77,7 @@ func (s *server) addBriefingTools(m *mcp.Server, c *briefing.Service) {
 
 	add(s, m, tool{Name: "list_briefing_notes", Title: "List briefing notes", Annotations: readOnly,
 		Description: "List briefing notes, newest first; read the latest before claiming anything about the team's state. " +
-			"Paginated {items, nextCursor?}. Example: {\"topic\":\"sprint-review\"}"},
+			"Example: {\"topic\":\"sprint-review\"}"},
 		func(ctx context.Context, p vp.Principal, in listBriefingsIn) (listing.Page[any], error) {
 			return c.ListBriefingNotes(ctx, p, briefing.ListInput{Topic: in.Topic, UpdatedSince: in.UpdatedSince, Params: in.Params})
 		})

@@ -97,7 +97,7 @@ func (s *server) addBusinessUnitTools(m *mcp.Server, c *businessunit.Service) {
 		})
 
 	add(s, m, tool{Name: "list_bus", Title: "List business units", Annotations: readOnly,
-		Description: "List business units, newest first. Paginated {items, nextCursor?}. Example: {\"status\":\"live\"}"},
+		Description: "List business units, newest first. Example: {\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in listBUsIn) (listing.Page[any], error) {
 			return c.ListBUs(ctx, p, businessunit.ListInput{OrchestratorID: in.OrchestratorID, Status: in.Status, Params: in.Params})
 		})

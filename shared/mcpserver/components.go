@@ -73,7 +73,7 @@ func (s *server) addComponentTools(m *mcp.Server, c *component.Service) {
 		})
 
 	add(s, m, tool{Name: "list_components", Title: "List components", Annotations: readOnly,
-		Description: "List registered components, newest first; fields lite skips contents. Paginated {items, nextCursor?}. " +
+		Description: "List registered components, newest first; fields lite skips contents. " +
 			"Example: {\"type\":\"skill\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listComponentsIn) (listing.Page[any], error) {
 			return c.ListComponents(ctx, p, component.ListInput{Type: in.Type, Team: in.Team, Params: in.Params})

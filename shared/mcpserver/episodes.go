@@ -37,7 +37,7 @@ func (s *server) addEpisodeTools(m *mcp.Server, mem *memory.Service) {
 		})
 
 	add(s, m, tool{Name: "list_episodes", Title: "List episodes", Annotations: readOnly,
-		Description: "List episodes, newest first. Paginated {items, nextCursor?}. Example: {\"orchestrator\":\"carol\"}"},
+		Description: "List episodes, newest first. Example: {\"orchestrator\":\"carol\"}"},
 		func(ctx context.Context, p vp.Principal, in listEpisodesIn) (listing.Page[any], error) {
 			return mem.ListEpisodes(ctx, p, memory.ListEpisodesInput{Namespace: in.Namespace, Orchestrator: in.Orchestrator, Params: in.Params})
 		})

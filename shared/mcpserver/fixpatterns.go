@@ -89,7 +89,7 @@ func (s *server) addFixPatternTools(m *mcp.Server, mem *memory.Service) {
 		})
 
 	add(s, m, tool{Name: "list_fix_patterns", Title: "List fix patterns", Annotations: readOnly,
-		Description: "List fix patterns, newest first. Paginated {items, nextCursor?}. Example: {\"project\":\"shop\"}"},
+		Description: "List fix patterns, newest first. Example: {\"project\":\"shop\"}"},
 		func(ctx context.Context, p vp.Principal, in listFixPatternsIn) (listing.Page[any], error) {
 			return mem.ListFixPatterns(ctx, p, memory.ListFixPatternsInput{Project: in.Project, Params: in.Params})
 		})

@@ -82,7 +82,7 @@ func (s *server) addIssueTools(m *mcp.Server, is *issue.Service, mem *memory.Ser
 			return is.GetMapping(ctx, p, in)
 		})
 	add(s, m, tool{Name: "list_repo_mappings", Title: "List repo mappings", Annotations: readOnly,
-		Description: "List repo mappings, newest first. Paginated {items, nextCursor?}. Example: {\"limit\":50}"},
+		Description: "List repo mappings, newest first. Example: {\"limit\":50}"},
 		func(ctx context.Context, p vp.Principal, in issue.ListMappingsInput) (listing.Page[any], error) {
 			return is.ListMappings(ctx, p, in)
 		})

@@ -104,7 +104,7 @@ func (s *server) addMandateTools(m *mcp.Server, c *mandate.Service) {
 		})
 
 	add(s, m, tool{Name: "list_mandates", Title: "List mandates", Annotations: readOnly,
-		Description: "List mandates, newest first. Paginated {items, nextCursor?}. Example: {\"requestedBy\":\"bob\",\"status\":\"settled\"}"},
+		Description: "List mandates, newest first. Example: {\"requestedBy\":\"bob\",\"status\":\"settled\"}"},
 		func(ctx context.Context, p vp.Principal, in listMandatesIn) (listing.Page[any], error) {
 			return c.ListMandates(ctx, p, mandate.ListMandatesInput{RequestedBy: in.RequestedBy, FulfilledBy: in.FulfilledBy, Status: in.Status, Params: in.Params})
 		})

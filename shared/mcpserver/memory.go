@@ -72,7 +72,7 @@ func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 		})
 
 	add(s, m, tool{Name: "list_memories", Title: "List memories", Annotations: readOnly,
-		Description: "List a namespace's latest memories, newest first. Paginated {items, nextCursor?}. " +
+		Description: "List a namespace's latest memories, newest first. " +
 			"Example: {\"namespace\":\"project/vp\",\"type\":\"decision\"}"},
 		func(ctx context.Context, p vp.Principal, in listMemoriesIn) (listing.Page[any], error) {
 			return mem.ListMemories(ctx, p, memory.ListInput{Namespace: in.Namespace, Type: in.Type, IncludeSuperseded: in.IncludeSuperseded, Params: in.Params})

@@ -101,7 +101,7 @@ func (s *server) addMessageTools(m *mcp.Server, c *message.Service) {
 		})
 
 	add(s, m, tool{Name: "list_messages", Title: "List messages", Marker: markMessages, UI: uimarker.KindMessagesFeed, Annotations: readOnly,
-		Description: "List message history, newest first. Paginated {items, nextCursor?}. Example: {\"from\":\"alice\",\"fields\":\"lite\"}"},
+		Description: "List message history, newest first. Example: {\"from\":\"alice\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listMessagesIn) (listing.Page[any], error) {
 			return c.ListMessages(ctx, p, message.ListMessagesInput{From: in.From, Channel: in.Channel, SessionDay: in.SessionDay, Params: in.Params})
 		})

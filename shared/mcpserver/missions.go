@@ -27,7 +27,7 @@ func (s *server) addMissionTools(m *mcp.Server, c *mission.Service) {
 
 	add(s, m, tool{Name: "list_missions", Title: "List missions", Marker: markMissions, UI: uimarker.KindMissionTimeline, Core: true, Annotations: readOnly,
 		Limits:      mission.ListMissionsInput{}.Limits(),
-		Description: "List missions, last updated first. Paginated {items, nextCursor?}. Example: {\"pilot\":\"alice\",\"status\":\"active\"}"},
+		Description: "List missions, last updated first. Example: {\"pilot\":\"alice\",\"status\":\"active\"}"},
 		c.ListMissions)
 
 	add(s, m, tool{Name: "update_mission", Title: "Update mission", Annotations: write,

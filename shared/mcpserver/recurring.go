@@ -66,7 +66,7 @@ func (s *server) addRecurringTools(m *mcp.Server, c *recurring.Service) {
 		})
 
 	add(s, m, tool{Name: "list_recurring_tasks", Title: "List recurring tasks", Annotations: readOnly,
-		Description: "List recurring task templates, newest first. Paginated {items, nextCursor?}. Example: {\"fields\":\"lite\"}"},
+		Description: "List recurring task templates, newest first. Example: {\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listing.Params) (listing.Page[any], error) {
 			return c.ListRecurringTasks(ctx, p, in)
 		})

@@ -86,7 +86,7 @@ func (s *server) addReservationTools(m *mcp.Server, c *reservation.Service) {
 		})
 
 	add(s, m, tool{Name: "list_reservations", Title: "List reservations", Annotations: readOnly, Limits: reservation.ListInput{}.Limits(),
-		Description: "List active path reservations. Paginated. Example: {\"project\":\"web\"}"},
+		Description: "List active path reservations. Example: {\"project\":\"web\"}"},
 		func(ctx context.Context, p vp.Principal, in listReservationsIn) (listing.Page[any], error) {
 			return c.List(ctx, p, reservation.ListInput{Project: in.Project, Holder: in.Holder, Path: in.Path, Params: in.Params})
 		})

@@ -39,7 +39,22 @@ type schemaEntry struct {
 	// other tools.
 	OutType string          `json:"outType,omitempty"`
 	Output  json.RawMessage `json:"output,omitempty"`
+	// Hidden are the compatibility arguments (compatArgs) of the tool,
+	// accepted but not advertised, with their maxLength.
+	Hidden map[string]int `json:"hidden,omitempty"`
 }
+
+// compatArgs are arguments kept for compatibility with the seed's tools
+// that the token already decides: who calls (callerOrchestrator,
+// callerInstance: the token's identity when omitted) and the seed's
+// tenantId label. Thirty tools take one; listing each would cost ~500
+// tokens of every tools/list. They stay accepted and bounded; the server's
+// instructions name them once (compatNote).
+var compatArgs = []string{"callerOrchestrator", "callerInstance", "tenantId"}
+
+const compatNote = "Tools that change a task, mission, mandate, reservation or note also accept callerOrchestrator " +
+	"(checkout_task also callerInstance), unlisted: who acts, by default your token's identity; name it when your token may act " +
+	"as any orchestrator. send_message, check_messages and create_iframe_session accept the seed's tenantId label."
 
 // toolSchema is the input schema of one registered tool.
 type toolSchema struct {
@@ -48,6 +63,7 @@ type toolSchema struct {
 	full        json.RawMessage
 	advertised  json.RawMessage
 	output      json.RawMessage // nil: the tool declares no outputSchema
+	hidden      map[string]int
 
 	once     sync.Once
 	resolved *jsonschema.Resolved
@@ -90,7 +106,7 @@ func schemaFor[In, Out any](set *schemaSet, t tool) (*toolSchema, error) {
 	}
 	set.declared[t.Name] = t.Limits
 	if e, ok := set.cached[t.Name]; ok && e.Type == typ && e.OutType == outTyp {
-		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised, output: e.Output}, nil
+		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised, output: e.Output, hidden: e.Hidden}, nil
 	}
 	e, err := inferSchema[In](t.Limits)
 	if err != nil {
@@ -103,7 +119,7 @@ func schemaFor[In, Out any](set *schemaSet, t tool) (*toolSchema, error) {
 		e.OutType = outTyp
 	}
 	set.inferred[t.Name] = e
-	return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised, output: e.Output}, nil
+	return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised, output: e.Output, hidden: e.Hidden}, nil
 }
 
 // inferOutput infers the output schema of a tool returning Out, as the
@@ -220,11 +236,32 @@ func inferSchema[In any](lim any) (schemaEntry, error) {
 	if err := applyLimits(lean, lim); err != nil {
 		return schemaEntry{}, err
 	}
+	hidden := hideCompatArgs(lean)
 	advertised, err := json.Marshal(lean)
 	if err != nil {
 		return schemaEntry{}, err
 	}
-	return schemaEntry{Type: reflect.TypeFor[In]().String(), Schema: full, Advertised: advertised}, nil
+	return schemaEntry{Type: reflect.TypeFor[In]().String(), Schema: full, Advertised: advertised, Hidden: hidden}, nil
+}
+
+// hideCompatArgs takes the compatArgs out of an advertised schema and
+// returns their maxLength, which decodeArgs still enforces.
+func hideCompatArgs(lean map[string]any) map[string]int {
+	props, _ := lean["properties"].(map[string]any)
+	var hidden map[string]int
+	for _, name := range compatArgs {
+		p, ok := props[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		if hidden == nil {
+			hidden = map[string]int{}
+		}
+		ml, _ := p["maxLength"].(int)
+		hidden[name] = ml
+		delete(props, name)
+	}
+	return hidden
 }
 
 // leanSchema trims a schema to what a model needs to call the tool. Every
@@ -272,6 +309,11 @@ func (ts *toolSchema) resolve() (*jsonschema.Resolved, *argChecker, error) {
 		}
 		if ts.err = json.Unmarshal(ts.advertised, &advertised); ts.err != nil {
 			return
+		}
+		if props, ok := advertised["properties"].(map[string]any); ok {
+			for name, ml := range ts.hidden {
+				props[name] = map[string]any{"maxLength": float64(ml)}
+			}
 		}
 		ts.checker = &argChecker{tool: ts.tool, root: compileArgs(full, advertised), example: descriptionExample(ts.description)}
 	})

@@ -44,7 +44,7 @@ func (s *server) addTaskTools(m *mcp.Server, c *task.Service) {
 		c.ListTasks)
 
 	add(s, m, tool{Name: "list_tasks_by_mission", Title: "List mission tasks", Annotations: readOnly,
-		Description: "List a mission's tasks in step order. Paginated {items, nextCursor?}. Example: {\"missionId\":\"msn_01jd...\"}"},
+		Description: "List a mission's tasks in step order. Example: {\"missionId\":\"msn_01jd...\"}"},
 		c.ListTasksByMission)
 
 	add(s, m, tool{Name: "update_task", Title: "Update task", Core: true, Annotations: write,

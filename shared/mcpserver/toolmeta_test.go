@@ -185,3 +185,39 @@ func TestOutputSchemaCatchesAMismatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatArgumentsAreUnlistedButKept: callerOrchestrator,
+// callerInstance and tenantId are not in tools/list, yet every tool that
+// took one still accepts it, bounded as before.
+func TestCompatArgumentsAreUnlistedButKept(t *testing.T) {
+	tools, _ := listTools(t, mcpserver.ToolProfileFull)
+	for _, tool := range tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		for _, name := range []string{"callerOrchestrator", "callerInstance", "tenantId"} {
+			if strings.Contains(string(b), `"`+name+`"`) {
+				t.Errorf("%s lists %s", tool.Name, name)
+			}
+		}
+	}
+	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}})
+	if res, text := call(t, cs, "check_messages", map[string]any{"tenantId": "ws1"}); res.IsError {
+		t.Errorf("check_messages with tenantId: %s", text)
+	}
+	_, text := call(t, cs, "create_task", map[string]any{"title": "t", "assignedTo": "alice", "priority": "low"})
+	id := decodeAs[map[string]any](t, text)["_id"]
+	if res, text := call(t, cs, "start_task", map[string]any{"taskId": id, "callerOrchestrator": "alice"}); res.IsError {
+		t.Errorf("start_task with callerOrchestrator: %s", text)
+	}
+	if res, text := call(t, cs, "pause_task", map[string]any{"taskId": id, "callerOrchestrator": "bob"}); !res.IsError || !strings.Contains(text, "callerOrchestrator") {
+		t.Errorf("pause_task as bob with a token for alice: %v %s", res.IsError, text)
+	}
+	for _, c := range []struct{ tool, arg string }{{"start_task", "callerOrchestrator"}, {"checkout_task", "callerInstance"}, {"send_message", "tenantId"}} {
+		args := map[string]any{"taskId": id, c.arg: strings.Repeat("a", vp.MaxNameBytes+1)}
+		if c.tool == "send_message" {
+			args = map[string]any{"channel": "alice", "content": "x", c.arg: args[c.arg]}
+		}
+		if res, text := call(t, cs, c.tool, args); !res.IsError || !strings.Contains(text, "too_large") || !strings.Contains(text, c.arg) {
+			t.Errorf("%s with a %d-byte %s: %v %s", c.tool, vp.MaxNameBytes+1, c.arg, res.IsError, text)
+		}
+	}
+}
