@@ -26,7 +26,9 @@ import (
 var schemaFile []byte
 
 // schemaEntry is one tool's input schema: the full schema arguments are
-// validated against, and the lean form tools/list advertises.
+// validated against, and the lean form tools/list advertises, whose
+// bounds the checker enforces with those it leaves unlisted
+// (enforcedSchema).
 type schemaEntry struct {
 	// Type names the Go argument type the schema was inferred from, so
 	// that a tool whose argument type changed is not validated against a
@@ -42,6 +44,10 @@ type schemaEntry struct {
 	// Hidden are the compatibility arguments (compatArgs) of the tool,
 	// accepted but not advertised, with their maxLength.
 	Hidden map[string]int `json:"hidden,omitempty"`
+	// bounded is Advertised before unlistDefaultBounds, for the test that
+	// enforcedSchema restores exactly what the listing leaves out; only
+	// inferred entries have it.
+	bounded json.RawMessage
 }
 
 // compatArgs are arguments kept for compatibility with the seed's tools
@@ -237,11 +243,16 @@ func inferSchema[In any](lim any) (schemaEntry, error) {
 		return schemaEntry{}, err
 	}
 	hidden := hideCompatArgs(lean)
+	bounded, err := json.Marshal(lean)
+	if err != nil {
+		return schemaEntry{}, err
+	}
+	unlistDefaultBounds(lean)
 	advertised, err := json.Marshal(lean)
 	if err != nil {
 		return schemaEntry{}, err
 	}
-	return schemaEntry{Type: reflect.TypeFor[In]().String(), Schema: full, Advertised: advertised, Hidden: hidden}, nil
+	return schemaEntry{Type: reflect.TypeFor[In]().String(), Schema: full, Advertised: advertised, Hidden: hidden, bounded: bounded}, nil
 }
 
 // hideCompatArgs takes the compatArgs out of an advertised schema and
@@ -310,12 +321,7 @@ func (ts *toolSchema) resolve() (*jsonschema.Resolved, *argChecker, error) {
 		if ts.err = json.Unmarshal(ts.advertised, &advertised); ts.err != nil {
 			return
 		}
-		if props, ok := advertised["properties"].(map[string]any); ok {
-			for name, ml := range ts.hidden {
-				props[name] = map[string]any{"maxLength": float64(ml)}
-			}
-		}
-		ts.checker = &argChecker{tool: ts.tool, root: compileArgs(full, advertised), example: descriptionExample(ts.description)}
+		ts.checker = &argChecker{tool: ts.tool, root: compileArgs(full, enforcedSchema(advertised, ts.hidden)), example: descriptionExample(ts.description)}
 	})
 	return ts.resolved, ts.checker, ts.err
 }
