@@ -29,7 +29,7 @@ const (
 type Params struct {
 	Limit  *int   `json:"limit,omitempty"`
 	Cursor string `json:"cursor,omitempty"`
-	Fields string `json:"fields,omitempty" jsonschema:"lite|full"`
+	Fields string `json:"fields,omitempty"`
 }
 
 // ListConvention describes Params and the page every list_* tool returns.

@@ -183,7 +183,7 @@ func TestEveryStringArgumentIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dflt := "without maxLength is at most " + strconv.Itoa(mcpserver.DefaultStringBytes) + " bytes"
+	dflt := "without maxLength is at most " + strconv.Itoa(mcpserver.DefaultStringBytes) + " bytes, a cursor " + strconv.Itoa(mcpserver.MaxCursorBytes)
 	if !strings.Contains(cs.InitializeResult().Instructions, dflt) {
 		t.Fatalf("the instructions do not say %q: %s", dflt, cs.InitializeResult().Instructions)
 	}
@@ -213,8 +213,12 @@ func TestEveryStringArgumentIsBounded(t *testing.T) {
 				if a.maxLen <= 0 {
 					t.Fatal("unbounded: no maxLength enforced")
 				}
-				if ml, ok := shown[a.path]; ok && ml != a.maxLen && (ml != 0 || a.maxLen != mcpserver.DefaultStringBytes) {
-					t.Errorf("tools/list shows maxLength %d; %d is enforced", ml, a.maxLen)
+				stated := mcpserver.DefaultStringBytes
+				if a.path == "cursor" {
+					stated = mcpserver.MaxCursorBytes
+				}
+				if ml, ok := shown[a.path]; ok && ml != a.maxLen && (ml != 0 || a.maxLen != stated) {
+					t.Errorf("tools/list shows maxLength %d; %d is enforced, the instructions state %d", ml, a.maxLen, stated)
 				}
 				if ml, ok := shown[a.path]; ok && ml == 0 {
 					unlisted++

@@ -44,7 +44,7 @@ type schemaEntry struct {
 	// Hidden are the compatibility arguments (compatArgs) of the tool,
 	// accepted but not advertised, with their maxLength.
 	Hidden map[string]int `json:"hidden,omitempty"`
-	// bounded is Advertised before unlistDefaultBounds, for the test that
+	// bounded is Advertised before unlistStatedBounds, for the test that
 	// enforcedSchema restores exactly what the listing leaves out; only
 	// inferred entries have it.
 	bounded json.RawMessage
@@ -247,7 +247,7 @@ func inferSchema[In any](lim any) (schemaEntry, error) {
 	if err != nil {
 		return schemaEntry{}, err
 	}
-	unlistDefaultBounds(lean)
+	unlistStatedBounds(lean)
 	advertised, err := json.Marshal(lean)
 	if err != nil {
 		return schemaEntry{}, err

@@ -166,38 +166,57 @@ func eachString(node map[string]any, path, name string, fn func(node map[string]
 // DefaultStringBytes is the bound of every string argument or array
 // entry that tools/list shows without a maxLength: ids, names and enum
 // words, two thirds of all string arguments. The server's instructions
-// state it once (defaultBoundNote) rather than every schema repeating
+// state it once (statedBoundsNote) rather than every schema repeating
 // "maxLength":64, ~800 tokens of each tools/list; the checker enforces
 // it all the same (enforcedSchema).
 const DefaultStringBytes = vp.MaxNameBytes
 
-var defaultBoundNote = "A string argument or array entry without maxLength is at most " + strconv.Itoa(DefaultStringBytes) + " bytes."
+// statedBounds are the bounds tools/list leaves to the server's
+// instructions, by argument name ("": any string): the default above,
+// and the paging cursor's (listing.Params), which twenty list tools would
+// otherwise repeat. A bound that differs from these is listed. (The
+// paging limit's 1..200 stays listed: it is advice, clamped rather than
+// enforced, and the search tools' limit shows none.)
+var statedBounds = map[string]int{"": DefaultStringBytes, "cursor": MaxCursorBytes}
 
-// unlistDefaultBounds takes the maxLength of DefaultStringBytes out of a
-// schema for tools/list.
-func unlistDefaultBounds(schema map[string]any) {
-	_ = eachString(schema, "", "", func(node map[string]any, _, _ string) error {
-		if n, ok := number(node["maxLength"]); ok && n == DefaultStringBytes {
+var statedBoundsNote = "A string argument or array entry without maxLength is at most " + strconv.Itoa(DefaultStringBytes) +
+	" bytes, a cursor " + strconv.Itoa(MaxCursorBytes) + "."
+
+// eachStated calls fn on every string node with its stated maxLength.
+func eachStated(schema map[string]any, fn func(node map[string]any, stated int)) {
+	_ = eachString(schema, "", "", func(node map[string]any, _, name string) error {
+		n, ok := statedBounds[name]
+		if !ok {
+			n = statedBounds[""]
+		}
+		fn(node, n)
+		return nil
+	})
+}
+
+// unlistStatedBounds takes the stated bounds out of a schema for
+// tools/list.
+func unlistStatedBounds(schema map[string]any) {
+	eachStated(schema, func(node map[string]any, stated int) {
+		if n, ok := number(node["maxLength"]); ok && n == stated {
 			delete(node, "maxLength")
 		}
-		return nil
 	})
 }
 
 // enforcedSchema is the listed schema of a tool with every bound the
 // checker enforces: its compatibility arguments (hidden, with their
-// maxLength) and DefaultStringBytes on each string that shows none.
+// maxLength) and the stated bounds where it shows none.
 func enforcedSchema(listed map[string]any, hidden map[string]int) map[string]any {
 	if props, ok := listed["properties"].(map[string]any); ok {
 		for name, ml := range hidden {
 			props[name] = map[string]any{"maxLength": float64(ml)}
 		}
 	}
-	_ = eachString(listed, "", "", func(node map[string]any, _, _ string) error {
+	eachStated(listed, func(node map[string]any, stated int) {
 		if _, ok := node["maxLength"]; !ok {
-			node["maxLength"] = float64(DefaultStringBytes)
+			node["maxLength"] = float64(stated)
 		}
-		return nil
 	})
 	return listed
 }
