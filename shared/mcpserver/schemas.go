@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -88,11 +89,13 @@ type schemaSet struct {
 	// declared records each tool's limits declaration (tool.Limits), for
 	// the test that the advertised schemas carry exactly those.
 	declared map[string]any
+	// resultOf records each tool's ResultOf, for its test.
+	resultOf map[string]string
 }
 
 // newSchemaSet loads schemas.json; inferOnly ignores it (generation).
 func newSchemaSet(inferOnly bool) (*schemaSet, error) {
-	set := &schemaSet{inferred: map[string]schemaEntry{}, declared: map[string]any{}}
+	set := &schemaSet{inferred: map[string]schemaEntry{}, declared: map[string]any{}, resultOf: map[string]string{}}
 	if inferOnly {
 		return set, nil
 	}
@@ -109,8 +112,16 @@ func schemaFor[In, Out any](set *schemaSet, t tool) (*toolSchema, error) {
 	typ, outTyp := reflect.TypeFor[In]().String(), ""
 	if t.Core {
 		outTyp = reflect.TypeFor[Out]().String()
+		if t.ResultOf != "" {
+			// In the cache key: a tool that gains or loses ResultOf is
+			// inferred again, not served its former schema.
+			outTyp += " (required members; in full: " + t.ResultOf + ")"
+		}
 	}
 	set.declared[t.Name] = t.Limits
+	if t.ResultOf != "" {
+		set.resultOf[t.Name] = t.ResultOf
+	}
 	if e, ok := set.cached[t.Name]; ok && e.Type == typ && e.OutType == outTyp {
 		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised, output: e.Output, hidden: e.Hidden}, nil
 	}
@@ -119,7 +130,7 @@ func schemaFor[In, Out any](set *schemaSet, t tool) (*toolSchema, error) {
 		return nil, fmt.Errorf("mcpserver: input schema of %s: %w", t.Name, err)
 	}
 	if t.Core {
-		if e.Output, err = inferOutput[Out](); err != nil {
+		if e.Output, err = inferOutput[Out](t.ResultOf != ""); err != nil {
 			return nil, fmt.Errorf("mcpserver: output schema of %s: %w", t.Name, err)
 		}
 		e.OutType = outTyp
@@ -130,9 +141,10 @@ func schemaFor[In, Out any](set *schemaSet, t tool) (*toolSchema, error) {
 
 // inferOutput infers the output schema of a tool returning Out, as the
 // SDK's typed AddTool would (a pointer's element type), then trims it the
-// way leanOutput says: the structuredContent of every call still matches
-// it (TestCoreOutputSchemas).
-func inferOutput[Out any]() (json.RawMessage, error) {
+// way leanOutput says, to the required members if requiredOnly (see
+// tool.ResultOf): the structuredContent of every call still matches it
+// (TestCoreOutputSchemas).
+func inferOutput[Out any](requiredOnly bool) (json.RawMessage, error) {
 	rt := reflect.TypeFor[Out]()
 	if rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
@@ -154,6 +166,15 @@ func inferOutput[Out any]() (json.RawMessage, error) {
 		return nil, err
 	}
 	leanOutput(node)
+	if requiredOnly {
+		props, _ := node["properties"].(map[string]any)
+		required, _ := node["required"].([]any)
+		for name := range props {
+			if !slices.Contains(required, any(name)) {
+				delete(props, name)
+			}
+		}
+	}
 	return json.Marshal(node)
 }
 

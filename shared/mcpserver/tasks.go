@@ -27,7 +27,7 @@ func TaskTools(c *task.Service) Toolset {
 }
 
 func (s *server) addTaskTools(m *mcp.Server, c *task.Service) {
-	add(s, m, tool{Name: "create_task", Title: "Create task", Core: true, Annotations: write,
+	add(s, m, tool{Name: "create_task", Title: "Create task", Core: true, ResultOf: "get_task", Annotations: write,
 		Limits:      task.CreateTaskInput{}.Limits(),
 		Description: "Create a task for a peer (assignedTo) or yourself; it cannot start before its dependsOn tasks are done. Example: {\"title\":\"Fix login (#142)\",\"assignedTo\":\"bob\",\"priority\":\"high\"}"},
 		c.CreateTask)
@@ -47,13 +47,13 @@ func (s *server) addTaskTools(m *mcp.Server, c *task.Service) {
 		Description: "List a mission's tasks in step order. Example: {\"missionId\":\"msn_01jd...\"}"},
 		c.ListTasksByMission)
 
-	add(s, m, tool{Name: "update_task", Title: "Update task", Core: true, Annotations: write,
+	add(s, m, tool{Name: "update_task", Title: "Update task", Core: true, ResultOf: "get_task", Annotations: write,
 		Limits: task.UpdateTaskInput{}.Limits(),
 		Description: "Change task fields (creator or assignee); status follows the lifecycle; only the creator cancels, never a done task. " +
 			"Example: {\"taskId\":\"tsk_01jd...\",\"status\":\"review\"}"},
 		c.UpdateTask)
 
-	add(s, m, tool{Name: "start_task", Title: "Start task", Core: true, Annotations: write,
+	add(s, m, tool{Name: "start_task", Title: "Start task", Core: true, ResultOf: "get_task", Annotations: write,
 		Description: "Start work: in_progress with a new work segment. Refused if in progress, paused (use resume_task) " +
 			"or before its dependencies are done. Example: {\"taskId\":\"tsk_01jd...\"}"},
 		c.StartTask)
@@ -67,7 +67,7 @@ func (s *server) addTaskTools(m *mcp.Server, c *task.Service) {
 		Description: "Reopen a task you paused, with a new work segment. Example: {\"taskId\":\"tsk_01jd...\"}"},
 		c.ResumeTask)
 
-	add(s, m, tool{Name: "complete_task", Title: "Complete task", Core: true, Annotations: write,
+	add(s, m, tool{Name: "complete_task", Title: "Complete task", Core: true, ResultOf: "get_task", Annotations: write,
 		Limits:      task.CompleteTaskInput{}.Limits(),
 		Description: "Mark a task done; actualMinutes sums its work segments; its mission completes with its last open task. Example: {\"taskId\":\"tsk_01jd...\",\"completionNote\":\"PR #47\"}"},
 		c.CompleteTask)

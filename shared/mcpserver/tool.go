@@ -24,7 +24,13 @@ type tool struct {
 	// tools/list declare its outputSchema, inferred from the handler's
 	// result type (schemas.go): the everyday tools are the ones hosts
 	// and clients check results of, and only their schemas fit the budget.
-	Core        bool
+	Core bool
+	// ResultOf names the core tool whose outputSchema spells out the
+	// result type this core tool shares with it (get_task for the task
+	// writers): this one's lists the required members only. The same 29
+	// task members written out for five tools cost ~800 tokens of every
+	// tools/list; the result still matches (TestResultOfNamesTheFullSchema).
+	ResultOf    string
 	Annotations *mcp.ToolAnnotations
 	Description string
 	// Limits are the bounds the domain enforces on the arguments, shown to
