@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/vantagepeers/vantagepeers/shared/activity"
@@ -89,3 +90,7 @@ func EnforcedSchemas() (map[string]map[string]any, error) {
 	}
 	return out, nil
 }
+
+// StatedBounds are the string bounds tools/list leaves to the server's
+// instructions, by argument name ("": any other).
+func StatedBounds() map[string]int { return maps.Clone(statedBounds) }

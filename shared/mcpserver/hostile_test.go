@@ -183,9 +183,18 @@ func TestEveryStringArgumentIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dflt := "without maxLength is at most " + strconv.Itoa(mcpserver.DefaultStringBytes) + " bytes, a cursor " + strconv.Itoa(mcpserver.MaxCursorBytes)
-	if !strings.Contains(cs.InitializeResult().Instructions, dflt) {
-		t.Fatalf("the instructions do not say %q: %s", dflt, cs.InitializeResult().Instructions)
+	stated := mcpserver.StatedBounds()
+	if stated[""] != mcpserver.DefaultStringBytes || len(stated) < 2 {
+		t.Fatalf("stated bounds %v", stated)
+	}
+	for name, n := range stated {
+		say := name + " " + strconv.Itoa(n)
+		if name == "" {
+			say = "without maxLength is at most " + strconv.Itoa(n) + " bytes"
+		}
+		if !strings.Contains(cs.InitializeResult().Instructions, say) {
+			t.Errorf("the instructions do not say %q: %s", say, cs.InitializeResult().Instructions)
+		}
 	}
 	before := st.writes.Load()
 	checked, unlisted := 0, 0
@@ -213,12 +222,13 @@ func TestEveryStringArgumentIsBounded(t *testing.T) {
 				if a.maxLen <= 0 {
 					t.Fatal("unbounded: no maxLength enforced")
 				}
-				stated := mcpserver.DefaultStringBytes
-				if a.path == "cursor" {
-					stated = mcpserver.MaxCursorBytes
+				name := strings.TrimSuffix(a.path[strings.LastIndex(a.path, ".")+1:], "[]")
+				said, ok := stated[name]
+				if !ok {
+					said = stated[""]
 				}
-				if ml, ok := shown[a.path]; ok && ml != a.maxLen && (ml != 0 || a.maxLen != stated) {
-					t.Errorf("tools/list shows maxLength %d; %d is enforced, the instructions state %d", ml, a.maxLen, stated)
+				if ml, ok := shown[a.path]; ok && ml != a.maxLen && (ml != 0 || a.maxLen != said) {
+					t.Errorf("tools/list shows maxLength %d; %d is enforced, the instructions state %d", ml, a.maxLen, said)
 				}
 				if ml, ok := shown[a.path]; ok && ml == 0 {
 					unlisted++

@@ -178,15 +178,29 @@ func eachString(node map[string]any, path, name string, fn func(node map[string]
 const DefaultStringBytes = vp.MaxNameBytes
 
 // statedBounds are the bounds tools/list leaves to the server's
-// instructions, by argument name ("": any string): the default above,
-// and the paging cursor's (listing.Params), which twenty list tools would
-// otherwise repeat. A bound that differs from these is listed. (The
+// instructions (statedBoundsNote), by argument name ("": any other
+// string): the default above, and the bounds of the arguments that mean
+// one thing in every tool (defaultLengths), which twenty tools would
+// otherwise each repeat. A bound that differs from these is listed. (The
 // paging limit's 1..200 stays listed: it is advice, clamped rather than
 // enforced, and the search tools' limit shows none.)
-var statedBounds = map[string]int{"": DefaultStringBytes, "cursor": MaxCursorBytes}
+var statedBounds = map[string]int{
+	"": DefaultStringBytes, "cursor": MaxCursorBytes, "namespace": vp.MaxNamespaceBytes, "query": vp.MaxQueryBytes,
+	"project": vp.MaxProjectBytes, "channel": vp.MaxChannelBytes, "topic": vp.MaxShortTextBytes,
+	"team": vp.MaxShortTextBytes, "category": vp.MaxShortTextBytes, "repo": maxRepoBytes,
+}
 
-var statedBoundsNote = "A string argument or array entry without maxLength is at most " + strconv.Itoa(DefaultStringBytes) +
-	" bytes, a cursor " + strconv.Itoa(MaxCursorBytes) + "."
+// statedBoundsNote says statedBounds in the server's instructions.
+func statedBoundsNote() string {
+	var named []string
+	for _, name := range slices.Sorted(maps.Keys(statedBounds)) {
+		if name != "" {
+			named = append(named, name+" "+strconv.Itoa(statedBounds[name]))
+		}
+	}
+	return "A string argument or array entry without maxLength is at most " + strconv.Itoa(DefaultStringBytes) +
+		" bytes, or if named so: " + strings.Join(named, ", ") + "."
+}
 
 // eachStated calls fn on every string node with its stated maxLength.
 func eachStated(schema map[string]any, fn func(node map[string]any, stated int)) {
