@@ -71,7 +71,7 @@ func BusinessUnitTools(c *businessunit.Service) Toolset {
 func (s *server) addBusinessUnitTools(m *mcp.Server, c *businessunit.Service) {
 	add(s, m, tool{Name: "create_bu", Title: "Create business unit", Annotations: write,
 		Limits:      businessunit.Fields{}.Limits(),
-		Description: "Record a business unit (a product or service line the team runs) with its strategy, for agents to align on. Example: {\"name\":\"VP\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\",\"services\":[\"hosting\"]}"},
+		Description: "Record a business unit (a product or service line) and its strategy. Example: {\"name\":\"VP\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\",\"services\":[\"hosting\"]}"},
 		func(ctx context.Context, p vp.Principal, in createBUIn) (vp.BusinessUnit, error) {
 			return c.CreateBU(ctx, p, businessunit.Fields{Name: &in.Name, Description: &in.Description, Purpose: &in.Purpose, Domain: &in.Domain,
 				OrchestratorID: &in.OrchestratorID, Status: &in.Status, BusinessModel: &in.BusinessModel, TargetCustomers: &in.TargetCustomers,
@@ -80,9 +80,8 @@ func (s *server) addBusinessUnitTools(m *mcp.Server, c *businessunit.Service) {
 		})
 
 	add(s, m, tool{Name: "update_bu", Title: "Update business unit", Annotations: idempotent,
-		Limits: businessunit.Fields{}.Limits(),
-		Description: "Change a business unit (creator, lead or system); omitted fields are kept, given lists and objects replaced. " +
-			"Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
+		Limits:      businessunit.Fields{}.Limits(),
+		Description: "Change a business unit (creator, lead or system); omitted fields kept, given lists and objects replaced. Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in updateBUIn) (vp.BusinessUnit, error) {
 			return c.UpdateBU(ctx, p, in.BUID, in.CallerOrchestrator, businessunit.Fields{Name: in.Name, Description: in.Description,
 				Purpose: in.Purpose, Domain: in.Domain, OrchestratorID: in.OrchestratorID, Status: in.Status, BusinessModel: in.BusinessModel,

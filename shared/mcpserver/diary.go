@@ -69,8 +69,7 @@ func (s *server) addDiaryTools(m *mcp.Server, c *diary.Service) {
 		})
 
 	add(s, m, tool{Name: "list_diary_by_date_range", Title: "Diaries by date range", Annotations: readOnly,
-		Description: "List the diary entries from..to, oldest first, e.g. for a weekly review. " +
-			"Example: {\"from\":\"2026-05-20\",\"to\":\"2026-05-29\"}"},
+		Description: "List diary entries from..to, oldest first, e.g. for a weekly review. Example: {\"from\":\"2026-05-20\",\"to\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in listDiaryRangeIn) (listing.Page[any], error) {
 			return c.ListDiaryByDateRange(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})

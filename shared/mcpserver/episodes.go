@@ -25,7 +25,7 @@ type listEpisodesIn struct {
 func (s *server) addEpisodeTools(m *mcp.Server, mem *memory.Service) {
 	add(s, m, tool{Name: "store_episode", Title: "Store episode", Annotations: write,
 		Limits:      memory.EpisodeInput{}.Limits(),
-		Description: "Record an episode (a memory of type episode) after a failure, a pitfall or a pattern that worked. Example: {\"namespace\":\"orchestrator/carol\",\"context\":\"Schema deploy\",\"goal\":\"Add an index\",\"action\":\"Deployed alone\",\"outcome\":\"Failed\",\"insight\":\"Ship it with its field\",\"severity\":\"high\"}"},
+		Description: "Record an episode (a memory) after a failure, a pitfall or a pattern that worked. Example: {\"namespace\":\"orchestrator/carol\",\"context\":\"deploy\",\"goal\":\"add an index\",\"action\":\"deployed it alone\",\"outcome\":\"failed\",\"insight\":\"ship it with its field\",\"severity\":\"high\"}"},
 		func(ctx context.Context, p vp.Principal, in storeEpisodeIn) (memory.StoreResult, error) {
 			return mem.StoreEpisode(ctx, p, memory.EpisodeInput{Namespace: in.Namespace, CreatedBy: in.CreatedBy, Episode: in.Episode})
 		})

@@ -72,7 +72,7 @@ func IssueTools(is *issue.Service, mem *memory.Service) Toolset {
 
 func (s *server) addIssueTools(m *mcp.Server, is *issue.Service, mem *memory.Service) {
 	add(s, m, tool{Name: "add_repo_mapping", Title: "Add repo mapping", Annotations: idempotent,
-		Description: "Map a GitHub repo to the orchestrator and project handling its issues: an opened issue then starts an issue-resolution-v2 mission. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"alice\",\"project\":\"api\"}"},
+		Description: "Map a GitHub repo to the orchestrator and project handling its issues: each opened issue starts an issue-resolution-v2 mission. Example: {\"repo\":\"acme/api\",\"orchestrator\":\"alice\",\"project\":\"api\"}"},
 		func(ctx context.Context, p vp.Principal, in addMappingIn) (issue.Mapping, error) {
 			return is.AddMapping(ctx, p, issue.MappingInput{Repo: in.Repo, Orchestrator: in.Orchestrator, Project: in.Project, Active: in.Active})
 		})
@@ -92,8 +92,7 @@ func (s *server) addIssueTools(m *mcp.Server, is *issue.Service, mem *memory.Ser
 			return is.RemoveMapping(ctx, p, in)
 		})
 	add(s, m, tool{Name: "list_issues", Title: "List issues", Annotations: readOnly,
-		Description: "List GitHub issues of mapped repos, newest first. Returns {count, issues, nextCursor?}. " +
-			"Example: {\"project\":\"api\",\"status\":\"open\"}"},
+		Description: "List GitHub issues of mapped repos, newest first, as {count, issues, nextCursor?}. Example: {\"project\":\"api\",\"status\":\"open\"}"},
 		func(ctx context.Context, p vp.Principal, in listIssuesIn) (issue.List, error) {
 			return is.ListIssues(ctx, p, issue.ListInput{Params: in.Params, Project: in.Project, Status: in.Status})
 		})

@@ -63,7 +63,7 @@ func (s *server) addKeywordTools(m *mcp.Server, c *keyword.Service) {
 		})
 
 	add(s, m, tool{Name: "search_briefing_notes_by_keyword", Title: "Search briefing notes", Annotations: readOnly, Limits: keyword.SearchBriefingsInput{}.Limits(),
-		Description: "Keyword (BM25) search over briefing notes (titles, content, decisions); cite the ids you rely on. Example: {\"query\":\"M4 release\"}"},
+		Description: "Keyword (BM25) search over briefing notes (titles, content, decisions); cite the ids you use. Example: {\"query\":\"M4 release\"}"},
 		func(ctx context.Context, p vp.Principal, in searchBriefingsIn) (keyword.KeywordResult[keyword.BriefingHit], error) {
 			return c.SearchBriefingNotes(ctx, p, keyword.SearchBriefingsInput{Query: in.Query, Topic: in.Topic, Limit: in.Limit})
 		})

@@ -79,8 +79,7 @@ func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 		})
 
 	add(s, m, tool{Name: "soft_delete_memory", Title: "Soft-delete memory", Annotations: destructive,
-		Description: "Delete a wrong memory: it leaves searches and lists at once (kept for audit). To supersede one, prefer an updates relation. " +
-			"Example: {\"memoryId\":\"mem_01jd...\"}"},
+		Description: "Delete a wrong memory: it leaves searches and lists at once (kept for audit); to supersede one, use an updates relation. Example: {\"memoryId\":\"mem_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in memoryIDIn) (memory.DeleteResult, error) {
 			return mem.SoftDeleteMemory(ctx, p, in.MemoryID)
 		})
@@ -93,8 +92,7 @@ func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 		})
 
 	add(s, m, tool{Name: "text_search", Title: "Text search memories", Annotations: readOnly,
-		Description: "Keyword (BM25) search over the memories you may read, best first: for exact names, ids, error messages and rare terms. " +
-			"Example: {\"query\":\"ECONNRESET deploy\"}"},
+		Description: "Keyword (BM25) search over the memories you may read, best first: for exact names, ids, error messages, rare terms. Example: {\"query\":\"ECONNRESET deploy\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.TextSearch(ctx, p, in.input())
 		})

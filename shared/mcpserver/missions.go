@@ -18,7 +18,7 @@ func MissionTools(c *mission.Service) Toolset {
 func (s *server) addMissionTools(m *mcp.Server, c *mission.Service) {
 	add(s, m, tool{Name: "create_mission", Title: "Create mission", Annotations: write,
 		Limits:      mission.CreateMissionInput{}.Limits(),
-		Description: "Create a mission for work of several tasks, led by a pilot; fill it with create_task missionId or instantiate_template_into_mission. Example: {\"name\":\"fix-issue-255\",\"project\":\"web\"}"},
+		Description: "Create a mission for work of several tasks, led by a pilot; fill it with create_task missionId or instantiate_template_into_mission. Example: {\"name\":\"fix-issue-255\",\"project\":\"web\",\"priority\":\"high\"}"},
 		c.CreateMission)
 
 	add(s, m, tool{Name: "get_mission", Title: "Get mission", Core: true, Annotations: readOnly,
@@ -36,8 +36,7 @@ func (s *server) addMissionTools(m *mcp.Server, c *mission.Service) {
 		c.UpdateMission)
 
 	add(s, m, tool{Name: "update_mission_status", Title: "Update mission status", Annotations: write,
-		Description: "Move a mission to another stage; complete is final (also reached once all its tasks are done). " +
-			"Example: {\"missionId\":\"msn_01jd...\",\"status\":\"execute\"}"},
+		Description: "Move a mission to another stage; complete is final (reached too when all its tasks are done). Example: {\"missionId\":\"msn_01jd...\",\"status\":\"execute\"}"},
 		c.UpdateMissionStatus)
 
 	add(s, m, tool{Name: "update_mission_progress", Title: "Update mission progress", Annotations: idempotent,
@@ -55,6 +54,6 @@ func (s *server) addMissionTools(m *mcp.Server, c *mission.Service) {
 
 	add(s, m, tool{Name: "instantiate_template_into_mission", Title: "Instantiate template", Annotations: write,
 		Limits:      mission.InstantiateInput{}.Limits(),
-		Description: "Create a mission's tasks from a template, one per step, dependencies wired, all or nothing; context fills {{key}} (a step for {{backend}} goes to context.backend, else to the pilot). Example: {\"templateName\":\"new-feature-v1\",\"missionId\":\"msn_01jd...\",\"context\":{\"backend\":\"alice\"}}"},
+		Description: "Create a mission's tasks from a template, one per step, dependencies wired, all or nothing; a step for {{role}} goes to context.role, else the pilot. Example: {\"templateName\":\"new-feature-v1\",\"missionId\":\"msn_01jd...\",\"context\":{\"backend\":\"alice\"}}"},
 		c.InstantiateTemplate)
 }

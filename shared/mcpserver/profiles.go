@@ -60,9 +60,8 @@ func (s *server) addProfileTools(m *mcp.Server, c *profile.Service) {
 		})
 
 	add(s, m, tool{Name: "update_profile", Title: "Update profile", Annotations: idempotent,
-		Limits: profile.Update{}.Limits(),
-		Description: "Create or partly update a profile (omitted fields are kept); a profile puts you on the broadcast channel. " +
-			"Example: {\"name\":\"Alice\",\"static\":{\"role\":\"frontend\"}}"},
+		Limits:      profile.Update{}.Limits(),
+		Description: "Create or partly update a profile (omitted fields kept); a profile puts you on the broadcast channel. Example: {\"name\":\"Alice\",\"static\":{\"role\":\"frontend\"}}"},
 		func(ctx context.Context, p vp.Principal, in updateProfileIn) (vp.Profile, error) {
 			return c.UpdateProfile(ctx, p, profile.Update{Orchestrator: in.OrchestratorID, InstanceID: in.InstanceID,
 				Name: in.Name, Static: in.Static, Dynamic: in.Dynamic})

@@ -72,9 +72,8 @@ func (s *server) addRecurringTools(m *mcp.Server, c *recurring.Service) {
 		})
 
 	add(s, m, tool{Name: "update_recurring_task", Title: "Update recurring task", Annotations: write,
-		Limits: recurring.UpdateRecurringInput{}.Limits(),
-		Description: "Change a recurring task template (creator, assignee or system); a new schedule counts from now. " +
-			"Example: {\"recurringTaskId\":\"rec_01jd...\",\"cronExpression\":\"0 8 * * 1-5\"}"},
+		Limits:      recurring.UpdateRecurringInput{}.Limits(),
+		Description: "Change a recurring task template (creator, assignee or system); a new schedule counts from now. Example: {\"recurringTaskId\":\"rec_01jd...\",\"cronExpression\":\"0 8 * * 1-5\"}"},
 		func(ctx context.Context, p vp.Principal, in updateRecurringIn) (vp.RecurringTask, error) {
 			return c.UpdateRecurringTask(ctx, p, recurring.UpdateRecurringInput{RecurringTaskID: in.RecurringTaskID, Caller: in.CallerOrchestrator,
 				Title: in.Title, Description: in.Description, AssignedTo: in.AssignedTo, Priority: in.Priority,
@@ -82,7 +81,7 @@ func (s *server) addRecurringTools(m *mcp.Server, c *recurring.Service) {
 		})
 
 	add(s, m, tool{Name: "delete_recurring_task", Title: "Delete recurring task", Annotations: destructive,
-		Description: "Delete a recurring task template (creator or system); its tasks are kept. Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
+		Description: "Delete a recurring task template (creator or system); its tasks stay. Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in recurringCallerIn) (recurring.DeleteRecurringResult, error) {
 			return c.DeleteRecurringTask(ctx, p, in.RecurringTaskID, in.CallerOrchestrator)
 		})
@@ -94,7 +93,7 @@ func (s *server) addRecurringTools(m *mcp.Server, c *recurring.Service) {
 		})
 
 	add(s, m, tool{Name: "resume_recurring_task", Title: "Resume recurring task", Annotations: write,
-		Description: "Resume a paused template from its next slot after now (missed slots are skipped). Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
+		Description: "Resume a paused template from its next slot after now (missed slots skipped). Example: {\"recurringTaskId\":\"rec_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in recurringCallerIn) (vp.RecurringTask, error) {
 			return c.ResumeRecurringTask(ctx, p, in.RecurringTaskID, in.CallerOrchestrator)
 		})

@@ -53,15 +53,18 @@ type schemaEntry struct {
 
 // compatArgs are arguments kept for compatibility with the seed's tools
 // that the token already decides: who calls (callerOrchestrator,
-// callerInstance: the token's identity when omitted) and the seed's
-// tenantId label. Thirty tools take one; listing each would cost ~500
-// tokens of every tools/list. They stay accepted and bounded; the server's
-// instructions name them once (compatNote).
+// callerInstance, and createdBy in a tool that writes: the token's
+// identity when omitted) and the seed's tenantId label. Forty tools take
+// one; listing each would cost ~600 tokens of every tools/list. They
+// stay accepted and bounded; the server's instructions name them once
+// (compatNote). In a reader, createdBy is a filter, and listed.
 var compatArgs = []string{"callerOrchestrator", "callerInstance", "tenantId"}
 
+const writerCompatArg = "createdBy"
+
 const compatNote = "Tools that change a task, mission, mandate, reservation or note also accept callerOrchestrator " +
-	"(checkout_task also callerInstance), unlisted: who acts, by default your token's identity; name it when your token may act " +
-	"as any orchestrator. send_message, check_messages and create_iframe_session accept the seed's tenantId label."
+	"(checkout_task also callerInstance), and tools that create a record createdBy, unlisted: who acts, by default your token's identity; " +
+	"name it when your token may act as any orchestrator. send_message, check_messages and create_iframe_session accept the seed's tenantId label."
 
 // toolSchema is the input schema of one registered tool.
 type toolSchema struct {
@@ -125,7 +128,7 @@ func schemaFor[In, Out any](set *schemaSet, t tool) (*toolSchema, error) {
 	if e, ok := set.cached[t.Name]; ok && e.Type == typ && e.OutType == outTyp {
 		return &toolSchema{tool: t.Name, description: t.Description, full: e.Schema, advertised: e.Advertised, output: e.Output, hidden: e.Hidden}, nil
 	}
-	e, err := inferSchema[In](t.Limits)
+	e, err := inferSchema[In](t.Limits, t.Annotations == nil || !t.Annotations.ReadOnlyHint)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: input schema of %s: %w", t.Name, err)
 	}
@@ -242,8 +245,9 @@ func dropNull(n map[string]any) {
 
 // inferSchema infers the full schema of In and derives the advertised
 // one: lean, with the tool's limits (applied to the advertised schema
-// only; the full one stays as inferred, see limits).
-func inferSchema[In any](lim any) (schemaEntry, error) {
+// only; the full one stays as inferred, see limits), without the
+// compatibility arguments (writes: of a tool that writes).
+func inferSchema[In any](lim any, writes bool) (schemaEntry, error) {
 	s, err := jsonschema.For[In](&jsonschema.ForOptions{})
 	if err != nil {
 		return schemaEntry{}, err
@@ -263,7 +267,7 @@ func inferSchema[In any](lim any) (schemaEntry, error) {
 	if err := applyLimits(lean, lim); err != nil {
 		return schemaEntry{}, err
 	}
-	hidden := hideCompatArgs(lean)
+	hidden := hideCompatArgs(lean, writes)
 	bounded, err := json.Marshal(lean)
 	if err != nil {
 		return schemaEntry{}, err
@@ -278,10 +282,14 @@ func inferSchema[In any](lim any) (schemaEntry, error) {
 
 // hideCompatArgs takes the compatArgs out of an advertised schema and
 // returns their maxLength, which decodeArgs still enforces.
-func hideCompatArgs(lean map[string]any) map[string]int {
+func hideCompatArgs(lean map[string]any, writes bool) map[string]int {
 	props, _ := lean["properties"].(map[string]any)
 	var hidden map[string]int
-	for _, name := range compatArgs {
+	names := compatArgs
+	if writes {
+		names = append(slices.Clip(names), writerCompatArg)
+	}
+	for _, name := range names {
 		p, ok := props[name].(map[string]any)
 		if !ok {
 			continue

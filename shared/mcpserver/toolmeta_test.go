@@ -187,17 +187,31 @@ func TestOutputSchemaCatchesAMismatch(t *testing.T) {
 }
 
 // TestCompatArgumentsAreUnlistedButKept: callerOrchestrator,
-// callerInstance and tenantId are not in tools/list, yet every tool that
-// took one still accepts it, bounded as before.
+// callerInstance, tenantId and a writer's createdBy are not in
+// tools/list, yet every tool that took one still accepts it, bounded as
+// before.
 func TestCompatArgumentsAreUnlistedButKept(t *testing.T) {
 	tools, _ := listTools(t, mcpserver.ToolProfileFull)
+	filters := 0
 	for _, tool := range tools {
 		b, _ := json.Marshal(tool.InputSchema)
-		for _, name := range []string{"callerOrchestrator", "callerInstance", "tenantId"} {
-			if strings.Contains(string(b), `"`+name+`"`) {
+		for _, name := range []string{"callerOrchestrator", "callerInstance", "tenantId", "createdBy"} {
+			listed := strings.Contains(string(b), `"`+name+`"`)
+			// createdBy is who acts only in a tool that writes; in a
+			// reader it is a filter, and stays listed.
+			if name == "createdBy" && tool.Annotations.ReadOnlyHint {
+				if listed {
+					filters++
+				}
+				continue
+			}
+			if listed {
 				t.Errorf("%s lists %s", tool.Name, name)
 			}
 		}
+	}
+	if filters < 2 {
+		t.Errorf("%d readers list their createdBy filter; list_tasks and list_tasks_by_mission do", filters)
 	}
 	cs := connect(t, vp.Principal{Tenant: "acme", Orchestrators: []string{"alice"}})
 	if res, text := call(t, cs, "check_messages", map[string]any{"tenantId": "ws1"}); res.IsError {
@@ -211,10 +225,19 @@ func TestCompatArgumentsAreUnlistedButKept(t *testing.T) {
 	if res, text := call(t, cs, "pause_task", map[string]any{"taskId": id, "callerOrchestrator": "bob"}); !res.IsError || !strings.Contains(text, "callerOrchestrator") {
 		t.Errorf("pause_task as bob with a token for alice: %v %s", res.IsError, text)
 	}
-	for _, c := range []struct{ tool, arg string }{{"start_task", "callerOrchestrator"}, {"checkout_task", "callerInstance"}, {"send_message", "tenantId"}} {
+	if res, text := call(t, cs, "create_task", map[string]any{"title": "t", "assignedTo": "alice", "priority": "low", "createdBy": "alice"}); res.IsError {
+		t.Errorf("create_task with createdBy: %s", text)
+	}
+	if res, text := call(t, cs, "create_task", map[string]any{"title": "t", "assignedTo": "alice", "priority": "low", "createdBy": "bob"}); !res.IsError {
+		t.Errorf("create_task as bob with a token for alice: %s", text)
+	}
+	for _, c := range []struct{ tool, arg string }{{"start_task", "callerOrchestrator"}, {"checkout_task", "callerInstance"}, {"send_message", "tenantId"}, {"create_task", "createdBy"}} {
 		args := map[string]any{"taskId": id, c.arg: strings.Repeat("a", vp.MaxNameBytes+1)}
-		if c.tool == "send_message" {
+		switch c.tool {
+		case "send_message":
 			args = map[string]any{"channel": "alice", "content": "x", c.arg: args[c.arg]}
+		case "create_task":
+			args = map[string]any{"title": "t", "assignedTo": "alice", "priority": "low", c.arg: args[c.arg]}
 		}
 		if res, text := call(t, cs, c.tool, args); !res.IsError || !strings.Contains(text, "too_large") || !strings.Contains(text, c.arg) {
 			t.Errorf("%s with a %d-byte %s: %v %s", c.tool, vp.MaxNameBytes+1, c.arg, res.IsError, text)
