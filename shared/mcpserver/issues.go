@@ -12,7 +12,7 @@ import (
 )
 
 type issueRefIn struct {
-	Repo        string `json:"repo" jsonschema:"owner/name"`
+	Repo        string `json:"repo"`
 	IssueNumber int    `json:"issueNumber"`
 }
 
@@ -21,7 +21,7 @@ func (r issueRefIn) ref() issue.IssueRef {
 }
 
 type addMappingIn struct {
-	Repo         string `json:"repo" jsonschema:"owner/name"`
+	Repo         string `json:"repo"`
 	Orchestrator string `json:"orchestrator" jsonschema:"who handles its issues"`
 	Project      string `json:"project"`
 	Active       *bool  `json:"active,omitempty" jsonschema:"default true; false records issues without starting missions"`

@@ -35,7 +35,7 @@ type listMemoriesIn struct {
 
 type searchIn struct {
 	Query     string `json:"query"`
-	Namespace string `json:"namespace,omitempty" jsonschema:"omit for every namespace you may read"`
+	Namespace string `json:"namespace,omitempty"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"default 10, max 100"`
 }
 
@@ -86,7 +86,7 @@ func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 
 	add(s, m, tool{Name: "recall", Title: "Recall memories", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
 		Limits:      memory.SearchInput{}.Limits(),
-		Description: "Semantic search over the memories you may read, best first with a score: finds notes by meaning. Use it before stating what the team decided; cite the ids you rely on. Example: {\"query\":\"auth in middleware\",\"limit\":5}"},
+		Description: "Semantic search over the memories you may read, best first with a score: finds notes by meaning. Example: {\"query\":\"auth in middleware\",\"limit\":5}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.Recall(ctx, p, in.input())
 		})
@@ -99,7 +99,7 @@ func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 
 	add(s, m, tool{Name: "hybrid_search", Title: "Hybrid search memories", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
 		Limits:      memory.SearchInput{}.Limits(),
-		Description: "Keyword + semantic search over the memories you may read, fused (RRF): the best default search. Use it before stating what the team decided; cite the ids. Example: {\"query\":\"payments deploy error\"}"},
+		Description: "Keyword + semantic search over the memories you may read, fused (RRF): the best default search. Example: {\"query\":\"payments deploy error\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.HybridSearch(ctx, p, in.input())
 		})

@@ -65,7 +65,7 @@ func MessageTools(c *message.Service) Toolset {
 func (s *server) addMessageTools(m *mcp.Server, c *message.Service) {
 	add(s, m, tool{Name: "send_message", Title: "Send message", Core: true, Annotations: write,
 		Limits:      message.SendInput{}.Limits(),
-		Description: "Send a message to peers; each recipient gets an unread receipt until mark_as_read. A name nobody has used yet is still delivered but listed in unknownRecipients: check it for a typo. Example: {\"channel\":\"bob,carol\",\"content\":\"API merged, rebase\"}"},
+		Description: "Send a message to peers; each recipient gets an unread receipt until mark_as_read. A name nobody has used yet is still delivered, and listed in unknownRecipients (a typo?). Example: {\"channel\":\"bob,carol\",\"content\":\"API merged, rebase\"}"},
 		func(ctx context.Context, p vp.Principal, in sendMessageIn) (message.SendResult, error) {
 			return c.Send(ctx, p, message.SendInput{From: in.From, FromInstanceID: in.FromInstanceID, Channel: in.Channel,
 				Content: in.Content, InstanceID: in.InstanceID, SessionDay: in.SessionDay, TenantLabel: in.TenantID})
@@ -73,7 +73,7 @@ func (s *server) addMessageTools(m *mcp.Server, c *message.Service) {
 
 	add(s, m, tool{Name: "check_messages", Title: "Check messages", Core: true, Annotations: readOnly,
 		Limits:      message.CheckInput{}.Limits(),
-		Description: "Read your unread messages, oldest first, with receiptIds (unread until mark_as_read); call it at session start and between steps. Also stuckInProgress (your idle in_progress tasks) and peersStuckOnYou, 10 each at most. Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
+		Description: "Read your unread messages, oldest first, with receiptIds (unread until mark_as_read); call it between steps too. Also stuckInProgress (your idle in_progress tasks) and peersStuckOnYou, 10 each at most. Example: {\"recipientInstanceId\":\"bob-laptop\"}"},
 		func(ctx context.Context, p vp.Principal, in checkMessagesIn) (message.Inbox, error) {
 			return c.Check(ctx, p, message.CheckInput{Recipient: in.Recipient, InstanceID: in.RecipientInstanceID,
 				Since: in.Since, TenantLabel: in.TenantID, Limit: in.Limit, StuckAfterHours: in.StuckAfterHours})

@@ -69,7 +69,7 @@ func (s *server) addProfileTools(m *mcp.Server, c *profile.Service) {
 
 	add(s, m, tool{Name: "set_summary", Title: "Set summary", Core: true, Annotations: idempotent,
 		Limits:      profile.SummaryLimit(),
-		Description: "Announce what you are doing (shown by list_peers) at session start and when your focus changes; instanceId names this session (default \"main\"). Example: {\"summary\":\"Migrating checkout\"}"},
+		Description: "Announce what you are doing (shown by list_peers) at session start and when your focus changes; instanceId names this session. Example: {\"summary\":\"Migrating checkout\"}"},
 		func(ctx context.Context, p vp.Principal, in setSummaryIn) (setSummaryOut, error) {
 			if in.InstanceID == "" {
 				in.InstanceID = defaultInstance

@@ -217,15 +217,17 @@ func leanOutput(root map[string]any) {
 	}
 }
 
-// shallow is a member's schema with its type and, for an array, its
-// items' type: nothing below.
+// shallow is a member's schema with its type and, for an array of
+// strings or numbers, its items' type: nothing below. (Of an array of
+// objects, "items":{"type":"object"} would add nothing a model or client
+// uses at this depth.)
 func shallow(n map[string]any) map[string]any {
 	out := map[string]any{}
 	if t, ok := n["type"]; ok {
 		out["type"] = t
 	}
 	if items, ok := n["items"].(map[string]any); ok {
-		if t, ok := items["type"]; ok {
+		if t, ok := items["type"]; ok && t != "object" {
 			out["items"] = map[string]any{"type": t}
 		}
 	}

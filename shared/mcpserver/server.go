@@ -100,6 +100,8 @@ func build(o Options) (*server, *mcp.Server) {
 		Instructions: "VantagePeers coordinates a team of AI agents: profiles and presence (set_summary, list_peers), " +
 			"messages with read receipts (send_message, check_messages, mark_as_read). Start a session with set_summary, " +
 			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you. " +
+			"Before stating what the team decided, search memories (hybrid_search, recall) and cite the ids you rely on; " +
+			"a search without a namespace covers every namespace you may read. " +
 			"An argument given null is the same as leaving it out. " + listing.ListConvention + " " + statedBoundsNote() + " " + compatNote,
 		Logger:       SDKLogger(o.Logger),
 		Capabilities: serverCapabilities(),
