@@ -25,7 +25,7 @@ var lifecycle = map[string][]string{
 
 // IssueRef names an issue.
 type IssueRef struct {
-	Repo        string `json:"repo" jsonschema:"owner/name"`
+	Repo        string `json:"repo"`
 	IssueNumber int    `json:"issueNumber"`
 }
 

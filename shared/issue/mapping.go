@@ -65,7 +65,7 @@ func (s *Service) AddMapping(ctx context.Context, p vp.Principal, in MappingInpu
 
 // RepoRef names a repository.
 type RepoRef struct {
-	Repo string `json:"repo" jsonschema:"owner/name"`
+	Repo string `json:"repo"`
 }
 
 // GetMapping returns a repository's mapping.

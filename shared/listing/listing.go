@@ -23,12 +23,18 @@ const (
 	maxScan = 5_000
 )
 
-// Params are the paging arguments every list_* tool accepts.
+// Params are the paging arguments every list_* tool accepts. What they
+// mean is said once, in the MCP server's instructions (ListConvention),
+// not in each of the twenty tools/list entries that embed them.
 type Params struct {
-	Limit  *int   `json:"limit,omitempty" jsonschema:"default 20, max 200"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"a nextCursor"`
-	Fields string `json:"fields,omitempty" jsonschema:"lite|full (default)"`
+	Limit  *int   `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Fields string `json:"fields,omitempty"`
 }
+
+// ListConvention describes Params and the page every list_* tool returns.
+const ListConvention = "Every list_* tool returns {items, nextCursor?}: pass nextCursor as cursor for the next page " +
+	"(absent on the last page); limit defaults to 20 (max 200); fields lite|full, default full."
 
 // Limits bound the paging arguments: a limit out of 1..MaxLimit is
 // clamped (ClampLimit), not refused.

@@ -12,7 +12,7 @@ import (
 type waitForActivityIn struct {
 	TimeoutMs           *int64   `json:"timeoutMs,omitempty" jsonschema:"how long to hold when nothing waits, default 20000"`
 	Kinds               []string `json:"kinds,omitempty" jsonschema:"messages, tasks, unblocked, reservations; default all"`
-	Since               *int64   `json:"since,omitempty" jsonschema:"the since of your previous answer; omit: all pending counts"`
+	Since               *int64   `json:"since,omitempty" jsonschema:"pass back the since of your previous answer"`
 	Recipient           string   `json:"recipient,omitempty"`
 	RecipientInstanceID string   `json:"recipientInstanceId,omitempty" jsonschema:"your instance; ignores messages for your other ones"`
 }
@@ -41,9 +41,9 @@ func ActivityTools(a *activity.Service) Toolset {
 }
 
 func (s *server) addActivityTools(m *mcp.Server, a *activity.Service) {
-	add(s, m, tool{Name: "wait_for_activity", Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "wait_for_activity", Title: "Wait for activity", Core: true, Annotations: readOnly,
 		Limits:      activity.Input{}.Limits(),
-		Description: "Wait for work instead of polling: answers at once with your unread messages, tasks assigned to you not started, and tasks newly unblocked; else holds until one arrives or timeoutMs (timedOut:true). Marks nothing read. Pass its since back next time. Example: {\"timeoutMs\":20000}"},
+		Description: "Wait for work instead of polling: answers at once with your unread messages, tasks assigned to you not started, and tasks newly unblocked; else holds until one arrives or timeoutMs (timedOut:true). Marks nothing read. Example: {\"timeoutMs\":20000}"},
 		func(ctx context.Context, p vp.Principal, in waitForActivityIn) (activity.Result, error) {
 			wi := activity.Input{TimeoutMs: in.TimeoutMs, Kinds: in.Kinds, Since: in.Since, Recipient: in.Recipient,
 				RecipientInstanceID: in.RecipientInstanceID}

@@ -51,33 +51,31 @@ func BriefingTools(c *briefing.Service) Toolset {
 }
 
 func (s *server) addBriefingTools(m *mcp.Server, c *briefing.Service) {
-	add(s, m, tool{Name: "create_briefing_note", Annotations: write,
+	add(s, m, tool{Name: "create_briefing_note", Title: "Create briefing note", Annotations: write,
 		Limits:      briefing.Input{}.Limits(),
-		Description: "Record a briefing or hand-off (who, what was said, decisions) as a session ends, for the next. Example: {\"title\":\"Friday hand-off\",\"topic\":\"sprint-review\",\"content\":\"Search shipped.\"}"},
+		Description: "Record a briefing or hand-off (who, what was said, decisions) as a session ends. Example: {\"title\":\"Friday hand-off\",\"topic\":\"sprint-review\",\"participants\":[\"alice\"],\"content\":\"Search shipped.\"}"},
 		func(ctx context.Context, p vp.Principal, in createBriefingIn) (vp.BriefingNote, error) {
 			return c.CreateBriefingNote(ctx, p, briefing.Input{Title: in.Title, Topic: in.Topic, Participants: in.Participants,
 				Content: in.Content, Decisions: in.Decisions, LinkedMemoryIDs: in.LinkedMemoryIDs, CreatedBy: in.CreatedBy})
 		})
 
-	add(s, m, tool{Name: "update_briefing_note", Annotations: idempotent,
-		Limits: briefing.Update{}.Limits(),
-		Description: "Change a briefing note (creator or system); omitted fields are kept, given lists replaced. " +
-			"Example: {\"noteId\":\"brf_01jd...\",\"decisions\":[\"ship M4\"]}"},
+	add(s, m, tool{Name: "update_briefing_note", Title: "Update briefing note", Annotations: idempotent,
+		Limits:      briefing.Update{}.Limits(),
+		Description: "Change a briefing note (creator or system); omitted fields kept, given lists replaced. Example: {\"noteId\":\"brf_01jd...\",\"decisions\":[\"ship M4\"]}"},
 		func(ctx context.Context, p vp.Principal, in updateBriefingIn) (vp.BriefingNote, error) {
 			return c.UpdateBriefingNote(ctx, p, briefing.Update{NoteID: in.NoteID, CallerOrchestrator: in.CallerOrchestrator,
 				Title: in.Title, Topic: in.Topic, Participants: in.Participants, Content: in.Content, Decisions: in.Decisions,
 				LinkedMemoryIDs: in.LinkedMemoryIDs})
 		})
 
-	add(s, m, tool{Name: "get_briefing_note", Marker: markBriefing, UI: uimarker.KindBriefingNote, Annotations: readOnly,
+	add(s, m, tool{Name: "get_briefing_note", Title: "Get briefing note", Marker: markBriefing, UI: uimarker.KindBriefingNote, Annotations: readOnly,
 		Description: "Read a briefing note. Example: {\"noteId\":\"brf_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in noteIDIn) (vp.BriefingNote, error) {
 			return c.GetBriefingNote(ctx, p, in.NoteID)
 		})
 
-	add(s, m, tool{Name: "list_briefing_notes", Annotations: readOnly,
-		Description: "List briefing notes, newest first; read the latest before claiming anything about the team's state. " +
-			"Paginated {items, nextCursor?}. Example: {\"topic\":\"sprint-review\"}"},
+	add(s, m, tool{Name: "list_briefing_notes", Title: "List briefing notes", Annotations: readOnly,
+		Description: "List briefing notes, newest first; read the latest before claiming anything about the team's state. Example: {\"topic\":\"sprint-review\"}"},
 		func(ctx context.Context, p vp.Principal, in listBriefingsIn) (listing.Page[any], error) {
 			return c.ListBriefingNotes(ctx, p, briefing.ListInput{Topic: in.Topic, UpdatedSince: in.UpdatedSince, Params: in.Params})
 		})

@@ -69,9 +69,9 @@ func BusinessUnitTools(c *businessunit.Service) Toolset {
 }
 
 func (s *server) addBusinessUnitTools(m *mcp.Server, c *businessunit.Service) {
-	add(s, m, tool{Name: "create_bu", Annotations: write,
+	add(s, m, tool{Name: "create_bu", Title: "Create business unit", Annotations: write,
 		Limits:      businessunit.Fields{}.Limits(),
-		Description: "Record a business unit (a product or service line the team runs) with its strategy, for agents to align on. Example: {\"name\":\"VP\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\",\"services\":[\"hosting\"]}"},
+		Description: "Record a business unit (a product or service line) and its strategy. Example: {\"name\":\"VP\",\"purpose\":\"Teamwork\",\"businessModel\":\"SaaS\",\"services\":[\"hosting\"]}"},
 		func(ctx context.Context, p vp.Principal, in createBUIn) (vp.BusinessUnit, error) {
 			return c.CreateBU(ctx, p, businessunit.Fields{Name: &in.Name, Description: &in.Description, Purpose: &in.Purpose, Domain: &in.Domain,
 				OrchestratorID: &in.OrchestratorID, Status: &in.Status, BusinessModel: &in.BusinessModel, TargetCustomers: &in.TargetCustomers,
@@ -79,10 +79,9 @@ func (s *server) addBusinessUnitTools(m *mcp.Server, c *businessunit.Service) {
 				ManagementFee: in.ManagementFee}, in.CreatedBy)
 		})
 
-	add(s, m, tool{Name: "update_bu", Annotations: idempotent,
-		Limits: businessunit.Fields{}.Limits(),
-		Description: "Change a business unit (creator, lead or system); omitted fields are kept, given lists and objects replaced. " +
-			"Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
+	add(s, m, tool{Name: "update_bu", Title: "Update business unit", Annotations: idempotent,
+		Limits:      businessunit.Fields{}.Limits(),
+		Description: "Change a business unit (creator, lead or system); omitted fields kept, given lists and objects replaced. Example: {\"buId\":\"bun_01jd...\",\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in updateBUIn) (vp.BusinessUnit, error) {
 			return c.UpdateBU(ctx, p, in.BUID, in.CallerOrchestrator, businessunit.Fields{Name: in.Name, Description: in.Description,
 				Purpose: in.Purpose, Domain: in.Domain, OrchestratorID: in.OrchestratorID, Status: in.Status, BusinessModel: in.BusinessModel,
@@ -90,19 +89,19 @@ func (s *server) addBusinessUnitTools(m *mcp.Server, c *businessunit.Service) {
 				CoreTeam: in.CoreTeam, ManagementFee: in.ManagementFee})
 		})
 
-	add(s, m, tool{Name: "get_bu", Annotations: readOnly,
+	add(s, m, tool{Name: "get_bu", Title: "Get business unit", Annotations: readOnly,
 		Description: "Read a business unit. Example: {\"buId\":\"bun_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in buIDIn) (vp.BusinessUnit, error) {
 			return c.GetBU(ctx, p, in.BUID)
 		})
 
-	add(s, m, tool{Name: "list_bus", Annotations: readOnly,
-		Description: "List business units, newest first. Paginated {items, nextCursor?}. Example: {\"status\":\"live\"}"},
+	add(s, m, tool{Name: "list_bus", Title: "List business units", Annotations: readOnly,
+		Description: "List business units, newest first. Example: {\"status\":\"live\"}"},
 		func(ctx context.Context, p vp.Principal, in listBUsIn) (listing.Page[any], error) {
 			return c.ListBUs(ctx, p, businessunit.ListInput{OrchestratorID: in.OrchestratorID, Status: in.Status, Params: in.Params})
 		})
 
-	add(s, m, tool{Name: "delete_bu", Annotations: destructive,
+	add(s, m, tool{Name: "delete_bu", Title: "Delete business unit", Annotations: destructive,
 		Description: "Delete a business unit for good (creator, lead or system). Example: {\"buId\":\"bun_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in deleteBUIn) (businessunit.DeleteResult, error) {
 			return c.DeleteBU(ctx, p, in.BUID, in.CallerOrchestrator)

@@ -57,37 +57,35 @@ func ComponentTools(c *component.Service) Toolset {
 }
 
 func (s *server) addComponentTools(m *mcp.Server, c *component.Service) {
-	add(s, m, tool{Name: "register_component", Annotations: write,
+	add(s, m, tool{Name: "register_component", Title: "Register component", Annotations: write,
 		Limits:      component.RegisterInput{}.Limits(),
-		Description: "Register a new agent, skill, hook or plugin file (inventory and byte-exact backup); change it with update_component. Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"...\",\"version\":\"1.0.0\"}"},
+		Description: "Register a new agent, skill, hook or plugin file (inventory and byte-exact backup); change it with update_component. Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"...\"}"},
 		func(ctx context.Context, p vp.Principal, in registerComponentIn) (vp.Component, error) {
 			return c.RegisterComponent(ctx, p, component.RegisterInput{Name: in.Name, Type: in.Type, Team: in.Team, Content: in.Content,
 				Version: in.Version, Project: in.Project, CreatedBy: in.CreatedBy})
 		})
 
-	add(s, m, tool{Name: "get_component", Annotations: readOnly, Limits: component.NameLimit(),
-		Description: "Fetch a component with its content, e.g. to restore a lost file (compare contentHash first). " +
-			"Example: {\"name\":\"code-reviewer\",\"type\":\"agent\"}"},
+	add(s, m, tool{Name: "get_component", Title: "Get component", Annotations: readOnly, Limits: component.NameLimit(),
+		Description: "Fetch a component with its content, e.g. to restore a lost file (compare contentHash first). Example: {\"name\":\"code-reviewer\",\"type\":\"agent\"}"},
 		func(ctx context.Context, p vp.Principal, in getComponentIn) (vp.Component, error) {
 			return c.GetComponent(ctx, p, in.Name, in.Type, in.Revision)
 		})
 
-	add(s, m, tool{Name: "list_components", Annotations: readOnly,
-		Description: "List registered components, newest first; fields lite skips contents. Paginated {items, nextCursor?}. " +
-			"Example: {\"type\":\"skill\",\"fields\":\"lite\"}"},
+	add(s, m, tool{Name: "list_components", Title: "List components", Annotations: readOnly,
+		Description: "List registered components, newest first; fields lite skips contents. Example: {\"type\":\"skill\",\"fields\":\"lite\"}"},
 		func(ctx context.Context, p vp.Principal, in listComponentsIn) (listing.Page[any], error) {
 			return c.ListComponents(ctx, p, component.ListInput{Type: in.Type, Team: in.Team, Params: in.Params})
 		})
 
-	add(s, m, tool{Name: "update_component", Annotations: idempotent,
+	add(s, m, tool{Name: "update_component", Title: "Update component", Annotations: idempotent,
 		Limits:      component.Update{}.Limits(),
-		Description: "Publish a new revision of a component (creator or system); get_component revision reads earlier ones. Example: {\"name\":\"code-reviewer\",\"content\":\"...\",\"version\":\"1.1.0\"}"},
+		Description: "Publish a new revision of a component (creator or system); get_component revision reads earlier ones. Example: {\"name\":\"code-reviewer\",\"type\":\"agent\",\"content\":\"...\"}"},
 		func(ctx context.Context, p vp.Principal, in updateComponentIn) (vp.Component, error) {
 			return c.UpdateComponent(ctx, p, component.Update{Name: in.Name, Type: in.Type, CallerOrchestrator: in.CallerOrchestrator,
 				Content: in.Content, Version: in.Version, Team: in.Team, Project: in.Project})
 		})
 
-	add(s, m, tool{Name: "delete_component", Annotations: destructive, Limits: component.NameLimit(),
+	add(s, m, tool{Name: "delete_component", Title: "Delete component", Annotations: destructive, Limits: component.NameLimit(),
 		Description: "Delete a component and its revisions for good (creator or system). Example: {\"name\":\"old-hook\",\"type\":\"hook\"}"},
 		func(ctx context.Context, p vp.Principal, in deleteComponentIn) (component.DeleteResult, error) {
 			return c.DeleteComponent(ctx, p, in.Name, in.Type, in.CallerOrchestrator)

@@ -29,7 +29,7 @@ type fuzzNested struct {
 
 func fuzzSchema(t testing.TB) *toolSchema {
 	lim := vp.Limits{vp.MaxBytes("title", 32), vp.MaxBytes("note", 16), vp.MaxBytes("tags[]", 8), vp.MaxBytes("nested.type", 8), vp.MaxBytes("context.*", 8)}
-	e, err := inferSchema[fuzzIn](lim)
+	e, err := inferSchema[fuzzIn](lim, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func DiaryTools(c *diary.Service) Toolset {
 }
 
 func (s *server) addDiaryTools(m *mcp.Server, c *diary.Service) {
-	add(s, m, tool{Name: "write_diary", Core: true, Annotations: idempotent,
+	add(s, m, tool{Name: "write_diary", Title: "Write diary", Core: true, Annotations: idempotent,
 		Limits:      diary.WriteInput{}.Limits(),
 		Description: "Write your diary entry for a day as a session ends; writing it again replaces it. Example: {\"date\":\"2026-05-29\",\"content\":\"Shipped M3.\"}"},
 		func(ctx context.Context, p vp.Principal, in writeDiaryIn) (diary.WriteResult, error) {
@@ -56,21 +56,20 @@ func (s *server) addDiaryTools(m *mcp.Server, c *diary.Service) {
 				Content: in.Content, Highlights: in.Highlights, Blockers: in.Blockers})
 		})
 
-	add(s, m, tool{Name: "get_diary", Marker: markDiary, UI: uimarker.KindDiaryEntry, Annotations: readOnly,
+	add(s, m, tool{Name: "get_diary", Title: "Get diary", Marker: markDiary, UI: uimarker.KindDiaryEntry, Annotations: readOnly,
 		Description: "Read an orchestrator's diary entry for a date. Example: {\"orchestrator\":\"alice\",\"date\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in getDiaryIn) (vp.DiaryEntry, error) {
 			return c.GetDiary(ctx, p, in.Orchestrator, in.Date)
 		})
 
-	add(s, m, tool{Name: "list_diaries", Annotations: readOnly,
-		Description: "List diary entries, newest date first. Paginated {items, nextCursor?}. Example: {\"orchestrator\":\"alice\",\"limit\":7}"},
+	add(s, m, tool{Name: "list_diaries", Title: "List diaries", Annotations: readOnly,
+		Description: "List diary entries, newest date first. Example: {\"orchestrator\":\"alice\",\"limit\":7}"},
 		func(ctx context.Context, p vp.Principal, in listDiariesIn) (listing.Page[any], error) {
 			return c.ListDiaries(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})
 
-	add(s, m, tool{Name: "list_diary_by_date_range", Annotations: readOnly,
-		Description: "List the diary entries from..to, oldest first, e.g. for a weekly review. Paginated {items, nextCursor?}. " +
-			"Example: {\"from\":\"2026-05-20\",\"to\":\"2026-05-29\"}"},
+	add(s, m, tool{Name: "list_diary_by_date_range", Title: "Diaries by date range", Annotations: readOnly,
+		Description: "List diary entries from..to, oldest first, e.g. for a weekly review. Example: {\"from\":\"2026-05-20\",\"to\":\"2026-05-29\"}"},
 		func(ctx context.Context, p vp.Principal, in listDiaryRangeIn) (listing.Page[any], error) {
 			return c.ListDiaryByDateRange(ctx, p, diary.ListInput{Orchestrator: in.Orchestrator, From: in.From, To: in.To, Params: in.Params})
 		})

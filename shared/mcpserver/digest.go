@@ -25,9 +25,9 @@ func DigestTools(d *digest.Service) Toolset {
 }
 
 func (s *server) addDigestTools(m *mcp.Server, d *digest.Service) {
-	add(s, m, tool{Name: "improvisation_digest", Annotations: readOnly,
+	add(s, m, tool{Name: "improvisation_digest", Title: "Improvisation digest", Annotations: readOnly,
 		Limits:      digest.Input{}.Limits(),
-		Description: "Find unsourced claims of concrete work (a commit SHA, #NNN, merged, deployed...) in the last windowDays' tasks, messages and memories that have no `VP-Sources:` line; for reviews, writes nothing. Example: {\"windowDays\":7}"},
+		Description: "For reviews: find claims of concrete work (a commit SHA, #NNN, merged, deployed...) without a `VP-Sources:` line in the last windowDays' tasks, messages and memories. Example: {\"windowDays\":7}"},
 		func(ctx context.Context, p vp.Principal, in improvisationDigestIn) (digest.Result, error) {
 			return d.Digest(ctx, p, digest.Input{WindowDays: in.WindowDays, Orchestrators: in.Orchestrators})
 		})

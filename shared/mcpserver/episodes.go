@@ -23,32 +23,32 @@ type listEpisodesIn struct {
 }
 
 func (s *server) addEpisodeTools(m *mcp.Server, mem *memory.Service) {
-	add(s, m, tool{Name: "store_episode", Annotations: write,
+	add(s, m, tool{Name: "store_episode", Title: "Store episode", Annotations: write,
 		Limits:      memory.EpisodeInput{}.Limits(),
-		Description: "Record an episode (a memory of type episode) after a failure, a pitfall or a pattern that worked. Example: {\"namespace\":\"orchestrator/carol\",\"context\":\"Schema deploy\",\"goal\":\"Add an index\",\"action\":\"Deployed alone\",\"outcome\":\"Failed\",\"insight\":\"Ship it with its field\",\"severity\":\"high\"}"},
+		Description: "Record an episode (a memory) after a failure, a pitfall or a pattern that worked. Example: {\"namespace\":\"orchestrator/carol\",\"context\":\"deploy\",\"goal\":\"add an index\",\"action\":\"deployed it alone\",\"outcome\":\"failed\",\"insight\":\"ship it with its field\",\"severity\":\"high\"}"},
 		func(ctx context.Context, p vp.Principal, in storeEpisodeIn) (memory.StoreResult, error) {
 			return mem.StoreEpisode(ctx, p, memory.EpisodeInput{Namespace: in.Namespace, CreatedBy: in.CreatedBy, Episode: in.Episode})
 		})
 
-	add(s, m, tool{Name: "get_episode", Annotations: readOnly,
+	add(s, m, tool{Name: "get_episode", Title: "Get episode", Annotations: readOnly,
 		Description: "Fetch an episode with its payload. Example: {\"memoryId\":\"mem_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in memoryIDIn) (vp.Memory, error) {
 			return mem.GetEpisode(ctx, p, in.MemoryID)
 		})
 
-	add(s, m, tool{Name: "list_episodes", Annotations: readOnly,
-		Description: "List episodes, newest first. Paginated {items, nextCursor?}. Example: {\"orchestrator\":\"carol\"}"},
+	add(s, m, tool{Name: "list_episodes", Title: "List episodes", Annotations: readOnly,
+		Description: "List episodes, newest first. Example: {\"orchestrator\":\"carol\"}"},
 		func(ctx context.Context, p vp.Principal, in listEpisodesIn) (listing.Page[any], error) {
 			return mem.ListEpisodes(ctx, p, memory.ListEpisodesInput{Namespace: in.Namespace, Orchestrator: in.Orchestrator, Params: in.Params})
 		})
 
-	add(s, m, tool{Name: "search_episodes_by_keyword", Annotations: readOnly,
+	add(s, m, tool{Name: "search_episodes_by_keyword", Title: "Search episodes by keyword", Annotations: readOnly,
 		Description: "Keyword (BM25) search over episodes: past incidents by exact terms. Example: {\"query\":\"index deploy\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.SearchEpisodesByKeyword(ctx, p, in.input())
 		})
 
-	add(s, m, tool{Name: "search_episodes_by_semantic", Annotations: readOnly,
+	add(s, m, tool{Name: "search_episodes_by_semantic", Title: "Search episodes by meaning", Annotations: readOnly,
 		Description: "Semantic search over episodes: check before repeating a task that failed. Example: {\"query\":\"schema deploy failed\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.SearchEpisodesBySemantic(ctx, p, in.input())

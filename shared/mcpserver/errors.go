@@ -22,19 +22,19 @@ func ErrorTools(mon *errormon.Service) Toolset {
 }
 
 func (s *server) addErrorTools(m *mcp.Server, mon *errormon.Service) {
-	add(s, m, tool{Name: "add_deployment", Annotations: idempotent,
+	add(s, m, tool{Name: "add_deployment", Title: "Add deployment", Annotations: idempotent,
 		Limits:      errormon.DeploymentInput{}.Limits(),
-		Description: "Monitor a deployment's error logs every 5 minutes; a new error files one [Auto] GitHub issue in githubRepo and starts an issue-resolution-v2 mission for orchestrator. deployKeyEnvVar: a deploy key stored for your tenant; logGroups: allowed for your tenant by the operator. Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://happy-otter-123.convex.cloud\",\"deployKeyEnvVar\":\"VP_DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"alice\"}"},
+		Description: "Monitor a deployment's error logs every 5 minutes; a new error files one [Auto] GitHub issue in githubRepo and starts an issue-resolution-v2 mission for orchestrator. Example: {\"name\":\"myapp\",\"deploymentUrl\":\"https://myapp.convex.cloud\",\"deployKeyEnvVar\":\"VP_DEPLOY_KEY_MYAPP\",\"githubRepo\":\"acme/app\",\"orchestrator\":\"alice\"}"},
 		mon.AddDeployment)
-	add(s, m, tool{Name: "remove_deployment", Annotations: destructive, Limits: errormon.DeploymentRef{}.Limits(),
+	add(s, m, tool{Name: "remove_deployment", Title: "Remove deployment", Annotations: destructive, Limits: errormon.DeploymentRef{}.Limits(),
 		Description: "Stop monitoring a deployment; its errors stay. Example: {\"name\":\"myapp\"}"},
 		func(ctx context.Context, p vp.Principal, in removeDeploymentIn) (errormon.Deployment, error) {
 			return mon.RemoveDeployment(ctx, p, errormon.DeploymentRef{Name: in.Name})
 		})
-	add(s, m, tool{Name: "list_errors", Annotations: readOnly,
-		Description: "List grouped deployment errors, last seen first: counts, linked issue, escalated (a rate jump); pending: below minOccurrences, not filed. deployments: each one's scan status and heldBack per hour. Example: {\"deployment\":\"myapp\"}"},
+	add(s, m, tool{Name: "list_errors", Title: "List deployment errors", Annotations: readOnly,
+		Description: "List grouped deployment errors, last seen first, with counts, linked issue, escalated (rate jump), pending (below minOccurrences); deployments: each one's scan status, heldBack per hour. Example: {\"deployment\":\"myapp\"}"},
 		mon.ListErrors)
-	add(s, m, tool{Name: "get_error", Annotations: readOnly,
+	add(s, m, tool{Name: "get_error", Title: "Get deployment error", Annotations: readOnly,
 		Description: "Fetch an error group with its sample, stack trace and raw record. Example: {\"errorId\":\"err_68992f0fe93c\"}"},
 		mon.GetError)
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/vantagepeers/vantagepeers/shared/activity"
@@ -71,3 +72,25 @@ func EveryToolset() []Toolset {
 		ReservationTools(&reservation.Service{}),
 	}
 }
+
+// EnforcedSchemas are the input schemas the checker enforces, by tool:
+// schemas.json's listed schemas with every bound they leave unlisted.
+func EnforcedSchemas() (map[string]map[string]any, error) {
+	var entries map[string]schemaEntry
+	if err := json.Unmarshal(schemaFile, &entries); err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]any{}
+	for name, e := range entries {
+		var listed map[string]any
+		if err := json.Unmarshal(e.Advertised, &listed); err != nil {
+			return nil, err
+		}
+		out[name] = enforcedSchema(listed, e.Hidden)
+	}
+	return out, nil
+}
+
+// StatedBounds are the string bounds tools/list leaves to the server's
+// instructions, by argument name ("": any other).
+func StatedBounds() map[string]int { return maps.Clone(statedBounds) }

@@ -52,7 +52,7 @@ type listFixPatternsIn struct {
 }
 
 func (s *server) addFixPatternTools(m *mcp.Server, mem *memory.Service) {
-	add(s, m, tool{Name: "create_fix_pattern", Annotations: write,
+	add(s, m, tool{Name: "create_fix_pattern", Title: "Create fix pattern", Annotations: write,
 		Limits:      memory.FixPatternInput{}.Limits(),
 		Description: "Document an understood bug so any project finds it with search_fix_patterns. Example: {\"symptom\":\"Credits not deducted\",\"rootCause\":\"Race in the mutation\",\"severity\":\"critical\"}"},
 		func(ctx context.Context, p vp.Principal, in createFixPatternIn) (memory.CreateResult, error) {
@@ -61,13 +61,13 @@ func (s *server) addFixPatternTools(m *mcp.Server, mem *memory.Service) {
 				ValidatedFix: in.ValidatedFix, Files: in.Files, LinkedIssueIDs: in.LinkedIssueIDs})
 		})
 
-	add(s, m, tool{Name: "get_fix_pattern", Annotations: readOnly,
+	add(s, m, tool{Name: "get_fix_pattern", Title: "Get fix pattern", Annotations: readOnly,
 		Description: "Fetch a fix pattern with its latest attempts. Example: {\"patternId\":\"fix_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in patternIDIn) (memory.FixPatternDetail, error) {
 			return mem.GetFixPattern(ctx, p, in.PatternID)
 		})
 
-	add(s, m, tool{Name: "add_fix_attempt", Annotations: write,
+	add(s, m, tool{Name: "add_fix_attempt", Title: "Add fix attempt", Annotations: write,
 		Limits:      memory.AttemptInput{}.Limits(),
 		Description: "Record an attempt at a known bug; the first that works becomes the validated fix. Example: {\"patternId\":\"fix_01jd...\",\"description\":\"Optimistic locking\",\"worked\":true}"},
 		func(ctx context.Context, p vp.Principal, in addFixAttemptIn) (memory.AttemptResult, error) {
@@ -75,21 +75,21 @@ func (s *server) addFixPatternTools(m *mcp.Server, mem *memory.Service) {
 				Why: in.Why, CreatedBy: in.CreatedBy, Commit: in.Commit})
 		})
 
-	add(s, m, tool{Name: "validate_fix", Annotations: idempotent,
+	add(s, m, tool{Name: "validate_fix", Title: "Set validated fix", Annotations: idempotent,
 		Limits:      memory.ValidateFixLimit(),
 		Description: "Set or replace a pattern's validated fix. Example: {\"patternId\":\"fix_01jd...\",\"validatedFix\":\"Optimistic locking\"}"},
 		func(ctx context.Context, p vp.Principal, in validateFixIn) (vp.FixPattern, error) {
 			return mem.ValidateFix(ctx, p, in.PatternID, in.ValidatedFix)
 		})
 
-	add(s, m, tool{Name: "search_fix_patterns", Annotations: readOnly,
+	add(s, m, tool{Name: "search_fix_patterns", Title: "Search fix patterns", Annotations: readOnly,
 		Description: "Before fixing a bug, search every project's fix patterns by symptom (semantic). Example: {\"query\":\"chat message vanishes\"}"},
 		func(ctx context.Context, p vp.Principal, in searchFixPatternsIn) (memory.FixSearchResult, error) {
 			return mem.SearchFixPatterns(ctx, p, memory.FixSearchInput{Query: in.Query, Limit: in.Limit})
 		})
 
-	add(s, m, tool{Name: "list_fix_patterns", Annotations: readOnly,
-		Description: "List fix patterns, newest first. Paginated {items, nextCursor?}. Example: {\"project\":\"shop\"}"},
+	add(s, m, tool{Name: "list_fix_patterns", Title: "List fix patterns", Annotations: readOnly,
+		Description: "List fix patterns, newest first. Example: {\"project\":\"shop\"}"},
 		func(ctx context.Context, p vp.Principal, in listFixPatternsIn) (listing.Page[any], error) {
 			return mem.ListFixPatterns(ctx, p, memory.ListFixPatternsInput{Project: in.Project, Params: in.Params})
 		})

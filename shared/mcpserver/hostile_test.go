@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -166,30 +167,71 @@ func withValue(schema map[string]any, path string, v any) map[string]any {
 	return args
 }
 
-// TestEveryStringArgumentIsBounded walks the advertised input schema of
-// every registered tool: each string argument (and string array item, and
-// map value) has a maxLength, and a value one byte over it is refused with
-// an error naming the field and the limit — before anything is written.
+// TestEveryStringArgumentIsBounded walks the schema the server enforces
+// for every registered tool: each string argument (and string array
+// item, and map value) has a bound, tools/list shows it or it is the
+// default the server's instructions state, and a value one byte over it
+// is refused with an error naming the field and the limit — before
+// anything is written.
 func TestEveryStringArgumentIsBounded(t *testing.T) {
 	cs, st := connectCounting(t, auth.MasterPrincipal("acme"))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	enforced, err := mcpserver.EnforcedSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stated := mcpserver.StatedBounds()
+	if stated[""] != mcpserver.DefaultStringBytes || len(stated) < 2 {
+		t.Fatalf("stated bounds %v", stated)
+	}
+	for name, n := range stated {
+		say := name + " " + strconv.Itoa(n)
+		if name == "" {
+			say = "without maxLength is at most " + strconv.Itoa(n) + " bytes"
+		}
+		if !strings.Contains(cs.InitializeResult().Instructions, say) {
+			t.Errorf("the instructions do not say %q: %s", say, cs.InitializeResult().Instructions)
+		}
+	}
 	before := st.writes.Load()
-	checked := 0
+	checked, unlisted := 0, 0
 	for _, tool := range res.Tools {
 		b, _ := json.Marshal(tool.InputSchema)
-		var schema map[string]any
-		if err := json.Unmarshal(b, &schema); err != nil {
+		var listed map[string]any
+		if err := json.Unmarshal(b, &listed); err != nil {
 			t.Fatal(err)
+		}
+		schema, ok := enforced[tool.Name]
+		if !ok {
+			t.Errorf("%s: no enforced schema", tool.Name)
+			continue
 		}
 		var args []stringArg
 		stringArgs(schema, "", &args)
+		shown := map[string]int{}
+		var listedArgs []stringArg
+		stringArgs(listed, "", &listedArgs)
+		for _, a := range listedArgs {
+			shown[a.path] = a.maxLen
+		}
 		for _, a := range args {
 			t.Run(tool.Name+"/"+a.path, func(t *testing.T) {
 				if a.maxLen <= 0 {
-					t.Fatal("no maxLength advertised")
+					t.Fatal("unbounded: no maxLength enforced")
+				}
+				name := strings.TrimSuffix(a.path[strings.LastIndex(a.path, ".")+1:], "[]")
+				said, ok := stated[name]
+				if !ok {
+					said = stated[""]
+				}
+				if ml, ok := shown[a.path]; ok && ml != a.maxLen && (ml != 0 || a.maxLen != said) {
+					t.Errorf("tools/list shows maxLength %d; %d is enforced, the instructions state %d", ml, a.maxLen, said)
+				}
+				if ml, ok := shown[a.path]; ok && ml == 0 {
+					unlisted++
 				}
 				res, text := call(t, cs, tool.Name, withValue(schema, a.path, strings.Repeat("a", a.maxLen+1)))
 				leaf := a.path[strings.LastIndexAny(a.path, ".")+1:]
@@ -204,9 +246,17 @@ func TestEveryStringArgumentIsBounded(t *testing.T) {
 			})
 			checked++
 		}
+		for path := range shown {
+			if !slices.ContainsFunc(args, func(a stringArg) bool { return a.path == path }) {
+				t.Errorf("%s: tools/list shows %s, which the server does not check", tool.Name, path)
+			}
+		}
 	}
 	if checked < 300 {
 		t.Errorf("checked %d string arguments; the tools have more than 300", checked)
+	}
+	if unlisted < 150 {
+		t.Errorf("%d arguments rely on the stated default; expected the ids and names (150+)", unlisted)
 	}
 	if n := st.writes.Load() - before; n != 0 {
 		t.Errorf("%d writes reached the store from oversize calls", n)

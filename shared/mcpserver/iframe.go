@@ -38,20 +38,20 @@ func IframeTools(c *iframe.Service) Toolset {
 }
 
 func (s *server) addIframeTools(m *mcp.Server, c *iframe.Service) {
-	add(s, m, tool{Name: "create_iframe_session", Annotations: write,
+	add(s, m, tool{Name: "create_iframe_session", Title: "Create embed session", Annotations: write,
 		Limits:      iframe.CreateInput{}.Limits(),
-		Description: "Register an embed session for a web page (origin) showing VantagePeers UI in an iframe, before it loads; it ends at expiresAt or when revoked. Example: {\"sessionId\":\"4b6f1c1e-...\",\"origin\":\"https://app.example.com\",\"expiresAt\":1767225600000}"},
+		Description: "Register an embed session before a web page (origin) loads VantagePeers UI in an iframe; it ends at expiresAt or when revoked. Example: {\"sessionId\":\"4b6f1c1e-...\",\"origin\":\"https://app.example.com\",\"expiresAt\":1767225600000}"},
 		func(ctx context.Context, p vp.Principal, in createIframeIn) (iframe.Session, error) {
 			return c.CreateIframeSession(ctx, p, iframe.CreateInput{SessionID: in.SessionID, TenantID: in.TenantID, Origin: in.Origin, UserID: in.UserID, ExpiresAt: in.ExpiresAt})
 		})
-	add(s, m, tool{Name: "touch_iframe_session", Annotations: idempotent,
-		Description: "Record embed activity: lastSeenAt becomes now (expiresAt never moves). Example: {\"sessionId\":\"4b6f1c1e-7d7a-...\"}"},
+	add(s, m, tool{Name: "touch_iframe_session", Title: "Touch embed session", Annotations: idempotent,
+		Description: "Record embed activity: lastSeenAt becomes now (expiresAt never moves). Example: {\"sessionId\":\"4b6f1c1e-...\"}"},
 		func(ctx context.Context, p vp.Principal, in iframeSessionIn) (touchIframeOut, error) {
 			ok, err := c.TouchIframeSession(ctx, p, in.SessionID)
 			return touchIframeOut{Touched: ok}, err
 		})
-	add(s, m, tool{Name: "revoke_iframe_session", Annotations: idempotent,
-		Description: "End an embed session now (secure logout); the record is kept for audit. Example: {\"sessionId\":\"4b6f1c1e-7d7a-...\"}"},
+	add(s, m, tool{Name: "revoke_iframe_session", Title: "Revoke embed session", Annotations: idempotent,
+		Description: "End an embed session now (secure logout); the record stays for audit. Example: {\"sessionId\":\"4b6f1c1e-...\"}"},
 		func(ctx context.Context, p vp.Principal, in iframeSessionIn) (revokeIframeOut, error) {
 			ok, err := c.RevokeIframeSession(ctx, p, in.SessionID)
 			return revokeIframeOut{Revoked: ok}, err

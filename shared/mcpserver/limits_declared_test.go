@@ -12,7 +12,8 @@ import (
 )
 
 // TestAdvertisedLimitsAreTheDeclaredOnes: every bound tools/list shows
-// (schemas.json, as served) is one of the tool's declared limits (the
+// (schemas.json, as served), with the default it leaves to the server's
+// instructions (enforcedSchema), is one of the tool's declared limits (the
 // domain's declaration, vp.Limit) or the default length of a string
 // argument's name (defaultLengths), with the same value, and every
 // declared limit is shown. A bound written by hand — in schemas.json or
@@ -21,9 +22,7 @@ import (
 // shown are the bounds enforced; TestLimitsProbeTheDomain probes them.)
 func TestAdvertisedLimitsAreTheDeclaredOnes(t *testing.T) {
 	s, _ := build(Options{Toolsets: EveryToolset()})
-	var served map[string]struct {
-		Advertised map[string]any `json:"advertised"`
-	}
+	var served map[string]schemaEntry
 	if err := json.Unmarshal(schemaFile, &served); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,11 @@ func TestAdvertisedLimitsAreTheDeclaredOnes(t *testing.T) {
 		}
 		got := map[string]float64{}
 		defaults := map[string]float64{}
-		collectBounds(served[name].Advertised, "", "", got, defaults)
+		var listed map[string]any
+		if err := json.Unmarshal(served[name].Advertised, &listed); err != nil {
+			t.Fatal(err)
+		}
+		collectBounds(enforcedSchema(listed, nil), "", "", got, defaults)
 		for k, v := range got {
 			if w, ok := want[k]; ok {
 				if w != v {
@@ -118,4 +121,48 @@ func TestAdvertisedLimitsCatchAHandWrittenBound(t *testing.T) {
 	if _, ok := defaults["title maxLength"]; ok || strings.Contains(fmt.Sprint(defaults), "tags[]") {
 		t.Errorf("title and tags have no default length, got %v", defaults)
 	}
+}
+
+// TestListedSchemasLeaveOutOnlyTheDefault: tools/list shows no maxLength
+// of DefaultStringBytes (the server's instructions state it once), and
+// the schema the checker enforces, rebuilt from the listed one, is
+// exactly the schema with every bound generation gave: nothing the
+// listing leaves out goes unenforced, and nothing else is left out.
+func TestListedSchemasLeaveOutOnlyTheDefault(t *testing.T) {
+	s, _ := build(Options{Toolsets: EveryToolset(), inferSchemas: true})
+	if len(s.schemas.inferred) < 80 {
+		t.Fatalf("%d tools inferred, want every tool (80+)", len(s.schemas.inferred))
+	}
+	dflt := fmt.Sprintf(`"maxLength":%d,`, DefaultStringBytes)
+	restored := 0
+	for _, name := range slices.Sorted(maps.Keys(s.schemas.inferred)) {
+		e := s.schemas.inferred[name]
+		if strings.Contains(string(e.Advertised), dflt) || strings.Contains(string(e.Advertised), strings.TrimSuffix(dflt, ",")+"}") {
+			t.Errorf("%s: tools/list shows the default bound: %s", name, e.Advertised)
+		}
+		var listed, bounded map[string]any
+		if err := json.Unmarshal(e.Advertised, &listed); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(e.bounded, &bounded); err != nil {
+			t.Fatalf("%s: no bounded schema recorded: %v", name, err)
+		}
+		restored += strings.Count(string(e.bounded), strings.TrimSuffix(dflt, ","))
+		enforced := enforcedSchema(listed, nil)
+		if got, want := mustJSON(t, enforced), mustJSON(t, bounded); got != want {
+			t.Errorf("%s: enforced\n%s\nwant every bound generation gave\n%s", name, got, want)
+		}
+	}
+	if restored < 150 {
+		t.Errorf("%d default bounds restored; the tools have more than 150", restored)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
+	"github.com/vantagepeers/vantagepeers/shared/mcpserver"
 )
 
 // limitCase calls tool with args plus field set at its limit, which the
@@ -150,7 +151,8 @@ func TestLimitsProbeTheDomain(t *testing.T) {
 	}
 }
 
-// advertisedLimit is the bound tools/list shows for c's field.
+// advertisedLimit is the bound enforced on c's field: the one tools/list
+// shows, or the default its instructions state.
 func advertisedLimit(t *testing.T, advertised map[string]map[string]any, c limitCase) int {
 	t.Helper()
 	key := map[string]string{"bytes": "maxLength", "items": "maxItems", "number": "maximum"}[c.kind]
@@ -172,9 +174,12 @@ func trim(s string) string {
 	return s
 }
 
-// advertisedSchemas reads schemas.json; it also checks that limits are
-// advertised only: the full schemas that arguments are validated against
-// carry none, so that the domain's own errors name field and limit.
+// advertisedSchemas reads schemas.json and returns the schemas the
+// checker enforces: the listed ones with the default bound tools/list
+// leaves to the instructions (DefaultStringBytes). It also checks that
+// limits are advertised only: the full schemas that arguments are
+// validated against carry none, so that the domain's own errors name
+// field and limit.
 func advertisedSchemas(t *testing.T) map[string]map[string]any {
 	t.Helper()
 	b, err := os.ReadFile("schemas.json")
@@ -195,7 +200,13 @@ func advertisedSchemas(t *testing.T) map[string]map[string]any {
 				t.Errorf("%s: the validated schema has %s; limits belong to the advertised schema only", name, kw)
 			}
 		}
-		out[name] = e.Advertised
+	}
+	enforced, err := mcpserver.EnforcedSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range entries {
+		out[name] = enforced[name]
 	}
 	return out
 }

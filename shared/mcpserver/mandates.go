@@ -67,7 +67,7 @@ func MandateTools(c *mandate.Service) Toolset {
 }
 
 func (s *server) addMandateTools(m *mcp.Server, c *mandate.Service) {
-	add(s, m, tool{Name: "create_mandate", Annotations: write,
+	add(s, m, tool{Name: "create_mandate", Title: "Create mandate", Annotations: write,
 		Limits:      mandate.CreateMandateInput{}.Limits(),
 		Description: "Ask another orchestrator for a service within a token budget: requested, accepted, in_progress, delivered, settled. Example: {\"fulfilledBy\":\"alice\",\"service\":\"Landing page\",\"budget\":100000}"},
 		func(ctx context.Context, p vp.Principal, in createMandateIn) (vp.Mandate, error) {
@@ -75,13 +75,13 @@ func (s *server) addMandateTools(m *mcp.Server, c *mandate.Service) {
 				Budget: in.Budget, SpendingLimits: in.SpendingLimits, ApprovedCategories: in.ApprovedCategories})
 		})
 
-	add(s, m, tool{Name: "accept_mandate", Annotations: write,
+	add(s, m, tool{Name: "accept_mandate", Title: "Accept mandate", Annotations: write,
 		Description: "Accept a requested mandate as its fulfiller (one accept wins). Example: {\"mandateId\":\"mnd_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in acceptMandateIn) (vp.Mandate, error) {
 			return c.AcceptMandate(ctx, p, in.MandateID, in.CallerOrchestrator)
 		})
 
-	add(s, m, tool{Name: "update_mandate", Annotations: write,
+	add(s, m, tool{Name: "update_mandate", Title: "Update mandate", Annotations: write,
 		Limits: mandate.UpdateMandateInput{}.Limits(),
 		Description: "The fulfiller sets status in_progress, then delivered; the requester changes the other fields. " +
 			"Example: {\"mandateId\":\"mnd_01jd...\",\"status\":\"in_progress\"}"},
@@ -90,26 +90,26 @@ func (s *server) addMandateTools(m *mcp.Server, c *mandate.Service) {
 				Service: in.Service, FulfilledBy: in.FulfilledBy, Budget: in.Budget, SpendingLimits: in.SpendingLimits, ApprovedCategories: in.ApprovedCategories})
 		})
 
-	add(s, m, tool{Name: "settle_mandate", Annotations: write,
+	add(s, m, tool{Name: "settle_mandate", Title: "Settle mandate", Annotations: write,
 		Description: "Close a delivered mandate with its final cost (requester only). Example: {\"mandateId\":\"mnd_01jd...\",\"finalCost\":85000}"},
 		func(ctx context.Context, p vp.Principal, in settleMandateIn) (vp.Mandate, error) {
 			return c.SettleMandate(ctx, p, in.MandateID, in.FinalCost, in.CallerOrchestrator)
 		})
 
-	add(s, m, tool{Name: "validate_mandate_spending", Annotations: readOnly,
+	add(s, m, tool{Name: "validate_mandate_spending", Title: "Check mandate spending", Annotations: readOnly,
 		Description: "Check a spend against the budget, spending limits and approvedCategories; records nothing. " +
 			"Example: {\"mandateId\":\"mnd_01jd...\",\"proposedAmount\":25000}"},
 		func(ctx context.Context, p vp.Principal, in validateSpendingIn) (mandate.SpendingVerdict, error) {
 			return c.ValidateMandateSpending(ctx, p, in.MandateID, in.ProposedAmount, in.Category)
 		})
 
-	add(s, m, tool{Name: "list_mandates", Annotations: readOnly,
-		Description: "List mandates, newest first. Paginated {items, nextCursor?}. Example: {\"requestedBy\":\"bob\",\"status\":\"settled\"}"},
+	add(s, m, tool{Name: "list_mandates", Title: "List mandates", Annotations: readOnly,
+		Description: "List mandates, newest first. Example: {\"requestedBy\":\"bob\",\"status\":\"settled\"}"},
 		func(ctx context.Context, p vp.Principal, in listMandatesIn) (listing.Page[any], error) {
 			return c.ListMandates(ctx, p, mandate.ListMandatesInput{RequestedBy: in.RequestedBy, FulfilledBy: in.FulfilledBy, Status: in.Status, Params: in.Params})
 		})
 
-	add(s, m, tool{Name: "get_mandate", Annotations: readOnly,
+	add(s, m, tool{Name: "get_mandate", Title: "Get mandate", Annotations: readOnly,
 		Description: "Read a mandate. Example: {\"mandateId\":\"mnd_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in mandateIDIn) (vp.Mandate, error) {
 			return c.GetMandate(ctx, p, in.MandateID)

@@ -116,11 +116,20 @@ func TestToolsAreDescribed(t *testing.T) {
 		if writer && tool.Annotations.ReadOnlyHint {
 			t.Errorf("%s: a writer marked readOnlyHint", tool.Name)
 		}
-		if tool.OutputSchema != nil {
-			t.Errorf("%s: tools/list carries an output schema", tool.Name)
-		}
 		if strings.HasPrefix(tool.Name, "delete_") && (tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
 			t.Errorf("%s: not marked destructive", tool.Name)
+		}
+		// destructiveHint means something only when readOnlyHint is false
+		// (MCP 2025-11-25 ToolAnnotations): a reader that sends it spends
+		// tools/list on nothing; a writer that leaves it out is, by its
+		// default, destructive.
+		if ro, d := tool.Annotations.ReadOnlyHint, tool.Annotations.DestructiveHint; ro == (d != nil) {
+			t.Errorf("%s: readOnlyHint %v with destructiveHint %v", tool.Name, ro, d != nil)
+		}
+		// openWorldHint defaults to true; every tool here works on the
+		// tenant's own store, so each says false.
+		if ow := tool.Annotations.OpenWorldHint; ow == nil || *ow {
+			t.Errorf("%s: openWorldHint is not false", tool.Name)
 		}
 	}
 	for _, w := range wantTools {

@@ -35,7 +35,7 @@ type listMemoriesIn struct {
 
 type searchIn struct {
 	Query     string `json:"query"`
-	Namespace string `json:"namespace,omitempty" jsonschema:"omit for every namespace you may read"`
+	Namespace string `json:"namespace,omitempty"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"default 10, max 100"`
 }
 
@@ -57,7 +57,7 @@ func MemoryTools(mem *memory.Service) Toolset {
 }
 
 func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
-	add(s, m, tool{Name: "store_memory", Core: true, Annotations: write,
+	add(s, m, tool{Name: "store_memory", Title: "Store memory", Core: true, Annotations: write,
 		Limits:      memory.StoreInput{}.Limits(),
 		Description: "Store a memory for the team; keyword search finds it at once, semantic search within ~1 s. To replace an outdated one add relation {targetId, type:updates}. Example: {\"namespace\":\"project/vp\",\"type\":\"decision\",\"content\":\"Rate limiting lives in the gateway.\"}"},
 		func(ctx context.Context, p vp.Principal, in storeMemoryIn) (memory.StoreResult, error) {
@@ -65,43 +65,41 @@ func (s *server) addMemoryTools(m *mcp.Server, mem *memory.Service) {
 				CreatedBy: in.CreatedBy, Relations: in.Relations, IsLatest: in.IsLatest, TTL: in.TTL, Episode: in.Episode})
 		})
 
-	add(s, m, tool{Name: "get_memory", Annotations: readOnly,
+	add(s, m, tool{Name: "get_memory", Title: "Get memory", Annotations: readOnly,
 		Description: "Fetch a memory; isLatest is false once superseded or deleted. Example: {\"memoryId\":\"mem_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in memoryIDIn) (vp.Memory, error) {
 			return mem.GetMemory(ctx, p, in.MemoryID)
 		})
 
-	add(s, m, tool{Name: "list_memories", Annotations: readOnly,
-		Description: "List a namespace's latest memories, newest first. Paginated {items, nextCursor?}. " +
+	add(s, m, tool{Name: "list_memories", Title: "List memories", Annotations: readOnly,
+		Description: "List a namespace's latest memories, newest first. " +
 			"Example: {\"namespace\":\"project/vp\",\"type\":\"decision\"}"},
 		func(ctx context.Context, p vp.Principal, in listMemoriesIn) (listing.Page[any], error) {
 			return mem.ListMemories(ctx, p, memory.ListInput{Namespace: in.Namespace, Type: in.Type, IncludeSuperseded: in.IncludeSuperseded, Params: in.Params})
 		})
 
-	add(s, m, tool{Name: "soft_delete_memory", Annotations: destructive,
-		Description: "Delete a wrong memory: it leaves searches and lists at once (kept for audit). To supersede one, prefer an updates relation. " +
-			"Example: {\"memoryId\":\"mem_01jd...\"}"},
+	add(s, m, tool{Name: "soft_delete_memory", Title: "Soft-delete memory", Annotations: destructive,
+		Description: "Delete a wrong memory: it leaves searches and lists at once (kept for audit); to supersede one, use an updates relation. Example: {\"memoryId\":\"mem_01jd...\"}"},
 		func(ctx context.Context, p vp.Principal, in memoryIDIn) (memory.DeleteResult, error) {
 			return mem.SoftDeleteMemory(ctx, p, in.MemoryID)
 		})
 
-	add(s, m, tool{Name: "recall", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "recall", Title: "Recall memories", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
 		Limits:      memory.SearchInput{}.Limits(),
-		Description: "Semantic search over the memories you may read, best first with a score: finds notes by meaning. Use it before stating what the team decided; cite the ids you rely on. Example: {\"query\":\"auth in middleware\",\"limit\":5}"},
+		Description: "Semantic search over the memories you may read, best first with a score: finds notes by meaning. Example: {\"query\":\"auth in middleware\",\"limit\":5}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.Recall(ctx, p, in.input())
 		})
 
-	add(s, m, tool{Name: "text_search", Annotations: readOnly,
-		Description: "Keyword (BM25) search over the memories you may read, best first: for exact names, ids, error messages and rare terms. " +
-			"Example: {\"query\":\"ECONNRESET deploy\"}"},
+	add(s, m, tool{Name: "text_search", Title: "Text search memories", Annotations: readOnly,
+		Description: "Keyword (BM25) search over the memories you may read, best first: for exact names, ids, error messages, rare terms. Example: {\"query\":\"ECONNRESET deploy\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.TextSearch(ctx, p, in.input())
 		})
 
-	add(s, m, tool{Name: "hybrid_search", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
+	add(s, m, tool{Name: "hybrid_search", Title: "Hybrid search memories", Marker: markMemories, UI: uimarker.KindMemoryQuote, Core: true, Annotations: readOnly,
 		Limits:      memory.SearchInput{}.Limits(),
-		Description: "Keyword + semantic search over the memories you may read, fused (RRF): the best default search. Use it before stating what the team decided; cite the ids. Example: {\"query\":\"payments deploy error\"}"},
+		Description: "Keyword + semantic search over the memories you may read, fused (RRF): the best default search. Example: {\"query\":\"payments deploy error\"}"},
 		func(ctx context.Context, p vp.Principal, in searchIn) (memory.SearchResult, error) {
 			return mem.HybridSearch(ctx, p, in.input())
 		})

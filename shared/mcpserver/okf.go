@@ -53,8 +53,8 @@ func OKFTools(o *okfsvc.Service, links *okfsvc.Links) Toolset {
 
 func (s *server) addOKFTools(m *mcp.Server, o *okfsvc.Service, links *okfsvc.Links) {
 	local := s.opts.LocalPrincipal != nil
-	add(s, m, tool{Name: "export_okf_bundle", Annotations: readOnly, Limits: pathLimit,
-		Description: "Export a namespace (its memories, briefing notes of that topic, tasks of that project) as an OKF v0.2 .okf.tar.gz: base64 up to 4 MiB, else downloadUrl or path. Example: {\"namespace\":\"project/vp\"}"},
+	add(s, m, tool{Name: "export_okf_bundle", Title: "Export OKF bundle", Annotations: readOnly, Limits: pathLimit,
+		Description: "Export a namespace (memories, briefing notes of that topic, tasks of that project) as an OKF v0.2 .okf.tar.gz: base64 up to 4 MiB, else downloadUrl or path. Example: {\"namespace\":\"project/vp\"}"},
 		func(ctx context.Context, p vp.Principal, in exportOKFIn) (okfsvc.Delivery, error) {
 			r, err := o.Export(ctx, p, in.Namespace)
 			if err != nil {
@@ -62,9 +62,8 @@ func (s *server) addOKFTools(m *mcp.Server, o *okfsvc.Service, links *okfsvc.Lin
 			}
 			return okfsvc.Deliver("export_okf_bundle", r, p, in.Path, local, links)
 		})
-	add(s, m, tool{Name: "validate_okf_bundle", Annotations: readOnly, Limits: bundleLimits,
-		Description: "Check an OKF bundle (format, checksums, references, limits) without writing; returns its counts or the first problem. " +
-			"Example: {\"bundle\":\"H4sI...\"}"},
+	add(s, m, tool{Name: "validate_okf_bundle", Title: "Validate OKF bundle", Annotations: readOnly, Limits: bundleLimits,
+		Description: "Check an OKF bundle (format, checksums, references, limits) without writing: its counts or the first problem. Example: {\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in validateOKFIn) (okfsvc.Report, error) {
 			r, err := okfsvc.Receive("validate_okf_bundle", in.Bundle, in.Path, local, o.Limits())
 			if err != nil {
@@ -72,9 +71,9 @@ func (s *server) addOKFTools(m *mcp.Server, o *okfsvc.Service, links *okfsvc.Lin
 			}
 			return o.ValidateReceived(ctx, p, r)
 		})
-	add(s, m, tool{Name: "import_okf_bundle", Annotations: destructive,
+	add(s, m, tool{Name: "import_okf_bundle", Title: "Import OKF bundle", Annotations: destructive,
 		Limits:      []any{vp.MaxBytes("mode", vp.MaxNameBytes), bundleLimits},
-		Description: "Import an OKF bundle into a namespace with new ids (returns idMap); mode dry-run, merge (idempotent) or replace (the namespace holds exactly the bundle). Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
+		Description: "Import an OKF bundle into a namespace under new ids (returns idMap); mode dry-run, merge (idempotent) or replace (the namespace becomes the bundle). Example: {\"namespace\":\"project/copy\",\"mode\":\"merge\",\"bundle\":\"H4sI...\"}"},
 		func(ctx context.Context, p vp.Principal, in importOKFIn) (okfsvc.ImportResult, error) {
 			r, err := okfsvc.Receive("import_okf_bundle", in.Bundle, in.Path, local, o.Limits())
 			if err != nil {

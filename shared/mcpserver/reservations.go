@@ -58,35 +58,35 @@ func ReservationTools(c *reservation.Service) Toolset {
 }
 
 func (s *server) addReservationTools(m *mcp.Server, c *reservation.Service) {
-	add(s, m, tool{Name: "reserve_paths", Annotations: write, Limits: reservation.ReserveInput{}.Limits(),
+	add(s, m, tool{Name: "reserve_paths", Title: "Reserve paths", Annotations: write, Limits: reservation.ReserveInput{}.Limits(),
 		Description: "Reserve files before editing, all or nothing: the reservation or the conflicts. Example: {\"project\":\"web\",\"paths\":[\"src/api/**\"]}"},
 		func(ctx context.Context, p vp.Principal, in reservePathsIn) (reservation.ReserveResult, error) {
 			return c.Reserve(ctx, p, reservation.ReserveInput{Project: in.Project, Paths: in.Paths, Exclusive: in.Exclusive,
 				TTLMinutes: in.TTLMinutes, Reason: in.Reason, TaskID: in.TaskID, Caller: in.CallerOrchestrator})
 		})
 
-	add(s, m, tool{Name: "renew_reservations", Annotations: write, Limits: reservation.RenewInput{}.Limits(),
+	add(s, m, tool{Name: "renew_reservations", Title: "Renew reservations", Annotations: write, Limits: reservation.RenewInput{}.Limits(),
 		Description: "Extend your active reservations (by id, project, or all). Example: {\"project\":\"web\"}"},
 		func(ctx context.Context, p vp.Principal, in renewReservationsIn) (reservation.RenewResult, error) {
 			return c.Renew(ctx, p, reservation.RenewInput{Project: in.Project, ReservationIDs: in.ReservationIDs, TTLMinutes: in.TTLMinutes,
 				Caller: in.CallerOrchestrator})
 		})
 
-	add(s, m, tool{Name: "release_paths", Annotations: destructive, Limits: reservation.ReleaseInput{}.Limits(),
+	add(s, m, tool{Name: "release_paths", Title: "Release paths", Annotations: destructive, Limits: reservation.ReleaseInput{}.Limits(),
 		Description: "End your reservations by id, or drop some of your globs in a project. Example: {\"reservationIds\":[\"rsv_01...\"]}"},
 		func(ctx context.Context, p vp.Principal, in releasePathsIn) (reservation.ReleaseResult, error) {
 			return c.Release(ctx, p, reservation.ReleaseInput{Project: in.Project, Paths: in.Paths, ReservationIDs: in.ReservationIDs,
 				Caller: in.CallerOrchestrator})
 		})
 
-	add(s, m, tool{Name: "check_paths", Annotations: readOnly, Limits: reservation.CheckInput{}.Limits(),
+	add(s, m, tool{Name: "check_paths", Title: "Check paths", Annotations: readOnly, Limits: reservation.CheckInput{}.Limits(),
 		Description: "Others' reservations your paths collide with. Example: {\"project\":\"web\",\"paths\":[\"src/a.go\"]}"},
 		func(ctx context.Context, p vp.Principal, in checkPathsIn) (reservation.CheckResult, error) {
 			return c.Check(ctx, p, reservation.CheckInput{Project: in.Project, Paths: in.Paths, Exclusive: in.Exclusive, Caller: in.CallerOrchestrator})
 		})
 
-	add(s, m, tool{Name: "list_reservations", Annotations: readOnly, Limits: reservation.ListInput{}.Limits(),
-		Description: "List active path reservations. Paginated. Example: {\"project\":\"web\"}"},
+	add(s, m, tool{Name: "list_reservations", Title: "List reservations", Annotations: readOnly, Limits: reservation.ListInput{}.Limits(),
+		Description: "List active path reservations. Example: {\"project\":\"web\"}"},
 		func(ctx context.Context, p vp.Principal, in listReservationsIn) (listing.Page[any], error) {
 			return c.List(ctx, p, reservation.ListInput{Project: in.Project, Holder: in.Holder, Path: in.Path, Params: in.Params})
 		})

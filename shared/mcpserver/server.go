@@ -28,6 +28,7 @@ import (
 
 	"github.com/vantagepeers/vantagepeers/shared/auth"
 	"github.com/vantagepeers/vantagepeers/shared/emf"
+	"github.com/vantagepeers/vantagepeers/shared/listing"
 	"github.com/vantagepeers/vantagepeers/shared/vp"
 )
 
@@ -104,7 +105,9 @@ func build(o Options) (*server, *mcp.Server) {
 		Instructions: "VantagePeers coordinates a team of AI agents: profiles and presence (set_summary, list_peers), " +
 			"messages with read receipts (send_message, check_messages, mark_as_read). Start a session with set_summary, " +
 			"then check_messages. Identity comes from your token: omit from/createdBy and they default to you. " +
-			"An argument given null is the same as leaving it out.",
+			"Before stating what the team decided, search memories (hybrid_search, recall) and cite the ids you rely on; " +
+			"a search without a namespace covers every namespace you may read. " +
+			"An argument given null is the same as leaving it out. " + listing.ListConvention + " " + statedBoundsNote() + " " + compatNote,
 		Logger:       SDKLogger(o.Logger),
 		Capabilities: serverCapabilities(),
 		// One page: clients get every advertised tool from one tools/list.
@@ -179,9 +182,10 @@ var (
 // marshalled once, into structuredContent and its text copy. The SDK's
 // generic path would infer the schema at start-up and, on every call,
 // decode the arguments twice and re-validate an inferred output schema;
-// output shapes are checked by tests instead.
+// output shapes are checked by tests instead (TestCoreOutputSchemas: a
+// core tool's declared outputSchema, schemas.go, holds every result).
 func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context, vp.Principal, In) (Out, error)) {
-	schema, err := schemaFor[In](s.schemas, t)
+	schema, err := schemaFor[In, Out](s.schemas, t)
 	if err != nil {
 		// An argument type that has no JSON schema, or limits that name no
 		// argument, are programming errors.
@@ -190,8 +194,12 @@ func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context,
 	if t.Core {
 		s.core = append(s.core, t.Name)
 	}
-	m.AddTool(&mcp.Tool{Name: t.Name, Annotations: t.Annotations, Description: t.Description, InputSchema: schema.advertised,
-		Meta: uiToolMeta(t.UI)}, s.logged(t.Name, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	def := &mcp.Tool{Name: t.Name, Title: t.Title, Annotations: t.Annotations, Description: t.Description, InputSchema: schema.advertised,
+		Meta: uiToolMeta(t.UI)}
+	if schema.output != nil {
+		def.OutputSchema = schema.output
+	}
+	m.AddTool(def, s.logged(t.Name, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				s.log.ErrorContext(ctx, "tool panicked", "tool", t.Name, "panic", r, "stack", string(debug.Stack()))

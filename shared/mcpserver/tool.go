@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,8 +17,20 @@ import (
 // says about the tool is declared here, once.
 type tool struct {
 	Name string
-	// Core puts the tool in the core profile (toolsets.go).
-	Core        bool
+	// Title is the tool's short human name, shown by hosts in place of
+	// Name (tools/list "title"); every tool has one (TestToolsHaveTitles).
+	Title string
+	// Core puts the tool in the core profile (toolsets.go) and makes
+	// tools/list declare its outputSchema, inferred from the handler's
+	// result type (schemas.go): the everyday tools are the ones hosts
+	// and clients check results of, and only their schemas fit the budget.
+	Core bool
+	// ResultOf names the core tool whose outputSchema spells out the
+	// result type this core tool shares with it (get_task for the task
+	// writers): this one's lists the required members only. The same 29
+	// task members written out for five tools cost ~800 tokens of every
+	// tools/list; the result still matches (TestResultOfNamesTheFullSchema).
+	ResultOf    string
 	Annotations *mcp.ToolAnnotations
 	Description string
 	// Limits are the bounds the domain enforces on the arguments, shown to
@@ -95,20 +109,13 @@ func applyLimits(schema map[string]any, decl any) error {
 	if err := applyExplicit(schema, lim); err != nil {
 		return err
 	}
-	return boundStrings(schema, "", "")
+	return boundStrings(schema)
 }
 
 // boundStrings gives each string node under schema without a maxLength
 // the default length of its argument's name.
-func boundStrings(node map[string]any, path, name string) error {
-	typ, _ := node["type"].(string)
-	if _, typed := node["type"]; !typed && node["properties"] == nil && path != "" {
-		// An argument of any type (a status: one or an array of them):
-		// maxLength bounds it when it is a string, and decodeArgs applies
-		// it to the strings of an array too.
-		typ = "string"
-	}
-	if typ == "string" {
+func boundStrings(schema map[string]any) error {
+	return eachString(schema, "", "", func(node map[string]any, path, name string) error {
 		if _, ok := node["maxLength"]; ok {
 			return nil
 		}
@@ -118,19 +125,29 @@ func boundStrings(node map[string]any, path, name string) error {
 		}
 		node["maxLength"] = n
 		return nil
+	})
+}
+
+// eachString calls fn on every node under node that holds a string: a
+// string argument, array entry or map value, or an argument of any type
+// (a status: one or an array of them), which maxLength bounds when it is
+// a string and decodeArgs applies to the strings of an array too. path
+// is in limits syntax; name is the argument's name.
+func eachString(node map[string]any, path, name string, fn func(node map[string]any, path, name string) error) error {
+	typ, _ := node["type"].(string)
+	if _, typed := node["type"]; !typed && node["properties"] == nil && path != "" {
+		typ = "string"
+	}
+	if typ == "string" {
+		return fn(node, path, name)
 	}
 	if items, ok := node["items"].(map[string]any); ok {
-		if err := boundStrings(items, path+"[]", name); err != nil {
+		if err := eachString(items, path+"[]", name, fn); err != nil {
 			return err
 		}
 	}
 	props, _ := node["properties"].(map[string]any)
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		child, ok := props[k].(map[string]any)
 		if !ok { // the schema true (a Go any without a description): an object can carry the bound
 			child = map[string]any{}
@@ -140,16 +157,100 @@ func boundStrings(node map[string]any, path, name string) error {
 		if path != "" {
 			p = path + "." + k
 		}
-		if err := boundStrings(child, p, k); err != nil {
+		if err := eachString(child, p, k, fn); err != nil {
 			return err
 		}
 	}
 	if extra, ok := node["additionalProperties"].(map[string]any); ok {
-		if err := boundStrings(extra, path+".*", name); err != nil {
+		if err := eachString(extra, path+".*", name, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// DefaultStringBytes is the bound of every string argument or array
+// entry that tools/list shows without a maxLength: ids, names and enum
+// words, two thirds of all string arguments. The server's instructions
+// state it once (statedBoundsNote) rather than every schema repeating
+// "maxLength":64, ~800 tokens of each tools/list; the checker enforces
+// it all the same (enforcedSchema).
+const DefaultStringBytes = vp.MaxNameBytes
+
+// statedBounds are the bounds tools/list leaves to the server's
+// instructions (statedBoundsNote), by argument name ("": any other
+// string): the default above, and the bounds of the arguments that mean
+// one thing in every tool (defaultLengths), which twenty tools would
+// otherwise each repeat. A bound that differs from these is listed. (The
+// paging limit's 1..200 stays listed: it is advice, clamped rather than
+// enforced, and the search tools' limit shows none.)
+var statedBounds = map[string]int{
+	"": DefaultStringBytes, "cursor": MaxCursorBytes, "namespace": vp.MaxNamespaceBytes, "query": vp.MaxQueryBytes,
+	"project": vp.MaxProjectBytes, "channel": vp.MaxChannelBytes, "topic": vp.MaxShortTextBytes,
+	"team": vp.MaxShortTextBytes, "category": vp.MaxShortTextBytes, "repo": maxRepoBytes,
+}
+
+// statedBoundsNote says statedBounds in the server's instructions.
+func statedBoundsNote() string {
+	var named []string
+	for _, name := range slices.Sorted(maps.Keys(statedBounds)) {
+		if name != "" {
+			named = append(named, name+" "+strconv.Itoa(statedBounds[name]))
+		}
+	}
+	return "A string argument or array entry without maxLength is at most " + strconv.Itoa(DefaultStringBytes) +
+		" bytes, or if named so: " + strings.Join(named, ", ") + "."
+}
+
+// eachStated calls fn on every string node with its stated maxLength.
+func eachStated(schema map[string]any, fn func(node map[string]any, stated int)) {
+	_ = eachString(schema, "", "", func(node map[string]any, _, name string) error {
+		n, ok := statedBounds[name]
+		if !ok {
+			n = statedBounds[""]
+		}
+		fn(node, n)
+		return nil
+	})
+}
+
+// unlistStatedBounds takes the stated bounds out of a schema for
+// tools/list.
+func unlistStatedBounds(schema map[string]any) {
+	eachStated(schema, func(node map[string]any, stated int) {
+		if n, ok := number(node["maxLength"]); ok && n == stated {
+			delete(node, "maxLength")
+		}
+	})
+}
+
+// enforcedSchema is the listed schema of a tool with every bound the
+// checker enforces: its compatibility arguments (hidden, with their
+// maxLength) and the stated bounds where it shows none.
+func enforcedSchema(listed map[string]any, hidden map[string]int) map[string]any {
+	if props, ok := listed["properties"].(map[string]any); ok {
+		for name, ml := range hidden {
+			props[name] = map[string]any{"maxLength": float64(ml)}
+		}
+	}
+	eachStated(listed, func(node map[string]any, stated int) {
+		if _, ok := node["maxLength"]; !ok {
+			node["maxLength"] = float64(stated)
+		}
+	})
+	return listed
+}
+
+// number reads a bound written by the generator (int) or decoded from
+// JSON (float64).
+func number(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case float64:
+		return int(n), n == float64(int(n))
+	}
+	return 0, false
 }
 
 // applyExplicit writes lim into the lean schema of a tool.

@@ -29,7 +29,7 @@ type probeLimits struct {
 func TestLimitsNameArguments(t *testing.T) {
 	ok := probeLimits{Title: vp.MaxBytes("title", 10), Tags: vp.MaxItems("tags", 3, 5),
 		Rest: vp.Limits{vp.Between("limit", 1, 200), vp.MaxBytes("inner.name", 7)}}
-	e, err := inferSchema[limitsProbe](ok)
+	e, err := inferSchema[limitsProbe](ok, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestLimitsNameArguments(t *testing.T) {
 		probeLimits{Title: vp.MaxBytes("title", 10)}, // Tags declared, left zero
 		struct{ X int }{},                            // no limit at all
 	} {
-		if _, err := inferSchema[limitsProbe](bad); err == nil {
+		if _, err := inferSchema[limitsProbe](bad, false); err == nil {
 			t.Errorf("limits %v: no error", bad)
 		}
 	}
