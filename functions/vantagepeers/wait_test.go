@@ -194,10 +194,15 @@ func TestWaitForActivityWokenOverHTTPAndStdio(t *testing.T) {
 			if a.err != nil || a.res.Count != 1 || a.res.Items[0].Title != c.sendArgs["content"] || a.res.Items[0].From != "alice" {
 				t.Fatalf("got %+v, err %v", a.res, a.err)
 			}
+			// Woken by the send, long before the wait's 10 s; how soon is
+			// BenchmarkWakeLatencyHTTP's figure (a timed assertion here
+			// failed when make test's streams shared the machine), and
+			// that a write in another process wakes a waiter with polling
+			// off is shared/activity's TestWokenByAnotherProcess.
 			lat := a.at.Sub(sent)
 			t.Logf("woken %v after send_message returned", lat)
-			if lat > 100*time.Millisecond {
-				t.Fatalf("woken %v after the send; want within 100 ms", lat)
+			if a.res.TimedOut || lat > 5*time.Second {
+				t.Fatalf("woken %v after the send (timed out %v): by the timeout, not the send", lat, a.res.TimedOut)
 			}
 		})
 	}
@@ -312,7 +317,10 @@ func TestTwoHundredWaitersDoNotStarveOtherCalls(t *testing.T) {
 	}
 	slices.Sort(wakes)
 	t.Logf("%d waiters woken by 3 sends: p50 %v, p99 %v after the send", n, wakes[n/2], wakes[n*99/100])
-	if p99 := wakes[n*99/100]; p99 > 3*time.Second {
+	// Half their 20 s: woken by the sends, not their timeouts, however
+	// loaded the machine (CI saw a p99 of 4.4 s under the race detector
+	// beside the other test streams).
+	if p99 := wakes[n*99/100]; p99 > 10*time.Second {
 		t.Fatalf("wake p99 %v with %d waiters; want well under their 20 s", p99, n)
 	}
 }
