@@ -40,6 +40,7 @@ var plainRefusals = map[string]struct {
 	"shared/errormon/convex/convex.go":    {2, "the operator's deployment configuration"},
 	"shared/github/identity.go":           {1, "the tenant's GitHub token"},
 	"shared/github/errors.go":             {1, "the tenant's GitHub token"},
+	"shared/mcpserver/server.go":          {1, "a grant of nothing: a client without a person (client credentials), lifted by an admin's elevation"},
 	"shared/mcpserver/resources.go":       {1, "a token that grants nothing (no step-up on resources/read)"},
 	"shared/pacerelle/relay/http.go":      {11, "the relay's devices and pairings, its own HTTP API (no OAuth)"},
 	"shared/pacerelle/relay/push.go":      {1, "the relay: name the agent"},

@@ -206,11 +206,9 @@ func add[In, Out any](s *server, m *mcp.Server, t tool, fn func(context.Context,
 		p, err := s.principal(req)
 		if err == nil && grantsNothing(p) && t.Name != "whoami" {
 			err = vp.E(t.Name, vp.KindForbidden, "", "this token may act as no orchestrator and read or write no namespace "+
-				"(an OAuth client without a person's approval, or one whose profile grants nothing): sign in again with an agent token, or ask an admin to elevate the client").
-				WithScope(vp.ScopeFull)
+				"(an OAuth client without a person's approval, or one whose profile grants nothing): sign in again with an agent token, or ask an admin to elevate the client")
 		}
 		if err != nil {
-			noteStepUp(ctx, p, err)
 			return errorResult(s.toolError(ctx, t.Name, err)), nil
 		}
 		out, err := fn(ctx, p, in)
