@@ -212,6 +212,43 @@ func (c *cdp) navigate(url string) {
 	c.waitFor("the page "+url, `document.readyState === "complete" && location.href === `+jsString(url), 30*time.Second)
 }
 
+// keys are the keys press knows, as DevTools names them.
+var keys = map[string]struct {
+	code, text string
+	vk         int
+}{"Tab": {"Tab", "", 9}, "Enter": {"Enter", "\r", 13}, " ": {"Space", " ", 32}}
+
+// press types one key on the focused element, as a person would.
+func (c *cdp) press(key string) {
+	c.t.Helper()
+	k, ok := keys[key]
+	if !ok {
+		c.t.Fatalf("press: unknown key %q", key)
+	}
+	down := map[string]any{"type": "keyDown", "key": key, "code": k.code, "windowsVirtualKeyCode": k.vk}
+	if k.text != "" {
+		down["text"] = k.text
+	}
+	c.call("Input.dispatchKeyEvent", down)
+	c.call("Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": key, "code": k.code, "windowsVirtualKeyCode": k.vk})
+}
+
+// tabTo presses Tab from the top of the page until the element with id
+// has the focus: it fails when the keyboard cannot reach it.
+func (c *cdp) tabTo(id string) {
+	c.t.Helper()
+	c.eval(`document.activeElement && document.activeElement.blur(); true`, nil)
+	for i := 0; i < 40; i++ {
+		c.press("Tab")
+		var at string
+		c.eval(`document.activeElement ? document.activeElement.id : ""`, &at)
+		if at == id {
+			return
+		}
+	}
+	c.t.Fatalf("40 presses of Tab never reached #%s", id)
+}
+
 func (c *cdp) screenshot(path string) {
 	c.t.Helper()
 	res := c.call("Page.captureScreenshot", map[string]any{"format": "png"})

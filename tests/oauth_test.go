@@ -6,11 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
-	"html"
 	"image/png"
 	"io"
-	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -152,8 +151,13 @@ func cimdServer(t *testing.T) (*server, string) {
 func TestOAuthConsentInChromium(t *testing.T) {
 	chromium := requireChromium(t)
 	tenant := newTenant("consent")
-	user := createToken(t, tenant, "alice")
-	redirect := "http://127.0.0.1:47914/callback"
+	// The client's redirect target: the browser lands there with the code.
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, `<!doctype html><html lang="en"><title>client</title><p>signed in</p></html>`)
+	}))
+	t.Cleanup(cb.Close)
+	redirect := cb.URL + "/callback"
 	var reg struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
@@ -205,32 +209,101 @@ func TestOAuthConsentInChromium(t *testing.T) {
 		t.Errorf("the French page:\n%s", fr)
 	}
 
-	// Approve with the fields Chromium rendered.
-	form := url.Values{}
-	for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(dom, -1) {
-		form.Set(m[1], html.UnescapeString(m[2]))
+	// Both steps in a browser driven over DevTools: each is axe-clean in
+	// both languages; the person signs in, unticks one namespace with the
+	// keyboard only (Tab to it, Space) and submits with Enter; the client
+	// gets the narrowed rights.
+	consentInBrowser(t, chromium, tenant, pageURL, redirect, verifier, reg.ClientID, reg.ClientSecret)
+}
+
+// consentInBrowser drives the consent page of pageURL, whose client
+// redirects to redirect (a page that answers).
+func consentInBrowser(t *testing.T, chromium, tenant, pageURL, redirect, verifier, clientID, clientSecret string) {
+	axe := requireAxe(t)
+	person := personToken(t, tenant, "alice", "project/web,global", "project/web,notes/alice")
+	b := startCDP(t, chromium)
+	axeClean := func(step string) {
+		t.Helper()
+		if v, passes := b.axe(axe); len(v) > 0 || passes == 0 {
+			t.Errorf("%s: axe: %d WCAG 2 A/AA violations (%d passes): %+v", step, len(v), passes, v)
+		}
 	}
-	form.Set("token", user)
-	form.Set("action", "approve")
-	noFollow := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := noFollow.PostForm(base+"/oauth/authorize", form)
-	if err != nil {
-		t.Fatal(err)
+	for _, lang := range []string{"fr", "en"} {
+		b.navigate(pageURL + "&lang=" + lang)
+		b.waitFor("the sign-in step", `document.getElementById("token") && document.documentElement.lang === `+jsString(lang), 30*time.Second)
+		b.screenshot(filepath.Join(workDir, "consent-signin-"+lang+".png"))
+		axeClean("sign-in/" + lang)
+		// A wrong token: the page says so, the field is marked invalid, and
+		// the page stays axe-clean.
+		b.tabTo("token")
+		b.call("Input.insertText", map[string]any{"text": "not-a-token"})
+		b.press("Enter")
+		b.waitFor("the sign-in error", `document.getElementById("error") && document.getElementById("token").getAttribute("aria-invalid") === "true"`, 30*time.Second)
+		axeClean("sign-in error/" + lang)
+		// Type the token with the keyboard: focus is where Tab puts it.
+		b.tabTo("token")
+		b.call("Input.insertText", map[string]any{"text": person})
+		b.press("Enter")
+		b.waitFor("the review step", `document.getElementById("approve") && document.documentElement.lang === `+jsString(lang), 30*time.Second)
+		b.screenshot(filepath.Join(workDir, "consent-review-"+lang+".png"))
+		axeClean("review/" + lang)
+		var boxes []string
+		b.eval(`[...document.querySelectorAll('input[type=checkbox]')].map(c => c.name + ":" + c.value + ":" + c.checked)`, &boxes)
+		if want := []string{"read:project/web:true", "read:global:true", "write:project/web:true", "write:notes/alice:true"}; strings.Join(boxes, " ") != strings.Join(want, " ") {
+			t.Errorf("review/%s: checkboxes %v, want %v", lang, boxes, want)
+		}
 	}
-	res.Body.Close()
-	loc, _ := url.Parse(res.Header.Get("Location"))
-	if res.StatusCode != http.StatusSeeOther || loc == nil || !strings.HasPrefix(loc.String(), redirect+"?") || loc.Query().Get("state") != "st-chromium" || loc.Query().Get("code") == "" {
-		t.Fatalf("approve: HTTP %d Location %q", res.StatusCode, res.Header.Get("Location"))
+	// Narrow by keyboard: Tab to the second write box, Space unticks it.
+	var id string
+	b.eval(`document.querySelector('input[name=write][value="notes/alice"]').id`, &id)
+	b.tabTo(id)
+	b.press(" ")
+	var checked bool
+	b.eval(`document.getElementById(`+jsString(id)+`).checked`, &checked)
+	if checked {
+		t.Fatal("Space on the focused checkbox left it ticked")
+	}
+	b.tabTo("approve")
+	b.press("Enter")
+	b.waitFor("the redirect to the client", `location.href.startsWith(`+jsString(redirect+"?")+`)`, 30*time.Second)
+	var href string
+	b.eval(`location.href`, &href)
+	loc, _ := url.Parse(href)
+	if loc == nil || loc.Query().Get("state") != "st-chromium" || loc.Query().Get("code") == "" {
+		t.Fatalf("approve: redirected to %q", href)
 	}
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}
 	postForm(t, "/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "code_verifier": {verifier},
-		"redirect_uri": {redirect}, "client_id": {reg.ClientID}, "client_secret": {reg.ClientSecret}}, &tok)
-	who := decode[struct{ Tenant string }](t, callTool(t, tok.AccessToken, "", "whoami", map[string]any{}))
-	if who.Tenant != tenant {
-		t.Fatalf("whoami with the consented token: %+v", who)
+		"redirect_uri": {redirect}, "client_id": {clientID}, "client_secret": {clientSecret}}, &tok)
+	who := decode[struct {
+		Tenant string
+		Read   []string `json:"namespaceReadPrefixes"`
+		Write  []string `json:"namespaceWritePrefixes"`
+	}](t, callTool(t, tok.AccessToken, "", "whoami", map[string]any{}))
+	if who.Tenant != tenant || strings.Join(who.Read, ",") != "project/web,global" || strings.Join(who.Write, ",") != "project/web" {
+		t.Fatalf("whoami with the narrowed grant: %+v, want reads project/web,global and writes project/web", who)
 	}
+	for _, e := range b.pageErrors() {
+		if !strings.Contains(e, "status of 401") { // the wrong token's answer
+			t.Errorf("page error: %s", e)
+		}
+	}
+}
+
+// personToken creates an agent token of tenant acting as as, reading and
+// writing the comma-separated namespaces given.
+func personToken(t *testing.T, tenant, as, read, write string) string {
+	t.Helper()
+	cmd := exec.Command(binPath, "token", "create", "--data-dir", srv.dataDir,
+		"--tenant", tenant, "--as", as, "--read", read, "--write", write, "--label", "e2e "+t.Name())
+	cmd.Env = childEnv(map[string]string{"VP_MASTER_TOKEN": masterToken})
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // ---- helpers ----

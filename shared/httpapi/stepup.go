@@ -27,7 +27,9 @@ func stepUp(w http.ResponseWriter, r *http.Request, metadataURL, flightKey strin
 		buf.release(w)
 		return
 	}
-	scope = vp.ScopeFull + " " + scope
+	if scope != vp.ScopeFull {
+		scope = vp.ScopeFull + " " + scope
+	}
 	clean := strings.NewReplacer(`"`, "'", `\`, "/")
 	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+scope+`", resource_metadata="`+metadataURL+
 		`", error_description="`+clean.Replace(cause)+`"`)

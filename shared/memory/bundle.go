@@ -25,8 +25,8 @@ func (s *Service) NamespaceMemories(ctx context.Context, op string, p vp.Princip
 	if err != nil {
 		return nil, err
 	}
-	if !p.CanRead(ns) {
-		return nil, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", ns, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(ns))
+	if err := p.MayRead(op, "namespace", ns); err != nil {
+		return nil, err
 	}
 	q := memories.Query(tenant, store.GSI1, table.Values{"ns": ns})
 	q.Limit = 500

@@ -93,8 +93,10 @@ func (s *Service) ListEpisodes(ctx context.Context, p vp.Principal, in ListEpiso
 	if err := vp.CheckName(op, "orchestrator", in.Orchestrator, false); err != nil {
 		return listing.Page[any]{}, err
 	}
-	if in.Namespace != "" && !p.CanRead(in.Namespace) {
-		return listing.Page[any]{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(in.Namespace))
+	if in.Namespace != "" {
+		if err := p.MayRead(op, "namespace", in.Namespace); err != nil {
+			return listing.Page[any]{}, err
+		}
 	}
 	orch := vp.NormalizeOrchestrator(in.Orchestrator)
 	var q store.Query

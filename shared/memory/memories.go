@@ -85,8 +85,8 @@ func (s *Service) storeMemory(ctx context.Context, op string, p vp.Principal, in
 	if err != nil {
 		return StoreResult{}, err
 	}
-	if !p.CanWrite(in.Namespace) {
-		return StoreResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not write namespace %q (write prefixes: %s)", in.Namespace, describePrefixes(p.WritePrefixes)).WithScope(vp.WriteScope(in.Namespace))
+	if err := p.MayWrite(op, "namespace", in.Namespace); err != nil {
+		return StoreResult{}, err
 	}
 	now := s.now()
 	var expiresAt int64
@@ -386,8 +386,8 @@ func (s *Service) ListMemories(ctx context.Context, p vp.Principal, in ListInput
 	if err := checkMemoryType(op, "type", in.Type, false); err != nil {
 		return listing.Page[any]{}, err
 	}
-	if !p.CanRead(in.Namespace) {
-		return listing.Page[any]{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(in.Namespace))
+	if err := p.MayRead(op, "namespace", in.Namespace); err != nil {
+		return listing.Page[any]{}, err
 	}
 	q := memories.Query(tenant, store.GSI1, table.Values{"ns": in.Namespace})
 	if in.Type != "" {

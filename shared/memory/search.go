@@ -93,15 +93,15 @@ func (s *Service) searchMemories(ctx context.Context, op string, p vp.Principal,
 	limit := clampSearchLimit(in.Limit)
 	f := search.Filter{Tenant: tenant, Kinds: []string{KindMemory}, Types: types, NowMS: s.nowMS()}
 	if in.Namespace != "" {
-		if !p.CanRead(in.Namespace) {
-			return SearchResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q (read prefixes: %s)", in.Namespace, describePrefixes(p.ReadPrefixes)).WithScope(vp.ReadScope(in.Namespace))
+		if err := p.MayRead(op, "namespace", in.Namespace); err != nil {
+			return SearchResult{}, err
 		}
 		f.Namespaces = []string{in.Namespace}
 	} else if f.Namespaces = readableNamespaces(p); len(f.Namespaces) == 0 {
 		// An empty result would read as "nothing matches"; the truth is that
 		// this token may look nowhere, and its holder can fix that.
 		return SearchResult{}, vp.E(op, vp.KindForbidden, "namespace", "this token may read no namespace, so there is nothing it can search: "+
-			"create a token with --read (for example --read 'workspace,alice'), or ask an admin for read access")
+			"create a token with --read (for example --read 'workspace,alice'), or ask an admin for read access").WithScope(vp.ScopeFull)
 	}
 	keep := func(m vp.Memory, now int64) bool {
 		return m.Live(now) && p.CanRead(m.Namespace) &&

@@ -501,8 +501,8 @@ func (s *Service) MarkRead(ctx context.Context, p vp.Principal, ids []string) (i
 		if err != nil {
 			return 0, err
 		}
-		if !p.CanActAs(r.Recipient) {
-			return 0, vp.Errorf(op, vp.KindForbidden, "receiptIds", "receipt %q belongs to %q, whom this token may not act as", id, r.Recipient)
+		if err := p.MayActAs(op, fmt.Sprintf("receiptIds (receipt %q)", id), r.Recipient); err != nil {
+			return 0, err
 		}
 		if r.ReadAt == nil {
 			todo = append(todo, pending{r, it})

@@ -34,8 +34,14 @@ func (a *authorship) importer(kind, src, field, orig string) (string, error) {
 	if a.p.CanActAs(foreignAuthor) {
 		return foreignAuthor, nil
 	}
+	scope := "" // a reserved name no grant gives
+	if !vp.ReservedOrchestrator(orig) {
+		// Acting as the author would keep them: the scope the principal's
+		// own refusal names.
+		scope = vp.ScopeOf(a.p.MayActAs(a.op, field, orig))
+	}
 	return "", vp.Errorf(a.op, vp.KindForbidden, field, "%s %s of the bundle is by %q, whom this token may not act as, and the token acts as no orchestrator who could author it instead; import with a token that acts as one",
-		kind, src, orig)
+		kind, src, orig).WithScope(scope)
 }
 
 // author returns who authors field (bundle value orig) of record src, and

@@ -112,8 +112,8 @@ func (s *Service) ImportReceived(ctx context.Context, p vp.Principal, target, mo
 	if err := vp.CheckNamespace(op, "namespace", target, true); err != nil {
 		return ImportResult{}, err
 	}
-	if !p.CanWrite(target) {
-		return ImportResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not write namespace %q", target)
+	if err := p.MayWrite(op, "namespace", target); err != nil {
+		return ImportResult{}, err
 	}
 	// The import holds the bundle and a remapped copy of its records until
 	// it ends.

@@ -234,8 +234,8 @@ func (s *Service) Export(ctx context.Context, p vp.Principal, ns string) (Export
 	if err := vp.CheckNamespace(op, "namespace", ns, true); err != nil {
 		return ExportResult{}, err
 	}
-	if !p.CanRead(ns) {
-		return ExportResult{}, vp.Errorf(op, vp.KindForbidden, "namespace", "this token may not read namespace %q", ns)
+	if err := p.MayRead(op, "namespace", ns); err != nil {
+		return ExportResult{}, err
 	}
 	if j, ok, err := s.pending(ctx, op, tenant, ns); err != nil {
 		return ExportResult{}, err

@@ -1,6 +1,8 @@
 package vp
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/text/cases"
@@ -89,15 +91,60 @@ func (p Principal) ActAs(op, field, arg string) (string, error) {
 		if d := p.DefaultOrchestrator(); d != "" {
 			return d, nil
 		}
+		if !p.Admin && !slices.Contains(p.Orchestrators, Wildcard) {
+			// The host cannot know whom to ask for: it may ask for
+			// all the person may give, their own identity among it.
+			return "", E(op, KindForbidden, field, "this token may act as no orchestrator (it was granted namespaces only): sign in with a token that acts as one").WithScope(ScopeFull)
+		}
 		return "", Errorf(op, KindInvalid, field, "is required: this token may act as any orchestrator, so name one (for example %q)", "alice")
 	}
 	if ReservedOrchestrator(arg) {
 		return "", Errorf(op, KindInvalid, field, "%q is reserved (a channel or wildcard word) and cannot be an orchestrator id", arg)
 	}
-	if !p.CanActAs(arg) {
-		return "", Errorf(op, KindForbidden, field, "this token may not act as %q (it may act as %s)", arg, p.describeOrchestrators()).WithScope(actAsScope(arg))
+	if err := p.MayActAs(op, field, arg); err != nil {
+		return "", err
 	}
 	return NormalizeOrchestrator(arg), nil
+}
+
+// The refusals of a right below are made here, in one place, so that each
+// names the OAuth scope that would allow the call: a client is answered 403
+// insufficient_scope naming it and its host may ask the person again.
+// Refusals that asking again cannot change (ownership, admin only) stay
+// plain forbidden errors where they are made.
+
+// MayActAs is nil when p may speak as orchestrator id, else the refusal
+// naming field and the scope as:<id> (none for the server's own name).
+func (p Principal) MayActAs(op, field, id string) error {
+	if p.CanActAs(id) {
+		return nil
+	}
+	return Errorf(op, KindForbidden, field, "this token may not act as %q (it may act as %s)", id, p.describeOrchestrators()).WithScope(actAsScope(id))
+}
+
+// MayRead is nil when p may read namespace ns, else the refusal naming
+// field and the scope ns:read:<ns>.
+func (p Principal) MayRead(op, field, ns string) error {
+	if p.CanRead(ns) {
+		return nil
+	}
+	return Errorf(op, KindForbidden, field, "this token may not read namespace %q (read prefixes: %s)", ns, describePrefixes(p.ReadPrefixes)).WithScope(ReadScope(ns))
+}
+
+// MayWrite is nil when p may write namespace ns, else the refusal naming
+// field and the scope ns:write:<ns>.
+func (p Principal) MayWrite(op, field, ns string) error {
+	if p.CanWrite(ns) {
+		return nil
+	}
+	return Errorf(op, KindForbidden, field, "this token may not write namespace %q (write prefixes: %s)", ns, describePrefixes(p.WritePrefixes)).WithScope(WriteScope(ns))
+}
+
+func describePrefixes(ps []string) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%q", ps)
 }
 
 // ReservedOrchestrator reports ids that mean something else in a channel or

@@ -66,3 +66,52 @@ func TestActAsRefusalNamesItsScope(t *testing.T) {
 		t.Fatal("the scope is lost through a wrap")
 	}
 }
+
+// The principal's own checks return the refusal of a right, naming the
+// field, the namespace or orchestrator and the scope that would allow it;
+// what the token holds passes.
+func TestRightsChecksNameTheirScope(t *testing.T) {
+	p := vp.Principal{Tenant: "t", Orchestrators: []string{"alice"}, ReadPrefixes: []string{"project/web"}, WritePrefixes: []string{"project/web/notes"}}
+	for _, c := range []struct {
+		name  string
+		err   error
+		scope string
+	}{
+		{"read", p.MayRead("export", "namespace", "project/secret"), "ns:read:project/secret"},
+		{"write", p.MayWrite("import", "namespace", "project/web"), "ns:write:project/web"},
+		{"act as", p.MayActAs("mark_read", "receiptIds", "Bob"), "as:bob"},
+	} {
+		if !vp.IsKind(c.err, vp.KindForbidden) || vp.ScopeOf(c.err) != c.scope {
+			t.Errorf("%s: %v (scope %q), want forbidden naming %q", c.name, c.err, vp.ScopeOf(c.err), c.scope)
+		}
+		if c.err != nil && !strings.Contains(c.err.Error(), ": ") {
+			t.Errorf("%s: %v names no field", c.name, c.err)
+		}
+	}
+	if err := p.MayRead("export", "namespace", "project/web/x"); err != nil {
+		t.Errorf("read inside the prefix: %v", err)
+	}
+	if err := p.MayWrite("import", "namespace", "project/web/notes"); err != nil {
+		t.Errorf("write inside the prefix: %v", err)
+	}
+	if err := p.MayActAs("mark_read", "receiptIds", " ALICE "); err != nil {
+		t.Errorf("act as alice: %v", err)
+	}
+	if err := p.MayActAs("x", "from", "system"); !vp.IsKind(err, vp.KindForbidden) || vp.ScopeOf(err) != "" {
+		t.Errorf("act as system: %v (scope %q), want forbidden without a scope", err, vp.ScopeOf(err))
+	}
+}
+
+// A token that may act as no one (an OAuth grant of namespaces only) is
+// refused an identity, not told that it may act as anyone.
+func TestActAsWithoutAnyOrchestratorIsForbidden(t *testing.T) {
+	p := vp.Principal{Tenant: "t", ReadPrefixes: []string{"*"}}
+	_, err := p.ActAs("write_diary", "orchestrator", "")
+	if !vp.IsKind(err, vp.KindForbidden) || strings.Contains(err.Error(), "any orchestrator") || !strings.Contains(err.Error(), "orchestrator: ") {
+		t.Fatalf("no identity: %v", err)
+	}
+	wild := vp.Principal{Tenant: "t", Orchestrators: []string{vp.Wildcard}}
+	if _, err := wild.ActAs("write_diary", "orchestrator", ""); !vp.IsKind(err, vp.KindInvalid) {
+		t.Fatalf("a wildcard token names one: %v", err)
+	}
+}

@@ -149,8 +149,8 @@ func (r *Relay) authenticate(req *http.Request) (caller, error) {
 	if err := vp.CheckName(op, wire.AgentHeader, agent, true); err != nil {
 		return caller{}, err
 	}
-	if !p.CanActAs(agent) {
-		return caller{}, vp.Errorf(op, vp.KindForbidden, wire.AgentHeader, "this token may not act as %q", agent)
+	if err := p.MayActAs(op, wire.AgentHeader, agent); err != nil {
+		return caller{}, err
 	}
 	return caller{tenant: tenant, party: wire.AgentParty(agent), device: AgentDevice, principal: &p}, nil
 }
