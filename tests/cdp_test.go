@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,15 +44,39 @@ var devtoolsRe = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 func startCDP(t *testing.T, chromium string) *cdp {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	// The profile is removed here rather than by t.TempDir: Chromium's
+	// helper processes outlive the browser for a moment and were still
+	// writing into it when the test's cleanup removed it (CI met
+	// "directory not empty"). The browser runs in its own process group,
+	// which the cleanup kills whole.
+	profile, err := os.MkdirTemp("", "vp-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-		"--remote-debugging-port=0", "--user-data-dir="+t.TempDir(), "--window-size=1000,1200", "about:blank")
+		"--remote-debugging-port=0", "--user-data-dir="+profile, "--window-size=1000,1200", "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		for try := 0; ; try++ {
+			err := os.RemoveAll(profile)
+			if err == nil || try == 20 {
+				if err != nil {
+					t.Errorf("removing the browser profile: %v", err)
+				}
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
