@@ -44,7 +44,8 @@ const Version = "local-concept-v1"
 // (tests/benchretrieval -via index, vector mode) session / turn recall@5
 // is 0.737 / 0.376 at 384, 0.765 / 0.380 at 512, 0.786 / 0.388 at 768
 // and 0.806 / 0.398 at 1024, hybrid search unchanged (0.903 / 0.575
-// to 0.577). The price (BenchmarkSearch100kConcept*, search/local, 100,000
+// to 0.577); with the table's untagged compounds dropped since, 0.831 /
+// 0.403 at 1024 (make bench-retrieval, through the memory service). The price (BenchmarkSearch100kConcept*, search/local, 100,000
 // memories): 693 MB of heap instead of 323 (3.7 KB more per memory, the
 // vectors kept as float32 and int8), hybrid search p95 7.6 ms of CPU
 // instead of 6.4.
