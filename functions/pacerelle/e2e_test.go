@@ -96,13 +96,22 @@ func TestEndToEnd(t *testing.T) {
 	var replies []requester.Reply
 	// caughtUp waits until the model has answered about all requests sent so
 	// far, so that the restart and the kill land while it is working.
+	// Two minutes: CI once saw no reply within one while make test's three
+	// streams loaded the machine; the session's own account, when it has
+	// ended, says why.
 	caughtUp := func(want int) {
-		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		wctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 		defer cancel()
 		got, err := dev.Wait(wctx, func(rs []requester.Reply) bool { return len(replies)+len(rs) >= want })
 		replies = append(replies, got...)
 		if err != nil {
-			t.Fatalf("%d replies, waiting for %d: %v", len(replies), want, err)
+			session := "still running"
+			select {
+			case sum := <-s1:
+				session = fmt.Sprintf("ended (%s) after processing %d", sum.Ended, len(sum.Processed))
+			default:
+			}
+			t.Fatalf("%d replies, waiting for %d: %v; the bridge session: %s", len(replies), want, err, session)
 		}
 	}
 	for i := range n {
