@@ -263,13 +263,25 @@ func runSession(t *testing.T, node, dir string, cfg map[string]any) chan session
 	}
 	exited := make(chan struct{})
 	// A failed test leaves no session behind (its bridge exits on EOF).
+	// One that fails while the session still runs asks it first for its
+	// account (SIGTERM: it prints its summary, the bridge's stderr with it).
 	t.Cleanup(func() {
 		select {
 		case <-exited:
+			return
 		default:
-			_ = cmd.Process.Kill()
-			<-exited
 		}
+		if t.Failed() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+				t.Logf("the session, stopped by the failure: %s", stdout.String())
+				return
+			case <-time.After(5 * time.Second):
+			}
+		}
+		_ = cmd.Process.Kill()
+		<-exited
 	})
 	go func() {
 		err := cmd.Wait()

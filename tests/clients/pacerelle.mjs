@@ -27,6 +27,14 @@ transport.stderr?.on("data", (d) => (stderr += d.toString()));
 const client = new Client({ name: "pacerelle-e2e", version: "1.0.0" });
 const call = async (name, args = {}) => parse(await client.callTool({ name, arguments: args }));
 
+// A test that gives up on the session asks for its account.
+process.on("SIGTERM", () => {
+  out.ended = out.ended || "terminated by the test";
+  out.stderrTail = stderr.slice(-4000);
+  console.log(JSON.stringify(out));
+  process.exit(0);
+});
+
 try {
   await client.connect(transport);
   out.pid = transport.pid;
