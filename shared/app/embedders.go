@@ -14,9 +14,6 @@ import (
 // DefaultLocalEmbedder is the offline embedder of the embedded server.
 const DefaultLocalEmbedder = concept.Version
 
-// LocalEmbedders are the names of the offline embedders, default first.
-var LocalEmbedders = []string{concept.Version, local.Version}
-
 // maxLocalDim bounds the dimension of an offline embedder: vectors are
 // stored and compared in full, and beyond this more dimensions only cost.
 const maxLocalDim = 4096
@@ -46,5 +43,5 @@ func LocalEmbedder(name string) (embed.Embedder, error) {
 	case local.Version, awsenv.EmbedderLocal:
 		return local.New(local.Options{Dim: dim}), nil
 	}
-	return nil, vp.Errorf(op, vp.KindInvalid, field, "%q is not an offline embedder: use one of %s (optionally with /dimension)", name, strings.Join(LocalEmbedders, ", "))
+	return nil, vp.Errorf(op, vp.KindInvalid, field, "%q is not an offline embedder: use one of %s (optionally with /dimension)", name, concept.Version+", "+local.Version)
 }
