@@ -224,9 +224,15 @@ func TestWaitForActivityWokenOverHTTPAndStdio(t *testing.T) {
 // wait are the baseline). One agent holding the 4 waits its token may
 // still calls; a 5th wait is refused with an error naming the limit
 // (httpapi's TestWaitsDoNotTakeTheTokensRequestSlots shows the slots).
-// Then three sends wake all 200.
+// Then three sends wake all 200. The race pass (-short) runs the same
+// paths with 50: under the race detector beside the other test streams
+// 200 calls take seconds each, and the waits' 25 s ran out before the
+// sends (CI, 2 cores).
 func TestTwoHundredWaitersDoNotStarveOtherCalls(t *testing.T) {
-	const n = 200
+	n := 200
+	if testing.Short() {
+		n = 50
+	}
 	agents := make([]string, n)
 	for i := range agents {
 		agents[i] = fmt.Sprintf("agent%03d", i)
@@ -263,12 +269,12 @@ func TestTwoHundredWaitersDoNotStarveOtherCalls(t *testing.T) {
 	since := time.Now().UnixMilli()
 	answers := make([]<-chan waited, n)
 	for i, cs := range sessions {
-		answers[i] = waitOn(cs, map[string]any{"timeoutMs": 20_000, "since": since})
+		answers[i] = waitOn(cs, map[string]any{"timeoutMs": activity.MaxTimeoutMs, "since": since})
 	}
 	time.Sleep(2 * time.Second) // every wait is in
 	lats := beside()
 	t.Logf("check_messages beside %d waits: p50 %v, p99 %v", n, lats[n/2], lats[n*99/100])
-	// Starved calls would wait behind the waits' 20 s or be refused; the
+	// Starved calls would wait behind the waits' 25 s or be refused; the
 	// machine's load (2 shared cores) moves both figures by seconds.
 	if p99 := lats[n*99/100]; p99 > 3*base[n*99/100]+2*time.Second {
 		t.Fatalf("check_messages p99 %v beside %d waits, %v without; want about the same", p99, n, base[n*99/100])
@@ -296,7 +302,7 @@ func TestTwoHundredWaitersDoNotStarveOtherCalls(t *testing.T) {
 		t.Fatalf("a call of the token holding 4 waits: %v", err)
 	}
 
-	// Wake them all: three sends of at most 99 recipients each.
+	// Wake them all: sends of at most 99 recipients each.
 	alice := w.client(t, "alice")
 	wakes := make([]time.Duration, 0, n)
 	for lo := 0; lo < n; lo += 99 {
@@ -316,12 +322,12 @@ func TestTwoHundredWaitersDoNotStarveOtherCalls(t *testing.T) {
 		}
 	}
 	slices.Sort(wakes)
-	t.Logf("%d waiters woken by 3 sends: p50 %v, p99 %v after the send", n, wakes[n/2], wakes[n*99/100])
-	// Half their 20 s: woken by the sends, not their timeouts, however
+	t.Logf("%d waiters woken by the sends: p50 %v, p99 %v after the send", n, wakes[n/2], wakes[n*99/100])
+	// Under half their 25 s: woken by the sends, not their timeouts, however
 	// loaded the machine (CI saw a p99 of 4.4 s under the race detector
 	// beside the other test streams).
 	if p99 := wakes[n*99/100]; p99 > 10*time.Second {
-		t.Fatalf("wake p99 %v with %d waiters; want well under their 20 s", p99, n)
+		t.Fatalf("wake p99 %v with %d waiters; want well under their 25 s", p99, n)
 	}
 }
 
