@@ -84,7 +84,6 @@ type RefusedPairing struct {
 
 // Reasons a pairing is refused.
 const (
-	refusedNotShown      = "this pairing was never shown as pending here, so nobody could compare its code: start the pairing again while the agent's bridge is running"
 	refusedNotAnswered   = "this bridge never answered this pairing's commitment (it was answered by someone else, or before this bridge's state was reset): start the pairing again while the agent's bridge is running"
 	refusedCommitChanged = "the pairing's commitment changed after this bridge answered it (a replayed or reordered message?): start the pairing again"
 	refusedNotOurAnswer  = "the answer the relay shows for this pairing is not the one this bridge made (a replayed or forged answer?): start the pairing again"
@@ -190,9 +189,6 @@ func (b *Bridge) syncPairing(p wire.PairingView) (bool, *wire.AnswerBody) {
 		return false, nil // waiting for the device's reveal
 	}
 	if x.Code == "" {
-		if len(p.Confirmation) > 0 {
-			return b.refuse(p, fp, l.Version, refusedNotShown, pi), nil
-		}
 		if d.ID != x.Device || seal.CheckReveal(x.Commit, d, p.PersonNonce) != nil {
 			return b.refuse(p, fp, l.Version, refusedReveal, pi), nil
 		}
@@ -203,9 +199,15 @@ func (b *Bridge) syncPairing(p wire.PairingView) (bool, *wire.AnswerBody) {
 		x.Code, x.Fingerprint, x.PersonNonce = code, fp, p.PersonNonce
 		b.log.Info(fmt.Sprintf("pacerelle: pairing requested by %s device %s: code %s — the person must see the same code before confirming", p.Person, d.ID, code),
 			"person", p.Person, "device", d.ID, "code", code, "fingerprint", fp)
-		return true, nil
-	}
-	if x.Fingerprint != fp || !seal.SameNonce(x.PersonNonce, p.PersonNonce) {
+		if len(p.Confirmation) == 0 {
+			return true, nil
+		}
+		// Revealed and confirmed before this bridge looked (`pair --yes`
+		// does both at once): the relay decides when the bridge sees a
+		// confirmation, so refusing it for arriving early would stop no
+		// relay, and the person could not start again over it. The
+		// signature below binds it to this bridge's own nonce and key.
+	} else if x.Fingerprint != fp || !seal.SameNonce(x.PersonNonce, p.PersonNonce) {
 		return b.refuse(p, fp, l.Version, refusedKeyChanged, pi), nil
 	}
 	if len(p.Confirmation) == 0 {
