@@ -62,3 +62,38 @@ func TestApprovedTokenDiesWithItsApprover(t *testing.T) {
 		t.Fatalf("an unknown approver: %v", err)
 	}
 }
+
+// An approval by the master token ends when the master token is rotated:
+// the grant names the master's hash like any approver's, and a server
+// started with another master token no longer knows it. (Such grants used
+// to carry no approver, so rotating VP_MASTER_TOKEN after a leak left
+// every OAuth client its holder had approved, admin included.)
+func TestMasterApprovedTokenDiesWithTheMasterToken(t *testing.T) {
+	ctx := context.Background()
+	clock := func() time.Time { return time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC) }
+	st := openLosing(t, clock)
+	master := auth.NewSecret()
+	toks := auth.New(auth.Options{Store: st, Now: clock, MasterHash: auth.Hash(master)})
+	client, _, err := toks.Create(ctx, auth.Spec{Tenant: "default", ActsAs: []string{"*"}, Admin: true, Kind: "oauth", ClientID: "vp_client_1", Approver: auth.HashHex(master)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := toks.Resolve(ctx, client); err != nil || !p.Admin {
+		t.Fatalf("approved by the current master token: %+v %v", p, err)
+	}
+	if tok, err := toks.Live(ctx, auth.HashHex(master)); err != nil || !tok.Principal().Admin || tok.ID != "master" {
+		t.Fatalf("Live(the master token's hash): %+v %v", tok, err)
+	}
+
+	rotated := auth.New(auth.Options{Store: st, Now: clock, MasterHash: auth.Hash(auth.NewSecret())})
+	var r *auth.RefusedError
+	if _, err := rotated.Resolve(ctx, client); !errors.As(err, &r) || r.Reason != auth.ReasonApproverGone {
+		t.Fatalf("after the master token was rotated: %v", err)
+	}
+	if _, err := rotated.Live(ctx, auth.HashHex(master)); !errors.As(err, &r) || r.Reason != auth.ReasonUnknown {
+		t.Fatalf("Live(the old master token's hash): %v", err)
+	}
+	if _, err := auth.New(auth.Options{Store: st, Now: clock}).Resolve(ctx, client); !errors.As(err, &r) || r.Reason != auth.ReasonApproverGone {
+		t.Fatalf("with the master token switched off: %v", err)
+	}
+}

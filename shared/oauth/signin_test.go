@@ -170,6 +170,24 @@ func TestRevokedApproverEndsTheGrant(t *testing.T) {
 	})
 }
 
+// Rotating the master token ends the grants it approved: a server started
+// with another master token (the same store) refuses their access tokens
+// and their refresh, while the server that kept it still serves them.
+func TestRotatedMasterTokenEndsItsGrants(t *testing.T) {
+	e := sqliteEnv(t, nil)
+	c, tk := e.fullFlow(e.master, nil)
+	e.mustWork(tk.access, "whoami", nil)
+	rotated := newEnv(t, e.st, e.clock, nil)
+	rotated.mustBeUnauthorized(tk.access, "an access token approved by the old master token")
+	rr := rotated.refresh(c, tk.refresh)
+	if m := rr.json(t); rr.status != http.StatusBadRequest || m["error"] != "invalid_grant" || !strings.Contains(m["error_description"].(string), "master") {
+		t.Fatalf("refresh after the rotation: HTTP %d %s", rr.status, rr.body)
+	}
+	if rr := e.refresh(c, tk.refresh); rr.status != http.StatusBadRequest {
+		t.Fatalf("the refused refresh revoked the grant, yet the old server refreshed it: HTTP %d %s", rr.status, rr.body)
+	}
+}
+
 // An approval by a token that expires ends with it too: the refresh after
 // its expiry is refused.
 func TestExpiredApproverEndsTheRefresh(t *testing.T) {

@@ -24,8 +24,9 @@ import (
 const ticketTTL = 10 * time.Minute
 
 // signIn is who signs in: a pasted token, or the ticket of the review
-// page. hash is the token's SHA-256 ("" for the master token). A refusal
-// is a status and the page's message.
+// page. hash is the token's SHA-256, the master token's too: the grant
+// names it as its approver and ends when it is revoked, expires or (the
+// master token) is rotated. A refusal is a status and the page's message.
 func (s *Server) signIn(ctx context.Context, form url.Values, q authzRequest, t texts) (p vp.Principal, hash string, status int, msg string) {
 	if tk := form.Get("ticket"); tk != "" && form.Get("token") == "" {
 		hash, ok, err := s.checkTicket(ctx, q, tk)
@@ -35,9 +36,6 @@ func (s *Server) signIn(ctx context.Context, form url.Values, q authzRequest, t 
 		}
 		if !ok {
 			return p, "", http.StatusBadRequest, t.Expired
-		}
-		if hash == "" {
-			return auth.MasterPrincipal(vp.DefaultTenant), "", 0, ""
 		}
 		tok, err := s.tokens.Live(ctx, hash)
 		if errors.Is(err, auth.ErrInvalidToken) {
@@ -58,10 +56,7 @@ func (s *Server) signIn(ctx context.Context, form url.Values, q authzRequest, t 
 		s.log.ErrorContext(ctx, "resolving the sign-in token", "err", err)
 		return p, "", http.StatusServiceUnavailable, t.ServerError
 	}
-	if p.TokenID != auth.MasterPrincipal("").TokenID {
-		hash = auth.HashHex(secret)
-	}
-	return p, hash, 0, ""
+	return p, auth.HashHex(secret), 0, ""
 }
 
 // consentLimit bounds the consent form's submissions of one address: those

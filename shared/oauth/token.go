@@ -443,7 +443,9 @@ func (s *Server) approverLive(ctx context.Context, ap *rights.Approver) error {
 		return nil
 	}
 	_, err := s.tokens.Live(ctx, ap.Hash)
-	if r := auth.Refusal(err); r != nil {
+	if r := auth.Refusal(err); r != nil && ap.TokenID == auth.MasterPrincipal("").TokenID {
+		return invalidGrant("the master token, which approved this grant, was changed since; authorize again")
+	} else if r != nil {
 		return invalidGrant("token " + ap.TokenID + ", which approved this grant, is no longer valid (" + string(r.Reason) + "); authorize again")
 	}
 	return err
