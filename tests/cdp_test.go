@@ -211,20 +211,27 @@ func (c *cdp) eval(js string, out any) {
 	}
 }
 
-// waitFor polls cond (a JS boolean expression) until it holds.
+// waitFor polls cond (a JS boolean expression) until it holds. A cond
+// that throws has not held yet: a page still being parsed can have one
+// element of cond and not the next (CI once caught the consent page's
+// error paragraph before its token field). The last exception is
+// reported if it never holds.
 func (c *cdp) waitFor(what, cond string, timeout time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		var ok bool
-		c.eval("Boolean("+cond+")", &ok)
-		if ok {
+		var r struct {
+			OK  bool   `json:"ok"`
+			Err string `json:"err"`
+		}
+		c.eval("(() => { try { return {ok: Boolean("+cond+")} } catch (e) { return {ok: false, err: String(e)} } })()", &r)
+		if r.OK {
 			return
 		}
 		if time.Now().After(deadline) {
 			var body string
 			c.eval("document.body ? document.body.innerText : ''", &body)
-			c.t.Fatalf("waiting for %s (%s): timed out; the page says:\n%s\nerrors: %v", what, cond, body, c.pageErrors())
+			c.t.Fatalf("waiting for %s (%s): timed out (last exception: %q); the page says:\n%s\nerrors: %v", what, cond, r.Err, body, c.pageErrors())
 		}
 		time.Sleep(150 * time.Millisecond)
 	}
