@@ -5,6 +5,7 @@
 //
 //   VP_E2E_CONFIG='{"alice":{<claude-code http entry>},"bob":{<claude-code stdio entry>}}' \
 //     node clients/firsthour.mjs firsthour
+//   VP_E2E_CONFIG='{"as":"alice","agent":{<http entry>}}' node clients/firsthour.mjs remote
 //
 // Each entry is the "vantagepeers" server of the .mcp.json `connect` printed,
 // used as a host would use it: url + headers, or command + args + env.
@@ -30,7 +31,24 @@ async function connectEntry(name, entry) {
   return client;
 }
 
-await main("firsthour", scenario, async (c) => {
+// remote: the one entry `connect --remote --url` printed for a deployment
+// ({"agent": <entry>, "as": "<name>"}): the host connects with it as given
+// and acts as that agent at once.
+async function remote(c) {
+  const agent = await connectEntry(cfg.as, cfg.agent);
+  try {
+    const who = await call(agent, "whoami");
+    c.eq(`${cfg.as}: whoami names the agent, not an admin`, [who.data?.orchestratorId, who.data?.admin], [cfg.as, false]);
+    const sum = await call(agent, "set_summary", { summary: "Connected to the deployment" });
+    c.success(`${cfg.as}: set_summary`, sum);
+    const peers = await call(agent, "list_peers", { fields: "lite" });
+    c.eq(`${cfg.as}: list_peers shows the agent`, (peers.data?.items ?? []).map((p) => p.orchestratorId), [cfg.as]);
+  } finally {
+    await agent.close();
+  }
+}
+
+await main("firsthour", scenario, scenario === "remote" ? remote : async (c) => {
   const alice = await connectEntry("alice", cfg.alice);
   const bob = await connectEntry("bob", cfg.bob);
   try {
