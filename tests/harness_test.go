@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/testproc"
+	"github.com/vantagepeers/vantagepeers/tests/nodeclient"
 )
 
 // masterToken is the fixed VP_MASTER_TOKEN of the test server.
@@ -277,43 +278,11 @@ func createTokenOn(t testing.TB, s *server, tenant, as string) string {
 // dependencies in tests/node_modules are missing.
 func requireNode(t testing.TB) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(testsDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-		if err == nil {
-			_, err = os.Stat(filepath.Join(testsDir, "node_modules", "@modelcontextprotocol", "inspector", "package.json"))
-		}
-	}
-	if err == nil {
-		return node
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("node and tests/node_modules are required in CI (CI=true): %v — run scripts/test-deps.sh", err)
-	}
-	msg := "\n" +
-		"################################################################\n" +
-		"## SKIPPING %s: the MCP client tests need node and\n" +
-		"## tests/node_modules (%v).\n" +
-		"## Run scripts/test-deps.sh (or make test) to install them.\n" +
-		"################################################################"
-	fmt.Fprintf(os.Stderr, msg+"\n", t.Name(), err)
-	t.Skipf(msg, t.Name(), err)
-	return ""
+	return nodeclient.Require(t, testsDir, "@modelcontextprotocol/sdk", "@modelcontextprotocol/inspector")
 }
 
 // summary is what every client script prints on stdout.
-type summary struct {
-	Client     string            `json:"client"`
-	Scenario   string            `json:"scenario"`
-	OK         bool              `json:"ok"`
-	Passed     int               `json:"passed"`
-	Failed     int               `json:"failed"`
-	Failures   []json.RawMessage `json:"failures"`
-	Error      *string           `json:"error"`
-	Facts      map[string]any    `json:"facts"`
-	Checks     []string          `json:"checks"`
-	DurationMS int64             `json:"durationMs"`
-}
+type summary = nodeclient.Summary
 
 // runClient runs `node clients/<script> <scenario>` with VP_E2E_CONFIG and
 // returns its summary. A non-zero exit, a failed check or an unparsable
@@ -327,49 +296,7 @@ func runClient(t *testing.T, script, scenario string, cfg any) summary {
 // log a failure shows).
 func runClientOn(t *testing.T, srv *server, script, scenario string, cfg any) summary {
 	t.Helper()
-	node := requireNode(t)
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("clients", script), scenario)
-	cmd.Dir = testsDir
-	cmd.Env = append(os.Environ(), "VP_E2E_CONFIG="+string(raw))
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	runErr := cmd.Run()
-	var s summary
-	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
-		t.Fatalf("node %s %s: %v; no JSON summary on stdout (%v)\nstdout:\n%s\nstderr:\n%s\nserver log:\n%s",
-			script, scenario, runErr, err, stdout.String(), stderr.String(), srv.logTail())
-	}
-	t.Logf("node %s %s: %d checks passed, %d failed in %v", script, scenario, s.Passed, s.Failed, time.Since(start).Round(time.Millisecond))
-	if runErr != nil || !s.OK || s.Failed != 0 || s.Error != nil {
-		var b strings.Builder
-		for _, f := range s.Failures {
-			var c bytes.Buffer
-			if json.Compact(&c, f) != nil {
-				c.Write(f)
-			}
-			b.WriteString("  ")
-			b.Write(c.Bytes())
-			b.WriteString("\n")
-		}
-		errText := ""
-		if s.Error != nil {
-			errText = *s.Error
-		}
-		t.Fatalf("node %s %s failed (exit: %v)\nfailed checks:\n%s\nerror: %s\nstderr:\n%s",
-			script, scenario, runErr, b.String(), errText, stderr.String())
-	}
-	if s.Client == "" || s.Scenario != scenario {
-		t.Fatalf("summary names scenario %q of client %q, want %q", s.Scenario, s.Client, scenario)
-	}
-	return s
+	return nodeclient.Run{Node: requireNode(t), Dir: testsDir, Script: script, Scenario: scenario, Config: cfg, ServerLog: srv.logTail}.Do(t)
 }
 
 // runInspector runs the MCP Inspector CLI against the test server.

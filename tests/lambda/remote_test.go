@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vantagepeers/vantagepeers/shared/awsenv"
+	"github.com/vantagepeers/vantagepeers/tests/nodeclient"
 )
 
 // TestRemoteConnectThroughTheLambdaFunctions: on a deployment, `vantagepeers
@@ -235,37 +236,13 @@ func (r *rie) post(event any) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-// nodeClient runs `node tests/clients/firsthour.mjs <scenario>` (the
-// official TypeScript MCP SDK) with cfg and fails t unless every check of
-// its summary passed.
+// nodeClient runs tests/clients/firsthour.mjs's scenario with cfg and fails
+// t unless every check of its summary passed.
 func nodeClient(t *testing.T, scenario string, cfg any) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	testsDir := filepath.Join(repoRoot, "tests")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(testsDir, "node_modules", "@modelcontextprotocol", "sdk"))
+	dir := filepath.Join(repoRoot, "tests")
+	s := nodeclient.Run{Node: nodeclient.Require(t, dir, "@modelcontextprotocol/sdk"), Dir: dir, Script: "firsthour.mjs", Scenario: scenario, Config: cfg}.Do(t)
+	if s.Passed == 0 {
+		t.Fatalf("firsthour.mjs %s checked nothing", scenario)
 	}
-	if err != nil {
-		skipOrFail(t, "node and the MCP TypeScript SDK in tests/node_modules are needed (run scripts/test-deps.sh): %v", err)
-	}
-	raw, _ := json.Marshal(cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("clients", "firsthour.mjs"), scenario)
-	cmd.Dir = testsDir
-	cmd.Env = append(os.Environ(), "VP_E2E_CONFIG="+string(raw))
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	var s struct {
-		OK       bool              `json:"ok"`
-		Passed   int               `json:"passed"`
-		Failures []json.RawMessage `json:"failures"`
-		Error    *string           `json:"error"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || runErr != nil || !s.OK || s.Error != nil || len(s.Failures) > 0 || s.Passed == 0 {
-		t.Fatalf("node firsthour.mjs %s: %v %v\nstdout:\n%s\nstderr:\n%s", scenario, runErr, err, stdout.String(), stderr.String())
-	}
-	t.Logf("the TypeScript client, configured as connect printed: %d checks passed", s.Passed)
 }
