@@ -2,13 +2,14 @@ package tests
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vantagepeers/vantagepeers/tests/nodeclient"
 )
 
 // appHostPage is the test host: the bundle of clients/apphost.mjs (the
@@ -28,17 +29,7 @@ func requireAppBridge(t *testing.T) []byte {
 		_, err = os.Stat(esbuild)
 	}
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("@modelcontextprotocol/ext-apps and esbuild are required in CI (CI=true): %v — run scripts/test-deps.sh", err)
-		}
-		msg := "\n" +
-			"################################################################\n" +
-			"## SKIPPING %s: the MCP Apps host tests need\n" +
-			"## @modelcontextprotocol/ext-apps and esbuild in tests/node_modules (%v).\n" +
-			"## Run scripts/test-deps.sh clients to install them.\n" +
-			"################################################################"
-		fmt.Fprintf(os.Stderr, msg+"\n", t.Name(), err)
-		t.Skipf(msg, t.Name(), err)
+		nodeclient.Missing(t, "@modelcontextprotocol/ext-apps and esbuild", err)
 	}
 	out := filepath.Join(t.TempDir(), "apphost.js")
 	cmd := exec.Command(esbuild, filepath.Join("clients", "apphost.mjs"), "--bundle", "--minify", "--format=iife",

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vantagepeers/vantagepeers/tests/nodeclient"
 )
 
 // The MCP Apps views (platform spec §15.2) end to end: read from
@@ -113,17 +115,7 @@ func requireAxe(t *testing.T) []byte {
 	if err == nil {
 		return axe
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("axe-core is required in CI (CI=true): %v — run scripts/test-deps.sh", err)
-	}
-	msg := "\n" +
-		"################################################################\n" +
-		"## SKIPPING %s: the MCP Apps view tests need axe-core in\n" +
-		"## tests/node_modules (%v).\n" +
-		"## Run scripts/test-deps.sh clients to install it.\n" +
-		"################################################################"
-	fmt.Fprintf(os.Stderr, msg+"\n", t.Name(), err)
-	t.Skipf(msg, t.Name(), err)
+	nodeclient.Missing(t, "axe-core", err)
 	return nil
 }
 

@@ -47,18 +47,25 @@ func Require(t testing.TB, testsDir string, packages ...string) string {
 	if err == nil {
 		return node
 	}
+	Missing(t, "node and the npm packages in tests/node_modules", err)
+	return ""
+}
+
+// Missing skips t loudly, or fails it with CI=true, because what it needs
+// (from scripts/test-deps.sh) is not installed.
+func Missing(t testing.TB, need string, err error) {
+	t.Helper()
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("node and tests/node_modules are required in CI (CI=true): %v — run scripts/test-deps.sh", err)
+		t.Fatalf("%s are required in CI (CI=true): %v — run scripts/test-deps.sh", need, err)
 	}
 	msg := "\n" +
 		"################################################################\n" +
-		"## SKIPPING %s: the MCP client tests need node and\n" +
-		"## tests/node_modules (%v).\n" +
+		"## SKIPPING %s: it needs %s\n" +
+		"## (%v).\n" +
 		"## Run scripts/test-deps.sh (or make test) to install them.\n" +
 		"################################################################"
-	fmt.Fprintf(os.Stderr, msg+"\n", t.Name(), err)
-	t.Skipf(msg, t.Name(), err)
-	return ""
+	fmt.Fprintf(os.Stderr, msg+"\n", t.Name(), need, err)
+	t.Skipf(msg, t.Name(), need, err)
 }
 
 // Run is one run of a client script.
