@@ -271,16 +271,12 @@ func (r *rie) invoke(t testing.TB, event any) []byte {
 // first call waits for the emulator to listen and records the cold start.
 func (r *rie) invokeRaw(t testing.TB, event any) (int, []byte) {
 	t.Helper()
-	body, err := json.Marshal(event)
-	if err != nil {
-		t.Fatal(err)
-	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := invokeClient.Post(r.url, "application/json", bytes.NewReader(body))
+		status, b, err := r.post(event)
 		if err != nil {
 			var op *net.OpError
-			if errors.As(err, &op) && time.Now().Before(deadline) {
+			if errors.As(err, &op) && op.Op == "dial" && time.Now().Before(deadline) {
 				select {
 				case <-r.done:
 					t.Fatalf("the emulator exited:\n%s", r.out.String())
@@ -290,16 +286,27 @@ func (r *rie) invokeRaw(t testing.TB, event any) (int, []byte) {
 			}
 			t.Fatal(err)
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
 		if r.firstResponse == 0 {
 			r.firstResponse = time.Since(r.started)
 		}
-		return resp.StatusCode, b
+		return status, b
 	}
+}
+
+// post sends one event to the emulator once and returns its status and
+// body. It needs no testing.T, so a gateway's handler goroutines use it.
+func (r *rie) post(event any) (int, []byte, error) {
+	body, err := json.Marshal(event)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := invokeClient.Post(r.url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // waitLog returns the function's output once it contains s, or after 5 s:

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,29 @@ func TestRemoteConnectThroughTheLambdaFunctions(t *testing.T) {
 	}
 	nodeClient(t, "remote", map[string]any{"as": "alice", "agent": entry})
 
+	var e struct{ Headers map[string]string }
+	if err := json.Unmarshal(entry, &e); err != nil || !strings.HasPrefix(e.Headers["Authorization"], "Bearer ") {
+		t.Fatalf("the entry carries no bearer token (%v):\n%s", err, entry)
+	}
+	whoami := func() (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", mcpURL, bytes.NewReader(rpc(1, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})))
+		for k, v := range mcpHeaders() {
+			req.Header.Set(k, v)
+		}
+		req.Header.Set("Authorization", e.Headers["Authorization"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, body
+	}
+	if status, body := whoami(); status != http.StatusOK || !bytes.Contains(body, []byte(`alice`)) {
+		t.Fatalf("whoami with the minted token before its revocation: HTTP %d %s", status, body)
+	}
+
 	list, err := cli("token", "list", "--url", mcpURL)
 	var id string
 	for _, l := range strings.Split(list, "\n") {
@@ -79,21 +103,8 @@ func TestRemoteConnectThroughTheLambdaFunctions(t *testing.T) {
 	if out, err := cli("token", "revoke", id, "--url", mcpURL); err != nil || out != "revoked "+id+"\n" {
 		t.Fatalf("token revoke --url: %v %q", err, out)
 	}
-	var e struct{ Headers map[string]string }
-	_ = json.Unmarshal(entry, &e)
-	req, _ := http.NewRequest("POST", mcpURL, bytes.NewReader(rpc(1, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})))
-	for k, v := range mcpHeaders() {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("Authorization", e.Headers["Authorization"])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("the revoked token on /mcp: HTTP %d %s", resp.StatusCode, body)
+	if status, body := whoami(); status != http.StatusUnauthorized {
+		t.Fatalf("the revoked token on /mcp: HTTP %d %s", status, body)
 	}
 	if _, err := os.Stat(local); !os.IsNotExist(err) {
 		t.Errorf("a remote command touched the local data dir: %v", err)
@@ -180,7 +191,7 @@ func routeOf(method, path string) (awsenv.Route, bool) {
 	var best awsenv.Route
 	bestLiterals := -1
 	for _, r := range awsenv.Routes() {
-		if len(r.Methods) > 0 && !containsFold(r.Methods, method) {
+		if len(r.Methods) > 0 && !slices.ContainsFunc(r.Methods, func(m string) bool { return strings.EqualFold(m, method) }) {
 			continue
 		}
 		if n, ok := matchRoute(r.Path, path); ok && n > bestLiterals {
@@ -211,38 +222,10 @@ func matchRoute(pattern, path string) (int, bool) {
 	return literals, len(ss) == len(ps)
 }
 
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// post sends one event to the emulator without a testing.T, for the
-// gateway's handler goroutines.
-func (r *rie) post(event any) (int, []byte, error) {
-	body, err := json.Marshal(event)
-	if err != nil {
-		return 0, nil, err
-	}
-	resp, err := invokeClient.Post(r.url, "application/json", bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
-
 // nodeClient runs tests/clients/firsthour.mjs's scenario with cfg and fails
 // t unless every check of its summary passed.
 func nodeClient(t *testing.T, scenario string, cfg any) {
 	t.Helper()
 	dir := filepath.Join(repoRoot, "tests")
-	s := nodeclient.Run{Node: nodeclient.Require(t, dir, "@modelcontextprotocol/sdk"), Dir: dir, Script: "firsthour.mjs", Scenario: scenario, Config: cfg}.Do(t)
-	if s.Passed == 0 {
-		t.Fatalf("firsthour.mjs %s checked nothing", scenario)
-	}
+	nodeclient.Run{Node: nodeclient.Require(t, dir, "@modelcontextprotocol/sdk"), Dir: dir, Script: "firsthour.mjs", Scenario: scenario, Config: cfg}.Do(t)
 }

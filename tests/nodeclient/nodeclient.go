@@ -56,7 +56,7 @@ func Require(t testing.TB, testsDir string, packages ...string) string {
 func Missing(t testing.TB, need string, err error) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s are required in CI (CI=true): %v — run scripts/test-deps.sh", need, err)
+		t.Fatalf("missing %s, which CI requires (CI=true): %v — run scripts/test-deps.sh", need, err)
 	}
 	msg := "\n" +
 		"################################################################\n" +
@@ -80,7 +80,8 @@ type Run struct {
 }
 
 // Do runs the script and returns its summary. A non-zero exit, a failed
-// check, an error, a summary of another scenario or no summary at all fails t.
+// check, no passed check, an error, a summary of another scenario or no
+// summary at all fails t.
 func (r Run) Do(t testing.TB) Summary {
 	t.Helper()
 	raw, err := json.Marshal(r.Config)
@@ -124,6 +125,9 @@ func (r Run) Do(t testing.TB) Summary {
 		}
 		t.Fatalf("node %s %s failed (exit: %v)\nfailed checks:\n%s\nerror: %s\nstderr:\n%s",
 			r.Script, r.Scenario, runErr, b.String(), errText, stderr.String())
+	}
+	if s.Passed == 0 {
+		t.Fatalf("node %s %s passed no check", r.Script, r.Scenario)
 	}
 	if s.Client == "" || s.Scenario != r.Scenario {
 		t.Fatalf("summary names scenario %q of client %q, want %q", s.Scenario, s.Client, r.Scenario)
